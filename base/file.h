@@ -1,0 +1,50 @@
+// Files the plugin owns: state, claims. Never follows symlinks, writes
+// atomically (temp + rename; no fsync: state only has to survive the process
+// being killed, a reboot destroys every pod netns anyway).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "base/fd.h"
+
+namespace base {
+
+/// Creates `path` and its missing parents with mode 0700. Fails (kIo) when a
+/// component is a symlink or not a directory: a dataDir that is a symlink
+/// could redirect our writes anywhere.
+Status MakePrivateDirs(const std::string& path);
+
+/// Writes `data` to `path` via `path.tmp.<pid>` and rename(2); mode 0600.
+Status WriteFileAtomic(const std::string& path, const std::string& data);
+
+/// Reads a regular file of at most `max_bytes` without following a symlink.
+/// ENOENT gives an Error with sys_errno == ENOENT (callers test for it).
+Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes);
+
+/// unlink(2); a missing file is success.
+Status RemoveFile(const std::string& path);
+
+/// Regular files directly in `dir` (names only, sorted); a missing dir is empty.
+Result<std::vector<std::string>> ListFiles(const std::string& dir);
+
+bool PathExists(const std::string& path);
+
+/// An exclusive flock on a lock file that is robust against the file being
+/// unlinked by the previous holder (re-opens until the locked inode is the
+/// one at `path`). Waits at most `wait_ms`; kTryAgainLater after that.
+class FileLock {
+ public:
+  static Result<FileLock> Acquire(const std::string& path, int wait_ms);
+  int fd() const { return fd_.get(); }
+  /// Removes the lock file while still holding the lock.
+  void Unlink();
+
+ private:
+  FileLock(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  UniqueFd fd_;
+  std::string path_;
+};
+
+}  // namespace base

@@ -1,0 +1,31 @@
+// Logging: one line per step, tagged with the attachment, to the configured
+// file; errors also to stderr, where runtimes capture them.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace base {
+
+enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
+
+/// Parses "debug" | "info" | "warn" | "error".
+bool ParseLogLevel(std::string_view s, LogLevel* out);
+
+/// Process-wide logger; an exec plugin has exactly one attachment per run.
+class Log {
+ public:
+  /// Opens `path` for append (empty: no file). Never fails the plugin: a log
+  /// file that cannot be opened is reported once on stderr.
+  static void Configure(const std::string& path, LogLevel level);
+  /// Tag put on every line, e.g. "net=erdma cid=abc123 if=erdma0 pod=ns/name".
+  static void SetTag(std::string tag);
+  static void Write(LogLevel level, std::string_view msg);
+
+  static void Debug(std::string_view m) { Write(LogLevel::kDebug, m); }
+  static void Info(std::string_view m) { Write(LogLevel::kInfo, m); }
+  static void Warn(std::string_view m) { Write(LogLevel::kWarn, m); }
+  static void Error(std::string_view m) { Write(LogLevel::kError, m); }
+};
+
+}  // namespace base

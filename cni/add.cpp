@@ -1,0 +1,185 @@
+// ADD: select the device, claim it, journal, move it into the pod, configure
+// it there; on any failure undo everything done so far.
+#include <cerrno>
+
+#include "base/log.h"
+#include "cni/claim.h"
+#include "cni/commands.h"
+#include "cni/device.h"
+#include "cni/journal.h"
+#include "cni/plan.h"
+#include "cni/result.h"
+#include "cni/state.h"
+#include "ipam/inherit.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Result;
+using base::Status;
+using nlohmann::json;
+
+namespace {
+
+std::string PodIfName(const Context& ctx) {
+  // Chained after a primary plugin, CNI_IFNAME is the primary's interface.
+  return ctx.cfg.chained() ? ctx.cfg.if_name : ctx.env.ifname;
+}
+
+Result<std::vector<ipam::IpConfig>> IpsFromIpam(const json& result) {
+  ASSIGN_OR_RETURN(auto ips, ParseIpamIps(result));
+  std::vector<ipam::IpConfig> out;
+  for (const auto& ip : ips) out.push_back(ipam::IpConfig{ip.address, ip.gateway});
+  if (out.empty()) return Error(Code::kIpam, "ipam " + std::string("returned no IP addresses"));
+  return out;
+}
+
+// What an IPAM plugin reads: the network config without prevResult, which
+// the IPAM has no use for and which would only bloat the journal.
+json IpamConfig(const conf::Config& cfg) {
+  json c = cfg.raw;
+  c.erase("prevResult");
+  c["cniVersion"] = cfg.cni_version;
+  return c;
+}
+
+json BuildResult(const Context& ctx, const AttachmentState& st, const netlink::LinkInfo& pod_link,
+                 const std::vector<ipam::IpConfig>& ips) {
+  ResultInterface iface{st.pod_if_name, pod_link.mac, ctx.env.netns, std::nullopt};
+  if (ctx.cfg.mtu) iface.mtu = *ctx.cfg.mtu;
+  std::vector<ResultIp> rips;
+  for (const auto& ip : ips) rips.push_back(ResultIp{ip.address, ip.gateway});
+  std::vector<ResultRoute> routes;
+  for (const auto& step : st.steps) {
+    const auto* r = std::get_if<StepRoute>(&step);
+    if (!r) continue;
+    ResultRoute rr;
+    rr.dst = r->route.dst.IsDefault() ? r->route.dst : r->route.dst.Network();
+    rr.gw = r->route.gateway;
+    if (r->route.metric) rr.priority = r->route.metric;
+    if (r->route.table != netlink::kTableMain) rr.table = r->route.table;
+    if (r->route.scope != netlink::kScopeUniverse) rr.scope = r->route.scope;
+    routes.push_back(rr);
+  }
+  return AppendToResult(ctx.cfg.prev_result, ctx.cfg.cni_version, iface, rips, routes);
+}
+
+}  // namespace
+
+Result<json> Add(Context& ctx) {
+  const conf::Config& cfg = ctx.cfg;
+  StateStore store(cfg.data_dir, cfg.name);
+  RETURN_IF_ERROR(store.Prepare());
+  const std::string path = store.PathFor(ctx.env.container_id, ctx.env.ifname);
+  const std::string pod_name = PodIfName(ctx);
+
+  {
+    auto existing = store.Load(path);
+    if (!existing.ok())
+      return Error(Code::kState, existing.error().msg + "; refusing to reuse the attachment: run DEL for it first");
+    if (*existing)
+      return Error(Code::kTryAgainLater, "attachment " + ctx.env.container_id + "/" + ctx.env.ifname +
+                                             " already exists (" + path + "); run DEL for it first");
+  }
+
+  // 1. The device, on the node, claimed by us.
+  const DeviceQuery query = QueryFor(cfg.device);
+  ASSIGN_OR_RETURN(auto device, FindDevice(ctx.host, query, ctx.sysfs_root));
+  auto in_use_error = [&](const ClaimOwner& o) {
+    return Error(Code::kTryAgainLater, query.Describe() + " is in use by container " + o.container_id +
+                                           " (network " + o.network + ", interface " + o.if_name +
+                                           "); it returns when that attachment is deleted");
+  };
+  if (!device) {
+    if (auto owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci)) return in_use_error(*owner);
+    return Error(Code::kDeviceNotFound, query.Describe() + " is not on the node; fix " + cfg.device.Describe() +
+                                            " or check `ip link` on the node");
+  }
+  ASSIGN_OR_RETURN(DeviceClaim claim, DeviceClaim::Lock(store.DevicesDir(), device->name, ctx.lock_wait_ms));
+  if (auto owner = claim.Owner(); owner && ClaimIsLive(*owner)) return in_use_error(*owner);
+  // Another ADD may have taken it between our lookup and the lock.
+  ASSIGN_OR_RETURN(auto locked, ctx.host.FindLinkByIndex(device->index));
+  if (!locked || locked->name != device->name)
+    return Error(Code::kTryAgainLater, query.Describe() + " was taken by another pod while we waited for it");
+  device = locked;
+
+  // 2. The pod.
+  ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
+  ASSIGN_OR_RETURN(auto clash, pod->FindLink(pod_name));
+  if (clash)
+    return Error(Code::kInvalidConfig, (cfg.chained() ? "ifName" : "CNI_IFNAME") + std::string(": the pod already has an interface named ") +
+                                           pod_name + "; choose another name");
+  ASSIGN_OR_RETURN(auto pod_rules, pod->ListRules());
+  ASSIGN_OR_RETURN(auto pod_routes, pod->ListRoutes(0));
+  ASSIGN_OR_RETURN(uint32_t table, ChooseTable(cfg.routing, pod_rules, pod_routes));
+
+  // 3. What the device looks like now: what DEL puts back.
+  AttachmentState st;
+  st.network = cfg.name;
+  st.container_id = ctx.env.container_id;
+  st.if_name = ctx.env.ifname;
+  st.netns = ctx.env.netns;
+  st.pod_if_name = pod_name;
+  st.table = table;
+  st.origin.name = device->name;
+  st.origin.index = device->index;
+  st.origin.mac = device->mac;
+  st.origin.mtu = device->mtu;
+  st.origin.up = device->up;
+  st.origin.kind = device->kind;
+  ASSIGN_OR_RETURN(auto addrs, ctx.host.ListAddrs(device->index));
+  ASSIGN_OR_RETURN(auto routes, ctx.host.ListRoutes(device->index));
+  st.origin.addrs = RestorableAddrs(addrs);
+  st.origin.routes = RestorableRoutes(routes);
+
+  RETURN_IF_ERROR(claim.SetOwner(ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name,
+                                            device->mac, PciAddressOf(ctx.sysfs_root, device->name)}));
+  Journal journal(store, path, st);
+  StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam};
+
+  // 4. Apply, journaled; any failure rolls everything back.
+  auto apply = [&]() -> Result<json> {
+    std::vector<ipam::IpConfig> ips;
+    if (cfg.addresses == conf::AddressMode::kInherit) {
+      ips = ipam::Inherit(st.origin.addrs, st.origin.routes);
+    } else if (cfg.addresses == conf::AddressMode::kIpam) {
+      StepIpam step{cfg.ipam_type, IpamConfig(cfg)};
+      RETURN_IF_ERROR(journal.Run({step}, env));
+      ASSIGN_OR_RETURN(json r, ctx.ipam.Run(step.type, "ADD", step.config.dump()));
+      ASSIGN_OR_RETURN(ips, IpsFromIpam(r));
+    }
+    RETURN_IF_ERROR(journal.Run({StepMove{pod_name}}, env));
+    RETURN_IF_ERROR(journal.Run(PlanPodConfig(cfg, env.pod_index, table, ips), env));
+    ASSIGN_OR_RETURN(auto link, pod->FindLinkByIndex(env.pod_index));
+    if (!link) return Error(Code::kKernel, pod_name + " vanished from the pod during ADD");
+    json result = BuildResult(ctx, st, *link, ips);
+    st.complete = true;
+    st.result = result;
+    RETURN_IF_ERROR(journal.Persist());
+    return result;
+  };
+
+  Result<json> result = apply();
+  if (result.ok()) {
+    base::Log::Info("attached " + device->name + " as " + pod_name + " (table " + std::to_string(table) + ")");
+    return result;
+  }
+  Error err = std::move(result).error();
+  base::Log::Error("ADD failed: " + err.msg + (err.details.empty() ? "" : " (" + err.details + ")") +
+                   "; rolling back");
+  std::vector<Error> undo = UndoSteps(st, env);
+  if (!undo.empty()) {
+    // Keep the state: DEL finishes what rollback could not.
+    (void)journal.Persist();
+    Error joined = JoinErrors(undo, "rollback");
+    return Error(Code::kRollbackIncomplete,
+                 err.msg + "; rollback incomplete: " + joined.msg + " (state kept in " + path + " for DEL)",
+                 joined.details);
+  }
+  (void)store.Remove(path);
+  claim.Remove();
+  return err;
+}
+
+}  // namespace cni

@@ -1,0 +1,47 @@
+// The CNI commands, independent of how the kernel is reached: run.cpp wires
+// them to rtnetlink and exec'd IPAM plugins, unit tests to fakes.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "cni/env.h"
+#include "conf/config.h"
+#include "ipam/ipam.h"
+#include "netlink/kernel.h"
+
+namespace cni {
+
+/// Opens a Kernel for a netns path. Errors: kInvalidEnv; sys_errno ENOENT when
+/// the path does not exist (DEL then treats the netns as gone).
+class NetnsOpener {
+ public:
+  virtual ~NetnsOpener() = default;
+  virtual base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) = 0;
+};
+
+struct Context {
+  const conf::Config& cfg;
+  const Env& env;
+  netlink::Kernel& host;
+  NetnsOpener& netns;
+  ipam::Executor& ipam;
+  std::string sysfs_root = "/sys";
+  int lock_wait_ms = 10000;
+};
+
+/// ADD: the result to print (in cfg.cni_version).
+base::Result<nlohmann::json> Add(Context& ctx);
+/// DEL: idempotent, best effort, keeps the state when something could not be undone.
+base::Status Del(Context& ctx);
+/// CHECK: verifies the attachment against its state and the kernel.
+base::Status Check(Context& ctx);
+/// GC (1.1.0): removes attachments not in cni.dev/valid-attachments.
+base::Status Gc(Context& ctx);
+/// STATUS (1.1.0): kNotAvailable when ADD could not work.
+base::Status StatusCmd(Context& ctx);
+
+}  // namespace cni

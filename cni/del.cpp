@@ -1,0 +1,72 @@
+// DEL: finish whatever the journal says was done, in reverse. Idempotent:
+// no state means nothing to do; a gone netns means the kernel already took
+// the pod side away.
+#include <cerrno>
+
+#include "base/log.h"
+#include "cni/claim.h"
+#include "cni/commands.h"
+#include "cni/journal.h"
+#include "cni/state.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Status;
+
+namespace {
+
+// The pod netns, or null when it is gone. CNI_NETNS may be empty (containerd's
+// second DEL); the path recorded at ADD is tried then.
+std::unique_ptr<netlink::Kernel> OpenPod(Context& ctx, const AttachmentState& st) {
+  const std::string& path = ctx.env.netns.empty() ? st.netns : ctx.env.netns;
+  if (path.empty()) return nullptr;
+  auto pod = ctx.netns.Open(path);
+  if (!pod.ok()) {
+    base::Log::Info("pod netns " + path + " is gone (" + pod.error().msg + "); the kernel returned its devices");
+    return nullptr;
+  }
+  return std::move(pod).value();
+}
+
+}  // namespace
+
+// Shared by DEL and GC: undoes one attachment, removes its state and claim.
+Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path, AttachmentState& st) {
+  ASSIGN_OR_RETURN(DeviceClaim claim, DeviceClaim::Lock(store.DevicesDir(), st.origin.name, ctx.lock_wait_ms));
+  std::unique_ptr<netlink::Kernel> pod = OpenPod(ctx, st);
+  StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam};
+  std::vector<Error> errors = UndoSteps(st, env);
+  if (!errors.empty()) {
+    Code code = Code::kDelIncomplete;
+    for (const auto& e : errors)
+      if (e.code == Code::kNameTaken) code = Code::kNameTaken;
+    Error joined = JoinErrors(errors, "DEL of " + st.container_id + "/" + st.if_name);
+    joined.code = code;
+    joined.msg += " (state kept in " + path + "; DEL can be retried)";
+    return joined;
+  }
+  RETURN_IF_ERROR(store.Remove(path));
+  claim.Remove();
+  base::Log::Info("detached: " + st.origin.name + " is back on the node");
+  return base::Ok();
+}
+
+Status Del(Context& ctx) {
+  StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
+  const std::string path = store.PathFor(ctx.env.container_id, ctx.env.ifname);
+  auto loaded = store.Load(path);
+  if (!loaded.ok()) {
+    Error e = std::move(loaded).error();
+    e.msg += "; inspect it and remove it to let DEL finish (the device may still be in the pod)";
+    return e;
+  }
+  if (!*loaded) {
+    base::Log::Info("no state for this attachment: nothing to do");
+    return base::Ok();
+  }
+  return DeleteAttachment(ctx, store, path, **loaded);
+}
+
+}  // namespace cni

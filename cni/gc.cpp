@@ -1,0 +1,107 @@
+// GC and STATUS (CNI 1.1.0).
+#include <set>
+#include <utility>
+
+#include "base/file.h"
+#include "base/log.h"
+#include "cni/claim.h"
+#include "cni/commands.h"
+#include "cni/device.h"
+#include "cni/journal.h"
+#include "cni/state.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Status;
+using nlohmann::json;
+
+Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path, AttachmentState& st);
+
+namespace {
+
+// An IPAM plugin older than CNI 1.1.0 answers GC/STATUS with "incompatible
+// version" (1) or "unknown command" (4); that is not our failure.
+bool IpamTooOld(const Error& e) { return e.plugin_code == 1 || e.plugin_code == 4; }
+
+json IpamConfig(const conf::Config& cfg) {
+  json c = cfg.raw;
+  c.erase("prevResult");
+  return c;
+}
+
+Status ForwardToIpam(Context& ctx, const std::string& command) {
+  if (ctx.cfg.ipam.is_null() || ctx.cfg.ipam_type.empty()) return base::Ok();
+  auto r = ctx.ipam.Run(ctx.cfg.ipam_type, command, IpamConfig(ctx.cfg).dump());
+  if (r.ok()) return base::Ok();
+  if (IpamTooOld(r.error())) {
+    base::Log::Warn("ipam " + ctx.cfg.ipam_type + " does not support " + command + ": " + r.error().msg);
+    return base::Ok();
+  }
+  return std::move(r).error();
+}
+
+}  // namespace
+
+Status Gc(Context& ctx) {
+  std::set<std::pair<std::string, std::string>> valid;
+  auto it = ctx.cfg.raw.find("cni.dev/valid-attachments");
+  if (it != ctx.cfg.raw.end()) {
+    if (!it->is_array())
+      return Error(Code::kInvalidConfig, "cni.dev/valid-attachments: must be an array of {containerID, ifname}");
+    for (const auto& a : *it) {
+      if (!a.is_object() || !a.contains("containerID") || !a["containerID"].is_string() || !a.contains("ifname") ||
+          !a["ifname"].is_string())
+        return Error(Code::kInvalidConfig,
+                     "cni.dev/valid-attachments: every entry needs string containerID and ifname");
+      valid.emplace(a["containerID"].get<std::string>(), a["ifname"].get<std::string>());
+    }
+  }
+
+  StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
+  ASSIGN_OR_RETURN(auto paths, store.List());
+  std::vector<Error> errors;
+  for (const auto& path : paths) {
+    auto loaded = store.Load(path);
+    if (!loaded.ok() || !*loaded) {
+      if (!loaded.ok()) base::Log::Error("GC: skipping " + path + ": " + loaded.error().msg);
+      continue;
+    }
+    AttachmentState& st = **loaded;
+    if (valid.count({st.container_id, st.if_name})) continue;
+    base::Log::Info("GC: removing stale attachment " + st.container_id + "/" + st.if_name);
+    Status s = DeleteAttachment(ctx, store, path, st);
+    if (!s.ok()) errors.push_back(std::move(s).error());
+  }
+  Status ipam = ForwardToIpam(ctx, "GC");
+  if (!ipam.ok()) errors.push_back(std::move(ipam).error());
+  if (!errors.empty()) return JoinErrors(errors, "GC");
+  return base::Ok();
+}
+
+Status StatusCmd(Context& ctx) {
+  StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
+  Status ready = store.Prepare();
+  if (ready.ok()) {
+    const std::string probe = store.Dir() + "/.status-probe";
+    ready = base::WriteFileAtomic(probe, "");
+    (void)base::RemoveFile(probe);
+  }
+  if (!ready.ok())
+    return Error(Code::kNotAvailable, "dataDir " + ctx.cfg.data_dir + " is not writable: " + ready.error().msg);
+
+  const bool fixed_device = !ctx.cfg.device.value.empty() && ctx.cfg.device.by != conf::DeviceSelector::By::kDeviceId;
+  if (fixed_device) {
+    const DeviceQuery q = QueryFor(ctx.cfg.device);
+    ASSIGN_OR_RETURN(auto dev, FindDevice(ctx.host, q, ctx.sysfs_root));
+    if (!dev && !FindClaim(store.DevicesDir(), q.name, q.mac, q.pci))
+      return Error(Code::kNotAvailable, q.Describe() + " is not on the node and not attached to a pod; fix " +
+                                            ctx.cfg.device.Describe());
+  }
+  Status ipam = ForwardToIpam(ctx, "STATUS");
+  if (!ipam.ok()) return Error(Code::kNotAvailable, ipam.error().msg, ipam.error().details);
+  return base::Ok();
+}
+
+}  // namespace cni

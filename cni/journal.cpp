@@ -1,0 +1,209 @@
+#include "cni/journal.h"
+
+#include <cerrno>
+
+#include "base/log.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Status;
+using netlink::LinkInfo;
+
+namespace {
+
+bool IsGone(const Error& e) {
+  return e.sys_errno == ENODEV || e.sys_errno == ESRCH || e.sys_errno == ENOENT ||
+         e.sys_errno == EADDRNOTAVAIL;
+}
+
+Status IgnoreGone(Status s) {
+  if (!s.ok() && IsGone(s.error())) return base::Ok();
+  return s;
+}
+
+Status IgnoreExists(Status s) {
+  if (!s.ok() && s.error().sys_errno == EEXIST) return base::Ok();
+  return s;
+}
+
+Error NameTaken(const DeviceOrigin& o, const LinkInfo& holder) {
+  return Error(Code::kNameTaken,
+               "cannot return the device (mac " + o.mac + ") to the node as " + o.name + ": link " +
+                   holder.name + " (index " + std::to_string(holder.index) + ", mac " + holder.mac +
+                   ") holds that name; rename or remove it and run DEL again (the state is kept)");
+}
+
+// Restores what the move took away. Every call is idempotent.
+Status RestoreOnHost(const DeviceOrigin& o, netlink::Kernel& host) {
+  ASSIGN_OR_RETURN(auto link, host.FindLink(o.name));
+  if (!link) return Error(Code::kDeviceNotFound, "device " + o.name + " vanished while being restored");
+  const int index = link->index;
+  std::vector<Error> errors;
+  auto keep = [&](Status s) {
+    if (!s.ok()) errors.push_back(std::move(s).error());
+  };
+  if (o.mtu != 0 && link->mtu != o.mtu) keep(host.SetMtu(index, o.mtu));
+  for (auto a : o.addrs) {
+    a.ifindex = index;
+    keep(IgnoreExists(host.AddAddr(a)));
+  }
+  if (o.up && !link->up) keep(host.SetUp(index, true));
+  for (auto r : o.routes) {
+    r.oif = index;
+    keep(IgnoreExists(host.AddRoute(r)));
+  }
+  if (!o.up && link->up) keep(host.SetUp(index, false));
+  if (!errors.empty()) return JoinErrors(errors, "restoring " + o.name + " on the node");
+  return base::Ok();
+}
+
+}  // namespace
+
+Error JoinErrors(const std::vector<Error>& errors, const std::string& what) {
+  Error e = errors.front();
+  e.Context(what);
+  for (size_t i = 1; i < errors.size(); ++i) {
+    if (!e.details.empty()) e.details += "; ";
+    e.details += errors[i].msg;
+    if (!errors[i].details.empty()) e.details += " (" + errors[i].details + ")";
+  }
+  return e;
+}
+
+Status Journal::Persist() { return store_.Save(path_, state_); }
+
+Status Journal::Run(const std::vector<Step>& steps, StepEnv& env) {
+  if (steps.empty()) return base::Ok();
+  state_.steps.insert(state_.steps.end(), steps.begin(), steps.end());
+  RETURN_IF_ERROR(Persist());
+  for (const auto& step : steps) {
+    base::Log::Info(DescribeStep(step));
+    Status s = ApplyStep(step, state_, env);
+    if (!s.ok()) return std::move(s).error().WithContext(DescribeStep(step));
+  }
+  return base::Ok();
+}
+
+Status ApplyStep(const Step& step, const AttachmentState& state, StepEnv& env) {
+  if (std::holds_alternative<StepIpam>(step)) return base::Ok();  // run by the caller: it yields addresses
+  if (!env.pod) return Error(Code::kInvalidEnv, "the pod netns is gone");
+  netlink::Kernel& pod = *env.pod;
+  return std::visit(
+      [&](const auto& s) -> Status {
+        using T = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<T, StepMove>) {
+          RETURN_IF_ERROR(env.host.MoveLink(state.origin.index, pod, s.pod_name));
+          ASSIGN_OR_RETURN(auto moved, pod.FindLink(s.pod_name));
+          if (!moved) return Error(Code::kKernel, s.pod_name + " is not in the pod after the move");
+          env.pod_index = moved->index;
+          return base::Ok();
+        } else if constexpr (std::is_same_v<T, StepMtu>) {
+          return pod.SetMtu(env.pod_index, s.mtu);
+        } else if constexpr (std::is_same_v<T, StepAddr>) {
+          return pod.AddAddr(s.addr);
+        } else if constexpr (std::is_same_v<T, StepUp>) {
+          return pod.SetUp(env.pod_index, true);
+        } else if constexpr (std::is_same_v<T, StepRoute>) {
+          return pod.AddRoute(s.route);
+        } else if constexpr (std::is_same_v<T, StepRule>) {
+          return pod.AddRule(s.rule);
+        } else {
+          return base::Ok();
+        }
+      },
+      step);
+}
+
+std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
+  std::vector<Error> errors;
+  bool moved = false;
+  for (const auto& s : state.steps) moved = moved || std::holds_alternative<StepMove>(s);
+
+  for (auto it = state.steps.rbegin(); it != state.steps.rend(); ++it) {
+    const Step& step = *it;
+    Status s = base::Ok();
+    if (const auto* rule = std::get_if<StepRule>(&step)) {
+      // Rules belong to the netns, not the device: they stay unless removed.
+      if (env.pod) s = IgnoreGone(env.pod->DelRule(rule->rule));
+    } else if (const auto* route = std::get_if<StepRoute>(&step)) {
+      if (env.pod && !moved) s = IgnoreGone(env.pod->DelRoute(route->route));
+    } else if (const auto* addr = std::get_if<StepAddr>(&step)) {
+      if (env.pod && !moved) s = IgnoreGone(env.pod->DelAddr(addr->addr));
+    } else if (const auto* move = std::get_if<StepMove>(&step)) {
+      s = MoveHome(state.origin, move->pod_name, env);
+    } else if (const auto* ipam = std::get_if<StepIpam>(&step)) {
+      if (env.ipam) {
+        auto r = env.ipam->Run(ipam->type, "DEL", ipam->config.dump());
+        if (!r.ok()) s = std::move(r).error();
+      } else {
+        s = Error(Code::kIpam, "no IPAM executor to release the address");
+      }
+    }
+    // StepMtu and StepUp: the pod-side link leaves with the move home.
+    if (!s.ok()) {
+      base::Log::Error("undo " + DescribeStep(step) + ": " + s.error().msg);
+      errors.push_back(std::move(s).error().WithContext("undo " + DescribeStep(step)));
+    } else {
+      base::Log::Debug("undone: " + DescribeStep(step));
+    }
+  }
+  return errors;
+}
+
+Status MoveHome(const DeviceOrigin& o, const std::string& pod_name, StepEnv& env) {
+  auto ours = [&](const LinkInfo& l) { return o.mac.empty() || l.mac == o.mac; };
+
+  // The node name must be free (or already ours) before anything moves.
+  ASSIGN_OR_RETURN(auto at_home, env.host.FindLink(o.name));
+  if (at_home && ours(*at_home)) {
+    base::Log::Info("device " + o.name + " is already on the node");
+    return RestoreOnHost(o, env.host);
+  }
+
+  if (env.pod) {
+    auto in_pod = env.pod->FindLink(pod_name);
+    if (in_pod.ok() && *in_pod && ours(**in_pod)) {
+      if (at_home) return NameTaken(o, *at_home);
+      Status s = env.pod->MoveLink((*in_pod)->index, env.host, o.name);
+      if (!s.ok()) {
+        if (s.error().sys_errno == EEXIST) {
+          auto holder = env.host.FindLink(o.name);
+          if (holder.ok() && *holder) return NameTaken(o, **holder);
+        }
+        return std::move(s).error().WithContext("moving " + pod_name + " back to the node as " + o.name);
+      }
+      base::Log::Info("moved " + pod_name + " back to the node as " + o.name);
+      return RestoreOnHost(o, env.host);
+    }
+  }
+
+  // The pod netns died: the kernel returned a physical device to the node
+  // under its pod-side name (or "devN" when that was taken).
+  std::optional<LinkInfo> returned;
+  ASSIGN_OR_RETURN(auto by_pod_name, env.host.FindLink(pod_name));
+  if (by_pod_name && ours(*by_pod_name) && !o.mac.empty()) returned = by_pod_name;
+  if (!returned && !o.mac.empty()) {
+    ASSIGN_OR_RETURN(auto links, env.host.ListLinks());
+    for (const auto& l : links)
+      if (l.mac == o.mac && l.kind == o.kind && l.name != o.name) returned = l;
+  }
+  if (returned) {
+    if (at_home) return NameTaken(o, *at_home);
+    Status renamed = env.host.RenameLink(returned->index, o.name);
+    if (!renamed.ok() && renamed.error().sys_errno == EBUSY) {
+      // Linux refuses to rename a link that is up.
+      RETURN_IF_ERROR(env.host.SetUp(returned->index, false));
+      renamed = env.host.RenameLink(returned->index, o.name);
+    }
+    RETURN_IF_ERROR(renamed);
+    base::Log::Info("device came back to the node as " + returned->name + "; renamed to " + o.name);
+    return RestoreOnHost(o, env.host);
+  }
+  base::Log::Warn("device " + o.name + " (mac " + o.mac + ") is neither in the pod nor on the node; " +
+                  "a virtual device dies with its netns: nothing to return");
+  return base::Ok();
+}
+
+}  // namespace cni

@@ -1,0 +1,60 @@
+// Applying and undoing journal steps. Every step enters the state file before
+// it runs (write-ahead); undo runs the inverses in reverse, treats "not
+// found" as done and collects every error instead of stopping at the first.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "cni/state.h"
+#include "ipam/ipam.h"
+#include "netlink/kernel.h"
+
+namespace cni {
+
+/// What steps act on. `pod` is null when the pod netns is gone.
+struct StepEnv {
+  netlink::Kernel& host;
+  netlink::Kernel* pod = nullptr;
+  int pod_index = 0;               ///< our interface's index in the pod, once moved
+  ipam::Executor* ipam = nullptr;  ///< runs IPAM DEL for a journaled IPAM ADD
+};
+
+class Journal {
+ public:
+  Journal(const StateStore& store, std::string path, AttachmentState& state)
+      : store_(store), path_(std::move(path)), state_(state) {}
+
+  /// Writes the state as it is now.
+  base::Status Persist();
+  /// Appends `steps` to the journal in one write, then applies them in order.
+  /// Stops at the first failure (the caller rolls back).
+  base::Status Run(const std::vector<Step>& steps, StepEnv& env);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  const StateStore& store_;
+  std::string path_;
+  AttachmentState& state_;
+};
+
+base::Status ApplyStep(const Step& step, const AttachmentState& state, StepEnv& env);
+
+/// Runs the inverse of every step of `state` in reverse order. Returns every
+/// error (empty = all undone). Steps on the moved device itself are left to
+/// the move home, which takes the pod-side configuration with it.
+std::vector<base::Error> UndoSteps(const AttachmentState& state, StepEnv& env);
+
+/// Puts the device back on the node exactly as `origin` says: finds it in the
+/// pod, or already on the node (under its own name, its pod-side name, or by
+/// MAC after the pod netns died), moves/renames it in one message, restores
+/// MTU, addresses, admin state and routes. kNameTaken when another link holds
+/// the node name; success with a warning when the device is nowhere.
+base::Status MoveHome(const DeviceOrigin& origin, const std::string& pod_name, StepEnv& env);
+
+/// Joins errors into one (first error's code unless `code` is given).
+base::Error JoinErrors(const std::vector<base::Error>& errors, const std::string& what);
+
+}  // namespace cni

@@ -1,0 +1,56 @@
+// CNI results: building ours, appending to a prevResult, and writing any
+// result in the version the config asks for. Works on JSON so that nothing
+// of a prevResult we do not model is lost.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "netlink/ip.h"
+
+namespace cni {
+
+struct ResultInterface {
+  std::string name;
+  std::string mac;      ///< omitted when empty
+  std::string sandbox;  ///< the netns path; omitted when empty
+  std::optional<uint32_t> mtu;  ///< 1.1.0 only
+};
+
+struct ResultIp {
+  netlink::IpPrefix address;
+  std::optional<netlink::IpAddress> gateway;
+};
+
+struct ResultRoute {
+  netlink::IpPrefix dst;
+  std::optional<netlink::IpAddress> gw;
+  std::optional<uint32_t> priority;  ///< 1.1.0 only
+  std::optional<uint32_t> table;     ///< 1.1.0 only; routes with a table are dropped before 1.1.0
+  std::optional<uint8_t> scope;      ///< 1.1.0 only
+};
+
+/// Appends one interface with its IPs and routes to `prev` (null = start an
+/// empty result), sets each new ip's `interface` to the new interface's index,
+/// then converts the whole result to `version`.
+nlohmann::json AppendToResult(const nlohmann::json& prev, const std::string& version,
+                              const ResultInterface& iface, const std::vector<ResultIp>& ips,
+                              const std::vector<ResultRoute>& routes);
+
+/// Rewrites a result of any supported version as `version`: adds ips[].version
+/// ("4"/"6") before 1.0.0, removes it from 1.0.0 on, drops 1.1.0-only route
+/// and interface fields before 1.1.0, sets cniVersion. Unknown keys are kept.
+nlohmann::json ConvertResult(nlohmann::json result, const std::string& version);
+
+/// The IPs (and their gateways) of an IPAM plugin's result of any version.
+base::Result<std::vector<ResultIp>> ParseIpamIps(const nlohmann::json& ipam_result);
+
+/// The spec's error object.
+nlohmann::json ErrorJson(const std::string& version, const base::Error& e);
+
+}  // namespace cni

@@ -1,0 +1,128 @@
+#include "cni/run.h"
+
+#include "base/log.h"
+#include "cni/commands.h"
+#include "cni/result.h"
+#include "conf/config.h"
+#include "conf/version.h"
+#include "netlink/netns.h"
+#include "netlink/rtnl_kernel.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using nlohmann::json;
+
+namespace {
+
+class RtnlNetnsOpener : public NetnsOpener {
+ public:
+  base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) override {
+    ASSIGN_OR_RETURN(auto ns, netlink::Netns::Open(path, "CNI_NETNS"));
+    return netlink::OpenRtnl(ns);
+  }
+};
+
+// The version to answer in when we could not (fully) parse the config.
+std::string BestEffortVersion(const std::string& stdin_bytes) {
+  json j = json::parse(stdin_bytes, nullptr, false);
+  if (j.is_object() && j.contains("cniVersion") && j["cniVersion"].is_string()) {
+    std::string v = j["cniVersion"].get<std::string>();
+    if (conf::IsSupportedVersion(v)) return v;
+  }
+  return conf::SupportedVersions().back();
+}
+
+int Fail(std::ostream& out, const std::string& version, const Error& e) {
+  base::Log::Error("error " + std::to_string(static_cast<int>(e.code)) + ": " + e.msg +
+                   (e.details.empty() ? "" : " (" + e.details + ")"));
+  out << ErrorJson(version, e).dump() << "\n";
+  return 1;
+}
+
+const char* CommandName(Command c) {
+  switch (c) {
+    case Command::kAdd: return "ADD";
+    case Command::kDel: return "DEL";
+    case Command::kCheck: return "CHECK";
+    case Command::kVersion: return "VERSION";
+    case Command::kGc: return "GC";
+    case Command::kStatus: return "STATUS";
+  }
+  return "?";
+}
+
+}  // namespace
+
+int Run(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out) {
+  auto env = ParseEnv(getenv);
+  if (!env.ok()) return Fail(out, BestEffortVersion(stdin_bytes), env.error());
+
+  if (env->command == Command::kVersion) {
+    out << json{{"cniVersion", BestEffortVersion(stdin_bytes)}, {"supportedVersions", conf::SupportedVersions()}}
+               .dump()
+        << "\n";
+    return 0;
+  }
+
+  const bool lenient = env->command == Command::kDel || env->command == Command::kGc ||
+                       env->command == Command::kStatus;
+  auto cfg = conf::Parse(stdin_bytes, lenient);
+  if (!cfg.ok()) return Fail(out, BestEffortVersion(stdin_bytes), cfg.error());
+  const std::string& version = cfg->cni_version;
+
+  if ((env->command == Command::kGc || env->command == Command::kStatus) &&
+      conf::CompareVersions(version, "1.1.0") < 0)
+    return Fail(out, version,
+                Error(Code::kIncompatibleVersion, std::string(CommandName(env->command)) +
+                                                      " needs cniVersion 1.1.0 or later; the config says " + version));
+
+  base::Log::Configure(cfg->log_file, cfg->log_level);
+  std::string tag = "net=" + cfg->name;
+  if (!env->container_id.empty()) tag += " cid=" + env->container_id;
+  if (!env->ifname.empty()) tag += " if=" + env->ifname;
+  if (std::string pod = env->PodName(); !pod.empty()) tag += " pod=" + pod;
+  base::Log::SetTag(tag);
+  base::Log::Debug(std::string(CommandName(env->command)) + " netns=" + env->netns);
+
+  auto host_ns = netlink::Netns::Current();
+  if (!host_ns.ok()) return Fail(out, version, host_ns.error());
+  auto host = netlink::OpenRtnl(*host_ns);
+  if (!host.ok()) return Fail(out, version, host.error());
+  RtnlNetnsOpener opener;
+  ipam::ExecExecutor ipam(env->path);
+  Context ctx{*cfg, *env, **host, opener, ipam};
+
+  switch (env->command) {
+    case Command::kAdd: {
+      auto result = Add(ctx);
+      if (!result.ok()) return Fail(out, version, result.error());
+      out << result->dump() << "\n";
+      return 0;
+    }
+    case Command::kDel: {
+      auto s = Del(ctx);
+      return s.ok() ? 0 : Fail(out, version, s.error());
+    }
+    case Command::kCheck: {
+      if (conf::CompareVersions(version, "0.4.0") < 0)
+        return Fail(out, version, Error(Code::kIncompatibleVersion,
+                                        "CHECK needs cniVersion 0.4.0 or later; the config says " + version));
+      auto s = Check(ctx);
+      return s.ok() ? 0 : Fail(out, version, s.error());
+    }
+    case Command::kGc: {
+      auto s = Gc(ctx);
+      return s.ok() ? 0 : Fail(out, version, s.error());
+    }
+    case Command::kStatus: {
+      auto s = StatusCmd(ctx);
+      return s.ok() ? 0 : Fail(out, version, s.error());
+    }
+    case Command::kVersion: break;
+  }
+  return 0;
+}
+
+}  // namespace cni

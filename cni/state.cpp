@@ -1,0 +1,321 @@
+#include "cni/state.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+
+#include "base/file.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Result;
+using base::Status;
+using nlohmann::json;
+using netlink::IpAddress;
+using netlink::IpPrefix;
+
+namespace {
+
+constexpr size_t kMaxStateBytes = 4 << 20;
+
+Error Bad(const std::string& what) { return Error(Code::kState, "state: " + what); }
+
+// Small checked accessors: the state file may be truncated or edited by hand.
+Result<const json*> Field(const json& j, const char* key) {
+  if (!j.is_object()) return Bad("expected an object holding \"" + std::string(key) + "\"");
+  auto it = j.find(key);
+  if (it == j.end()) return Bad(std::string("missing \"") + key + "\"");
+  return &*it;
+}
+
+Result<std::string> Str(const json& j, const char* key) {
+  ASSIGN_OR_RETURN(const json* v, Field(j, key));
+  if (!v->is_string()) return Bad(std::string("\"") + key + "\" must be a string");
+  return v->get<std::string>();
+}
+
+Result<uint64_t> Uint(const json& j, const char* key) {
+  ASSIGN_OR_RETURN(const json* v, Field(j, key));
+  if (!v->is_number_unsigned()) return Bad(std::string("\"") + key + "\" must be an unsigned integer");
+  return v->get<uint64_t>();
+}
+
+Result<bool> Bool(const json& j, const char* key) {
+  ASSIGN_OR_RETURN(const json* v, Field(j, key));
+  if (!v->is_boolean()) return Bad(std::string("\"") + key + "\" must be a boolean");
+  return v->get<bool>();
+}
+
+Result<IpPrefix> Prefix(const json& j, const char* key) {
+  ASSIGN_OR_RETURN(std::string s, Str(j, key));
+  auto p = IpPrefix::Parse(s);
+  if (!p) return Bad(std::string("\"") + key + "\" is not a CIDR: " + s);
+  return *p;
+}
+
+Result<std::optional<IpAddress>> OptAddr(const json& j, const char* key) {
+  if (!j.contains(key)) return std::optional<IpAddress>();
+  ASSIGN_OR_RETURN(std::string s, Str(j, key));
+  auto a = IpAddress::Parse(s);
+  if (!a) return Bad(std::string("\"") + key + "\" is not an IP address: " + s);
+  return std::optional<IpAddress>(*a);
+}
+
+json OriginToJson(const DeviceOrigin& o) {
+  json addrs = json::array(), routes = json::array();
+  for (const auto& a : o.addrs) addrs.push_back(ToJson(a));
+  for (const auto& r : o.routes) routes.push_back(ToJson(r));
+  return {{"name", o.name}, {"index", o.index}, {"mac", o.mac}, {"mtu", o.mtu},
+          {"up", o.up},     {"kind", o.kind},   {"addrs", addrs}, {"routes", routes}};
+}
+
+Result<DeviceOrigin> OriginFromJson(const json& j) {
+  DeviceOrigin o;
+  ASSIGN_OR_RETURN(o.name, Str(j, "name"));
+  ASSIGN_OR_RETURN(uint64_t index, Uint(j, "index"));
+  o.index = static_cast<int>(index);
+  ASSIGN_OR_RETURN(o.mac, Str(j, "mac"));
+  ASSIGN_OR_RETURN(uint64_t mtu, Uint(j, "mtu"));
+  o.mtu = static_cast<uint32_t>(mtu);
+  ASSIGN_OR_RETURN(o.up, Bool(j, "up"));
+  ASSIGN_OR_RETURN(o.kind, Str(j, "kind"));
+  ASSIGN_OR_RETURN(const json* addrs, Field(j, "addrs"));
+  ASSIGN_OR_RETURN(const json* routes, Field(j, "routes"));
+  if (!addrs->is_array() || !routes->is_array()) return Bad("device addrs/routes must be arrays");
+  for (const auto& a : *addrs) {
+    ASSIGN_OR_RETURN(auto addr, AddrFromJson(a));
+    o.addrs.push_back(addr);
+  }
+  for (const auto& r : *routes) {
+    ASSIGN_OR_RETURN(auto route, RouteFromJson(r));
+    o.routes.push_back(route);
+  }
+  return o;
+}
+
+json StepToJson(const Step& step) {
+  return std::visit(
+      [](const auto& s) -> json {
+        using T = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<T, StepIpam>) return {{"op", "ipam"}, {"type", s.type}, {"config", s.config}};
+        else if constexpr (std::is_same_v<T, StepMove>) return {{"op", "move"}, {"name", s.pod_name}};
+        else if constexpr (std::is_same_v<T, StepMtu>) return {{"op", "mtu"}, {"mtu", s.mtu}};
+        else if constexpr (std::is_same_v<T, StepAddr>) return {{"op", "addr"}, {"addr", ToJson(s.addr)}};
+        else if constexpr (std::is_same_v<T, StepUp>) return {{"op", "up"}};
+        else if constexpr (std::is_same_v<T, StepRoute>) return {{"op", "route"}, {"route", ToJson(s.route)}};
+        else return {{"op", "rule"}, {"rule", ToJson(s.rule)}};
+      },
+      step);
+}
+
+Result<Step> StepFromJson(const json& j) {
+  ASSIGN_OR_RETURN(std::string op, Str(j, "op"));
+  if (op == "ipam") {
+    ASSIGN_OR_RETURN(std::string type, Str(j, "type"));
+    ASSIGN_OR_RETURN(const json* config, Field(j, "config"));
+    if (!config->is_object()) return Bad("ipam step config must be an object");
+    return Step(StepIpam{type, *config});
+  }
+  if (op == "up") return Step(StepUp{});
+  if (op == "move") {
+    ASSIGN_OR_RETURN(std::string name, Str(j, "name"));
+    return Step(StepMove{name});
+  }
+  if (op == "mtu") {
+    ASSIGN_OR_RETURN(uint64_t mtu, Uint(j, "mtu"));
+    return Step(StepMtu{static_cast<uint32_t>(mtu)});
+  }
+  if (op == "addr") {
+    ASSIGN_OR_RETURN(const json* a, Field(j, "addr"));
+    ASSIGN_OR_RETURN(auto addr, AddrFromJson(*a));
+    return Step(StepAddr{addr});
+  }
+  if (op == "route") {
+    ASSIGN_OR_RETURN(const json* r, Field(j, "route"));
+    ASSIGN_OR_RETURN(auto route, RouteFromJson(*r));
+    return Step(StepRoute{route});
+  }
+  if (op == "rule") {
+    ASSIGN_OR_RETURN(const json* r, Field(j, "rule"));
+    ASSIGN_OR_RETURN(auto rule, RuleFromJson(*r));
+    return Step(StepRule{rule});
+  }
+  return Bad("unknown step op \"" + op + "\"");
+}
+
+}  // namespace
+
+json ToJson(const netlink::AddrInfo& a) {
+  json j = {{"ifindex", a.ifindex}, {"local", a.local.ToString()}, {"scope", a.scope}, {"flags", a.flags}};
+  if (a.broadcast) j["broadcast"] = a.broadcast->ToString();
+  return j;
+}
+
+json ToJson(const netlink::RouteInfo& r) {
+  json j = {{"dst", r.dst.ToString()}, {"oif", r.oif},     {"table", r.table},
+            {"metric", r.metric},      {"scope", r.scope}, {"protocol", r.protocol},
+            {"type", r.type}};
+  if (r.gateway) j["gateway"] = r.gateway->ToString();
+  if (r.prefsrc) j["prefsrc"] = r.prefsrc->ToString();
+  return j;
+}
+
+json ToJson(const netlink::RuleInfo& r) {
+  json j = {{"family", r.family == AF_INET6 ? 6 : 4}, {"priority", r.priority}, {"table", r.table}};
+  if (r.src) j["src"] = r.src->ToString();
+  return j;
+}
+
+Result<netlink::AddrInfo> AddrFromJson(const json& j) {
+  netlink::AddrInfo a;
+  ASSIGN_OR_RETURN(uint64_t ifindex, Uint(j, "ifindex"));
+  a.ifindex = static_cast<int>(ifindex);
+  ASSIGN_OR_RETURN(a.local, Prefix(j, "local"));
+  ASSIGN_OR_RETURN(uint64_t scope, Uint(j, "scope"));
+  a.scope = static_cast<uint8_t>(scope);
+  ASSIGN_OR_RETURN(uint64_t flags, Uint(j, "flags"));
+  a.flags = static_cast<uint32_t>(flags);
+  ASSIGN_OR_RETURN(a.broadcast, OptAddr(j, "broadcast"));
+  return a;
+}
+
+Result<netlink::RouteInfo> RouteFromJson(const json& j) {
+  netlink::RouteInfo r;
+  ASSIGN_OR_RETURN(r.dst, Prefix(j, "dst"));
+  ASSIGN_OR_RETURN(uint64_t oif, Uint(j, "oif"));
+  r.oif = static_cast<int>(oif);
+  ASSIGN_OR_RETURN(uint64_t table, Uint(j, "table"));
+  r.table = static_cast<uint32_t>(table);
+  ASSIGN_OR_RETURN(uint64_t metric, Uint(j, "metric"));
+  r.metric = static_cast<uint32_t>(metric);
+  ASSIGN_OR_RETURN(uint64_t scope, Uint(j, "scope"));
+  r.scope = static_cast<uint8_t>(scope);
+  ASSIGN_OR_RETURN(uint64_t protocol, Uint(j, "protocol"));
+  r.protocol = static_cast<uint8_t>(protocol);
+  ASSIGN_OR_RETURN(uint64_t type, Uint(j, "type"));
+  r.type = static_cast<uint8_t>(type);
+  ASSIGN_OR_RETURN(r.gateway, OptAddr(j, "gateway"));
+  ASSIGN_OR_RETURN(r.prefsrc, OptAddr(j, "prefsrc"));
+  return r;
+}
+
+Result<netlink::RuleInfo> RuleFromJson(const json& j) {
+  netlink::RuleInfo r;
+  ASSIGN_OR_RETURN(uint64_t family, Uint(j, "family"));
+  if (family != 4 && family != 6) return Bad("rule family must be 4 or 6");
+  r.family = family == 6 ? AF_INET6 : AF_INET;
+  ASSIGN_OR_RETURN(uint64_t prio, Uint(j, "priority"));
+  r.priority = static_cast<uint32_t>(prio);
+  ASSIGN_OR_RETURN(uint64_t table, Uint(j, "table"));
+  r.table = static_cast<uint32_t>(table);
+  if (j.contains("src")) {
+    ASSIGN_OR_RETURN(auto src, Prefix(j, "src"));
+    r.src = src;
+  }
+  return r;
+}
+
+std::string DescribeStep(const Step& step) {
+  return std::visit(
+      [](const auto& s) -> std::string {
+        using T = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<T, StepIpam>) return "ipam " + s.type + " add";
+        else if constexpr (std::is_same_v<T, StepMove>) return "move into pod as " + s.pod_name;
+        else if constexpr (std::is_same_v<T, StepMtu>) return "set mtu " + std::to_string(s.mtu);
+        else if constexpr (std::is_same_v<T, StepAddr>) return "add address " + s.addr.local.ToString();
+        else if constexpr (std::is_same_v<T, StepUp>) return "set link up";
+        else if constexpr (std::is_same_v<T, StepRoute>) {
+          std::string d = "add route " + (s.route.dst.IsDefault() ? std::string("default") : s.route.dst.ToString());
+          if (s.route.gateway) d += " via " + s.route.gateway->ToString();
+          return d + " table " + std::to_string(s.route.table) + " metric " + std::to_string(s.route.metric);
+        } else {
+          return "add rule priority " + std::to_string(s.rule.priority) + " from " +
+                 (s.rule.src ? s.rule.src->ToString() : std::string("all")) + " lookup " +
+                 std::to_string(s.rule.table);
+        }
+      },
+      step);
+}
+
+json ToJson(const AttachmentState& s) {
+  json steps = json::array();
+  for (const auto& st : s.steps) steps.push_back(StepToJson(st));
+  return {{"format", AttachmentState::kFormat},
+          {"network", s.network},
+          {"containerID", s.container_id},
+          {"ifName", s.if_name},
+          {"netns", s.netns},
+          {"podIfName", s.pod_if_name},
+          {"table", s.table},
+          {"device", OriginToJson(s.origin)},
+          {"steps", steps},
+          {"complete", s.complete},
+          {"result", s.result}};
+}
+
+Result<AttachmentState> StateFromJson(const json& j) {
+  AttachmentState s;
+  ASSIGN_OR_RETURN(uint64_t format, Uint(j, "format"));
+  if (format != AttachmentState::kFormat)
+    return Bad("format " + std::to_string(format) + " is not supported by this erdma-cni");
+  ASSIGN_OR_RETURN(s.network, Str(j, "network"));
+  ASSIGN_OR_RETURN(s.container_id, Str(j, "containerID"));
+  ASSIGN_OR_RETURN(s.if_name, Str(j, "ifName"));
+  ASSIGN_OR_RETURN(s.netns, Str(j, "netns"));
+  ASSIGN_OR_RETURN(s.pod_if_name, Str(j, "podIfName"));
+  ASSIGN_OR_RETURN(uint64_t table, Uint(j, "table"));
+  s.table = static_cast<uint32_t>(table);
+  ASSIGN_OR_RETURN(const json* dev, Field(j, "device"));
+  ASSIGN_OR_RETURN(s.origin, OriginFromJson(*dev));
+  ASSIGN_OR_RETURN(const json* steps, Field(j, "steps"));
+  if (!steps->is_array()) return Bad("\"steps\" must be an array");
+  for (const auto& st : *steps) {
+    ASSIGN_OR_RETURN(Step step, StepFromJson(st));
+    s.steps.push_back(std::move(step));
+  }
+  ASSIGN_OR_RETURN(s.complete, Bool(j, "complete"));
+  if (j.contains("result")) s.result = j["result"];
+  return s;
+}
+
+Status StateStore::Prepare() const {
+  RETURN_IF_ERROR(base::MakePrivateDirs(data_dir_));
+  RETURN_IF_ERROR(base::MakePrivateDirs(Dir()));
+  return base::MakePrivateDirs(DevicesDir());
+}
+
+Result<std::optional<AttachmentState>> StateStore::Load(const std::string& path) const {
+  auto text = base::ReadFileNoFollow(path, kMaxStateBytes);
+  if (!text.ok()) {
+    if (text.error().sys_errno == ENOENT || text.error().sys_errno == ENOTDIR)
+      return std::optional<AttachmentState>();
+    Error e = std::move(text).error();
+    e.code = Code::kState;
+    return e;
+  }
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Error(Code::kState, "state file " + path + " is not valid JSON (truncated or corrupt)");
+  auto s = StateFromJson(j);
+  if (!s.ok()) return std::move(s).error().WithContext("state file " + path);
+  return std::optional<AttachmentState>(std::move(s).value());
+}
+
+Status StateStore::Save(const std::string& path, const AttachmentState& s) const {
+  return base::WriteFileAtomic(path, ToJson(s).dump());
+}
+
+Status StateStore::Remove(const std::string& path) const { return base::RemoveFile(path); }
+
+Result<std::vector<std::string>> StateStore::List() const {
+  ASSIGN_OR_RETURN(auto names, base::ListFiles(Dir()));
+  std::vector<std::string> paths;
+  for (const auto& n : names) {
+    if (n.find(".tmp.") != std::string::npos) continue;
+    paths.push_back(Dir() + "/" + n);
+  }
+  return paths;
+}
+
+}  // namespace cni

@@ -1,0 +1,109 @@
+// The per-attachment state file: what the device looked like on the node
+// before ADD, and the write-ahead journal of every step ADD took. DEL, GC and
+// rollback all read it; it is written before each step runs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "netlink/kernel.h"
+
+namespace cni {
+
+/// The device as it was on the node before ADD: everything DEL restores.
+struct DeviceOrigin {
+  std::string name;
+  int index = 0;
+  std::string mac;
+  uint32_t mtu = 0;
+  bool up = false;
+  std::string kind;
+  std::vector<netlink::AddrInfo> addrs;    ///< all but IPv6 link-local
+  std::vector<netlink::RouteInfo> routes;  ///< routes through it, not made by the kernel
+};
+
+// Journal steps. Each records what its inverse needs.
+struct StepIpam {  ///< IPAM ADD ran; inverse: IPAM DEL with the same config
+  std::string type;
+  nlohmann::json config;  ///< {cniVersion, name, ipam, ...}: what IPAM needs, not prevResult
+};
+struct StepMove {    ///< device moved into the pod as pod_name; inverse: home as origin
+  std::string pod_name;
+};
+struct StepMtu {  ///< pod-side MTU changed; inverse: taken away by the move home
+  uint32_t mtu = 0;
+};
+struct StepAddr {  ///< address added in the pod
+  netlink::AddrInfo addr;
+};
+struct StepUp {};  ///< pod-side link set up
+struct StepRoute {  ///< route added in the pod
+  netlink::RouteInfo route;
+};
+struct StepRule {  ///< rule added in the pod
+  netlink::RuleInfo rule;
+};
+using Step = std::variant<StepIpam, StepMove, StepMtu, StepAddr, StepUp, StepRoute, StepRule>;
+
+/// Short text for logs and errors: "move eth1 -> erdma0", "rule from 10.9.0.5 lookup 200".
+std::string DescribeStep(const Step& step);
+
+struct AttachmentState {
+  static constexpr int kFormat = 1;
+  std::string network;
+  std::string container_id;
+  std::string if_name;      ///< CNI_IFNAME: the attachment key
+  std::string netns;        ///< CNI_NETNS at ADD
+  std::string pod_if_name;  ///< our interface's name in the pod
+  uint32_t table = 0;       ///< policy routing table in the pod
+  DeviceOrigin origin;
+  std::vector<Step> steps;  ///< in the order they were (about to be) applied
+  bool complete = false;    ///< ADD returned success
+  nlohmann::json result;    ///< the result ADD returned (null until complete)
+};
+
+nlohmann::json ToJson(const AttachmentState& s);
+/// kState with the reason when the JSON is not a state of our format.
+base::Result<AttachmentState> StateFromJson(const nlohmann::json& j);
+
+/// Where attachments live: <dataDir>/<network>/<containerID>-<ifname>.
+class StateStore {
+ public:
+  StateStore(std::string data_dir, std::string network)
+      : data_dir_(std::move(data_dir)), network_(std::move(network)) {}
+
+  std::string Dir() const { return data_dir_ + "/" + network_; }
+  std::string PathFor(const std::string& container_id, const std::string& if_name) const {
+    return Dir() + "/" + container_id + "-" + if_name;
+  }
+  std::string DevicesDir() const { return data_dir_ + "/devices"; }
+
+  /// Creates the directories (0700, no symlinks).
+  base::Status Prepare() const;
+  /// nullopt when there is no state; kState when it is unreadable.
+  base::Result<std::optional<AttachmentState>> Load(const std::string& path) const;
+  base::Status Save(const std::string& path, const AttachmentState& s) const;
+  base::Status Remove(const std::string& path) const;
+  /// Paths of every state file of this network.
+  base::Result<std::vector<std::string>> List() const;
+
+ private:
+  std::string data_dir_;
+  std::string network_;
+};
+
+// JSON for the kernel value types (also used by results and tests).
+nlohmann::json ToJson(const netlink::AddrInfo& a);
+nlohmann::json ToJson(const netlink::RouteInfo& r);
+nlohmann::json ToJson(const netlink::RuleInfo& r);
+base::Result<netlink::AddrInfo> AddrFromJson(const nlohmann::json& j);
+base::Result<netlink::RouteInfo> RouteFromJson(const nlohmann::json& j);
+base::Result<netlink::RuleInfo> RuleFromJson(const nlohmann::json& j);
+
+}  // namespace cni

@@ -1,0 +1,444 @@
+#include "conf/config.h"
+
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "conf/names.h"
+#include "conf/version.h"
+
+namespace conf {
+namespace {
+
+using base::Code;
+using base::Error;
+using base::Status;
+using nlohmann::json;
+
+// nlohmann's parser is iterative but dump() and operator== recurse; a config
+// nested this deep is garbage, and refusing it keeps every later walk cheap.
+constexpr int kMaxDepth = 64;
+constexpr size_t kMaxNetworkNameBytes = 128;
+constexpr size_t kMaxDeviceIdBytes = 256;
+
+struct TooDeep {};
+
+Error Invalid(std::string msg) { return Error(Code::kInvalidConfig, std::move(msg)); }
+
+/// The member `key`, or nullptr when it is absent or JSON null. Go plugins
+/// read null as "not set", and runtimes generated from Go structs emit it.
+const json* Get(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::string Quote(std::string_view s) {
+  // Strings come from the parser and are valid UTF-8; replace anyway so that
+  // building an error message can never throw.
+  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string SupportedList() {
+  std::string out;
+  for (const auto& v : SupportedVersions()) {
+    if (!out.empty()) out += ", ";
+    out += v;
+  }
+  return out;
+}
+
+/// An integer in [min, max]; floats (even 200.0), bools, strings and
+/// negatives are refused.
+bool GetUint(const json& v, uint64_t min, uint64_t max, uint64_t* out) {
+  if (!v.is_number_integer()) return false;  // true for signed and unsigned
+  if (!v.is_number_unsigned() && v.get<int64_t>() < 0) return false;
+  const uint64_t n = v.get<uint64_t>();
+  if (n < min || n > max) return false;
+  *out = n;
+  return true;
+}
+
+bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool AllHex(std::string_view s) {
+  for (char c : s)
+    if (!IsHex(c)) return false;
+  return !s.empty();
+}
+
+uint32_t HexValue(std::string_view s) {
+  uint32_t v = 0;
+  for (char c : s) {
+    c = Lower(c);
+    v = v * 16 + static_cast<uint32_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+  }
+  return v;
+}
+
+/// "aa:bb:cc:dd:ee:ff" in any case, returned lower case.
+std::optional<std::string> NormalizeMac(std::string_view s) {
+  if (s.size() != 17) return std::nullopt;
+  std::string out(s);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (i % 3 == 2) {
+      if (out[i] != ':') return std::nullopt;
+    } else {
+      if (!IsHex(out[i])) return std::nullopt;
+      out[i] = Lower(out[i]);
+    }
+  }
+  return out;
+}
+
+/// "[dddd:]bb:dd.f" returned as sysfs spells it: "%04x:%02x:%02x.%d". The
+/// domain may be wider than 4 digits (VMD domains are 10000 and up).
+std::optional<std::string> NormalizePci(std::string_view s) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t colon = s.find(':', start);
+    parts.push_back(s.substr(start, colon - start));
+    if (colon == std::string_view::npos) break;
+    start = colon + 1;
+  }
+  if (parts.size() != 2 && parts.size() != 3) return std::nullopt;
+  std::string_view domain = parts.size() == 3 ? parts[0] : std::string_view("0000");
+  std::string_view bus = parts[parts.size() - 2];
+  std::string_view devfn = parts.back();
+  if (domain.size() < 4 || domain.size() > 8 || !AllHex(domain)) return std::nullopt;
+  if (bus.size() != 2 || !AllHex(bus)) return std::nullopt;
+  if (devfn.size() != 4 || devfn[2] != '.') return std::nullopt;
+  std::string_view dev = devfn.substr(0, 2);
+  const char fn = devfn[3];
+  if (!AllHex(dev) || HexValue(dev) > 0x1f) return std::nullopt;  // 5 bits of device
+  if (fn < '0' || fn > '7') return std::nullopt;                  // 3 bits of function
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%c", HexValue(domain), HexValue(bus), HexValue(dev), fn);
+  return std::string(buf);
+}
+
+/// Printable ASCII without whitespace: device IDs become file and sysfs lookups.
+bool IsValidDeviceId(std::string_view s) {
+  if (s.empty() || s.size() > kMaxDeviceIdBytes) return false;
+  for (unsigned char c : s)
+    if (c < 0x21 || c > 0x7e) return false;
+  return true;
+}
+
+bool IsSafeAbsolutePath(std::string_view p) {
+  if (p.empty() || p[0] != '/' || HasControlChar(p)) return false;
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t slash = p.find('/', start);
+    if (slash == std::string_view::npos) slash = p.size();
+    if (p.substr(start, slash - start) == "..") return false;
+    start = slash + 1;
+  }
+  return true;
+}
+
+// --- one function per key group -------------------------------------------
+
+Status ParseVersion(const json& root, Config& c) {
+  if (const json* v = Get(root, "cniVersion")) {
+    if (!v->is_string())
+      return Error(Code::kIncompatibleVersion, "cniVersion: must be a string, one of " + SupportedList());
+    const auto& s = v->get_ref<const std::string&>();
+    if (!IsSupportedVersion(s))
+      return Error(Code::kIncompatibleVersion,
+                   "cniVersion: " + Quote(s) + " is not supported; use one of " + SupportedList());
+    c.cni_version = s;
+    return base::Ok();
+  }
+  if (const json* list = Get(root, "cniVersions")) {
+    std::vector<std::string> offered;
+    bool ok = list->is_array();
+    if (ok) {
+      for (const auto& e : *list) {
+        if (!e.is_string()) {
+          ok = false;
+          break;
+        }
+        offered.push_back(e.get<std::string>());
+      }
+    }
+    if (!ok) return Invalid("cniVersions: must be an array of version strings");
+    auto picked = PickVersion(offered);
+    if (!picked)
+      return Error(Code::kIncompatibleVersion,
+                   "cniVersions: " + list->dump(-1, ' ', false, json::error_handler_t::replace) +
+                       " holds no supported version; include one of " + SupportedList());
+    c.cni_version = *picked;
+    return base::Ok();
+  }
+  return Error(Code::kIncompatibleVersion, "cniVersion: missing; set it to one of " + SupportedList());
+}
+
+Status ParseIdentity(const json& root, Config& c) {
+  const json* name = Get(root, "name");
+  if (!name) return Invalid("name: missing; set a non-empty network name");
+  if (!name->is_string() || name->get_ref<const std::string&>().empty())
+    return Invalid("name: must be a non-empty string");
+  const auto& n = name->get_ref<const std::string&>();
+  if (!IsPlainFileName(n, kMaxNetworkNameBytes))
+    return Invalid("name: " + Quote(n) +
+                   " must be usable as a directory name: at most 128 bytes, no '/', "
+                   "not \".\" or \"..\", no control characters");
+  c.name = n;
+
+  if (const json* type = Get(root, "type")) {
+    if (!type->is_string()) return Invalid("type: must be a string");
+    c.type = type->get<std::string>();
+  }
+  if (const json* mode = Get(root, "mode")) {
+    if (!mode->is_string()) return Invalid("mode: must be a string; use \"move\"");
+    const auto& m = mode->get_ref<const std::string&>();
+    if (m != "move") return Invalid("mode: " + Quote(m) + " is not supported; use \"move\"");
+    c.mode = Mode::kMove;
+  }
+  return base::Ok();
+}
+
+Status ParseDeviceId(const json& v, const char* path, Config& c) {
+  if (!v.is_string() || !IsValidDeviceId(v.get_ref<const std::string&>()))
+    return Invalid(std::string(path) +
+                   ": must be a non-empty string of printable ASCII without whitespace, "
+                   "at most 256 bytes");
+  c.device = DeviceSelector{DeviceSelector::By::kDeviceId, v.get<std::string>()};
+  return base::Ok();
+}
+
+Status ParseDevice(const json& root, bool for_del, Config& c) {
+  if (const json* d = Get(root, "device")) {
+    if (!d->is_object()) return Invalid("device: must be an object; set exactly one of name, mac, pci");
+    const json* name = Get(*d, "name");
+    const json* mac = Get(*d, "mac");
+    const json* pci = Get(*d, "pci");
+    if ((name != nullptr) + (mac != nullptr) + (pci != nullptr) != 1)
+      return Invalid("device: set exactly one of name, mac, pci");
+    if (name) {
+      if (!name->is_string() || !IsValidIfName(name->get_ref<const std::string&>()))
+        return Invalid(
+            "device.name: must be an interface name: 1..15 bytes, no '/', ':' or whitespace, "
+            "not \".\" or \"..\"");
+      c.device = DeviceSelector{DeviceSelector::By::kName, name->get<std::string>()};
+    } else if (mac) {
+      std::optional<std::string> m;
+      if (mac->is_string()) m = NormalizeMac(mac->get_ref<const std::string&>());
+      if (!m) return Invalid("device.mac: must be a MAC address like \"02:00:00:3b:00:01\"");
+      c.device = DeviceSelector{DeviceSelector::By::kMac, *m};
+    } else {
+      std::optional<std::string> p;
+      if (pci->is_string()) p = NormalizePci(pci->get_ref<const std::string&>());
+      if (!p) return Invalid("device.pci: must be a PCI address like \"0000:3b:00.1\"");
+      c.device = DeviceSelector{DeviceSelector::By::kPci, *p};
+    }
+    return base::Ok();
+  }
+  if (const json* id = Get(root, "deviceID")) return ParseDeviceId(*id, "deviceID", c);
+  if (const json* rc = Get(root, "runtimeConfig"); rc && rc->is_object()) {
+    if (const json* id = Get(*rc, "deviceID")) return ParseDeviceId(*id, "runtimeConfig.deviceID", c);
+  }
+  if (for_del) return base::Ok();
+  return Invalid(
+      "device: missing; set device.name, device.mac or device.pci, or let the runtime pass "
+      "deviceID");
+}
+
+Status ParseInterface(const json& root, Config& c) {
+  if (const json* v = Get(root, "ifName")) {
+    if (!v->is_string() || !IsValidIfName(v->get_ref<const std::string&>()))
+      return Invalid(
+          "ifName: must be an interface name: 1..15 bytes, no '/', ':' or whitespace, "
+          "not \".\" or \"..\"");
+    c.if_name = v->get<std::string>();
+  }
+  if (const json* v = Get(root, "mtu")) {
+    uint64_t n = 0;
+    if (!GetUint(*v, 68, 65535, &n)) return Invalid("mtu: must be an integer 68..65535");
+    c.mtu = static_cast<uint32_t>(n);
+  }
+  return base::Ok();
+}
+
+Status ParseAddressing(const json& root, Config& c) {
+  if (const json* ipam = Get(root, "ipam")) {
+    if (!ipam->is_object()) return Invalid("ipam: must be an object with a \"type\"");
+    const json* type = Get(*ipam, "type");
+    if (!type || !type->is_string() || type->get_ref<const std::string&>().empty())
+      return Invalid("ipam.type: must be a non-empty string naming the IPAM plugin");
+    const auto& t = type->get_ref<const std::string&>();
+    if (!IsPlainFileName(t))
+      return Invalid("ipam.type: " + Quote(t) + " must be a plugin file name: no '/', not \".\" or \"..\"");
+    c.ipam = *ipam;
+    c.ipam_type = t;
+  }
+  c.addresses = c.ipam.is_null() ? AddressMode::kInherit : AddressMode::kIpam;
+  if (const json* v = Get(root, "addresses")) {
+    const std::string fix = "use \"inherit\", \"ipam\" or \"none\"";
+    if (!v->is_string()) return Invalid("addresses: must be a string; " + fix);
+    const auto& s = v->get_ref<const std::string&>();
+    if (s == "inherit")
+      c.addresses = AddressMode::kInherit;
+    else if (s == "ipam")
+      c.addresses = AddressMode::kIpam;
+    else if (s == "none")
+      c.addresses = AddressMode::kNone;
+    else
+      return Invalid("addresses: " + Quote(s) + " is not supported; " + fix);
+    if (c.addresses == AddressMode::kIpam && c.ipam.is_null())
+      return Invalid("addresses: \"ipam\" needs an ipam object, e.g. {\"type\": \"host-local\", ...}");
+  }
+  return base::Ok();
+}
+
+Status ParseRouting(const json& root, Config& c) {
+  const json* r = Get(root, "routing");
+  if (!r) return base::Ok();
+  if (!r->is_object()) return Invalid("routing: must be an object");
+  if (const json* v = Get(*r, "table")) {
+    const char* msg =
+        "routing.table: must be \"auto\" or an integer 1..4294967295 other than 253, 254 "
+        "and 255 (default, main, local)";
+    if (v->is_string()) {
+      if (v->get_ref<const std::string&>() != "auto") return Invalid(msg);
+      c.routing.table = std::nullopt;
+    } else {
+      uint64_t n = 0;
+      if (!GetUint(*v, 1, std::numeric_limits<uint32_t>::max(), &n) || (n >= 253 && n <= 255))
+        return Invalid(msg);
+      c.routing.table = static_cast<uint32_t>(n);
+    }
+  }
+  if (const json* v = Get(*r, "rulePriority")) {
+    uint64_t n = 0;
+    if (!GetUint(*v, 0, 32767, &n)) return Invalid("routing.rulePriority: must be an integer 0..32767");
+    c.routing.rule_priority = static_cast<uint32_t>(n);
+  }
+  if (const json* v = Get(*r, "routeMetric")) {
+    uint64_t n = 0;
+    if (!GetUint(*v, 0, std::numeric_limits<uint32_t>::max(), &n))
+      return Invalid("routing.routeMetric: must be an integer 0..4294967295");
+    c.routing.route_metric = static_cast<uint32_t>(n);
+  }
+  if (const json* v = Get(*r, "defaultRoute")) {
+    if (!v->is_boolean()) return Invalid("routing.defaultRoute: must be true or false");
+    c.routing.default_route = v->get<bool>();
+  }
+  return base::Ok();
+}
+
+Status ParseFiles(const json& root, Config& c) {
+  if (const json* v = Get(root, "dataDir")) {
+    if (!v->is_string() || !IsSafeAbsolutePath(v->get_ref<const std::string&>()))
+      return Invalid("dataDir: must be an absolute path without \"..\" components");
+    c.data_dir = v->get<std::string>();
+  }
+  if (const json* v = Get(root, "logFile")) {
+    bool ok = v->is_string();
+    if (ok) {
+      const auto& s = v->get_ref<const std::string&>();
+      ok = s.empty() || IsSafeAbsolutePath(s);
+    }
+    if (!ok) return Invalid("logFile: must be an absolute path or empty");
+    c.log_file = v->get<std::string>();
+  }
+  if (const json* v = Get(root, "logLevel")) {
+    const char* fix = "use \"debug\", \"info\", \"warn\" or \"error\"";
+    if (!v->is_string()) return Invalid(std::string("logLevel: must be a string; ") + fix);
+    const auto& s = v->get_ref<const std::string&>();
+    if (!base::ParseLogLevel(s, &c.log_level))
+      return Invalid("logLevel: " + Quote(s) + " is not supported; " + fix);
+  }
+  return base::Ok();
+}
+
+Status ParseRuntimeObjects(const json& root, Config& c) {
+  c.prev_result = nullptr;
+  c.runtime_config = json::object();
+  c.args = json::object();
+  if (const json* v = Get(root, "prevResult")) {
+    if (!v->is_object()) return Invalid("prevResult: must be an object (a CNI result)");
+    c.prev_result = *v;
+  }
+  if (const json* v = Get(root, "runtimeConfig")) {
+    if (!v->is_object()) return Invalid("runtimeConfig: must be an object");
+    c.runtime_config = *v;
+  }
+  if (const json* v = Get(root, "args")) {
+    if (!v->is_object()) return Invalid("args: must be an object");
+    c.args = *v;
+  }
+  return base::Ok();
+}
+
+base::Result<json> Decode(std::string_view bytes) {
+  if (bytes.size() > kMaxConfigBytes)
+    return Error(Code::kDecoding, "config: " + std::to_string(bytes.size()) + " bytes on stdin; at most " +
+                                      std::to_string(kMaxConfigBytes) + " are accepted");
+  json root;
+  try {
+    root = json::parse(
+        bytes.begin(), bytes.end(),
+        [](int depth, json::parse_event_t, json&) {
+          if (depth > kMaxDepth) throw TooDeep{};
+          return true;
+        },
+        /*allow_exceptions=*/true, /*ignore_comments=*/false);
+  } catch (const TooDeep&) {
+    return Error(Code::kDecoding, "config: JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
+  } catch (const json::exception& e) {
+    return Error(Code::kDecoding, "config: stdin is not valid JSON", e.what());
+  } catch (const std::exception& e) {
+    return Error(Code::kDecoding, "config: cannot decode stdin", e.what());
+  }
+  if (!root.is_object())
+    return Error(Code::kDecoding, std::string("config: must be a JSON object, got ") + root.type_name());
+  return root;
+}
+
+base::Result<Config> ParseChecked(std::string_view stdin_bytes, bool for_del) {
+  ASSIGN_OR_RETURN(json root, Decode(stdin_bytes));
+  Config c;
+  RETURN_IF_ERROR(ParseVersion(root, c));
+  RETURN_IF_ERROR(ParseIdentity(root, c));
+  RETURN_IF_ERROR(ParseRuntimeObjects(root, c));
+  RETURN_IF_ERROR(ParseDevice(root, for_del, c));
+  RETURN_IF_ERROR(ParseInterface(root, c));
+  RETURN_IF_ERROR(ParseAddressing(root, c));
+  RETURN_IF_ERROR(ParseRouting(root, c));
+  RETURN_IF_ERROR(ParseFiles(root, c));
+  c.raw = std::move(root);
+  return c;
+}
+
+}  // namespace
+
+std::string DeviceSelector::Describe() const {
+  const char* key = "device.name";
+  switch (by) {
+    case By::kName: key = "device.name"; break;
+    case By::kMac: key = "device.mac"; break;
+    case By::kPci: key = "device.pci"; break;
+    case By::kDeviceId: key = "deviceID"; break;
+  }
+  return std::string(key) + " " + Quote(value);
+}
+
+base::Result<Config> Parse(std::string_view stdin_bytes, bool for_del) {
+  // Nothing may escape: the plugin must always answer with a CNI error.
+  try {
+    return ParseChecked(stdin_bytes, for_del);
+  } catch (const std::exception& e) {
+    return Error(Code::kDecoding, "config: cannot decode stdin", e.what());
+  } catch (...) {
+    return Error(Code::kDecoding, "config: cannot decode stdin");
+  }
+}
+
+}  // namespace conf

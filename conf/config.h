@@ -1,0 +1,72 @@
+// The network configuration erdma-cni reads on stdin, parsed once into an
+// immutable, validated value.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/log.h"
+
+namespace conf {
+
+enum class Mode { kMove };  // later issues: kMacvlan, kIpvlan, kVf, kNone
+
+enum class AddressMode { kInherit, kIpam, kNone };
+
+/// How the host netdev is chosen. Exactly one selector, or the device ID the
+/// runtime/Multus injected (top-level `deviceID`, `runtimeConfig.deviceID`).
+struct DeviceSelector {
+  enum class By { kName, kMac, kPci, kDeviceId };
+  By by = By::kName;
+  std::string value;  ///< name, lower-case MAC, PCI address "0000:3b:00.1", or the raw device ID
+  std::string Describe() const;  ///< e.g. `device.name "eth1"`
+};
+
+struct Routing {
+  std::optional<uint32_t> table;  ///< nullopt = "auto"
+  uint32_t rule_priority = 200;
+  uint32_t route_metric = 200;
+  bool default_route = true;
+};
+
+struct Config {
+  std::string cni_version;  ///< the version results are written in (negotiated)
+  std::string name;         ///< network name; required
+  std::string type;
+
+  Mode mode = Mode::kMove;
+  DeviceSelector device;
+  std::string if_name = "erdma0";  ///< our interface's name when chained
+  std::optional<uint32_t> mtu;
+  AddressMode addresses = AddressMode::kInherit;
+  nlohmann::json ipam;             ///< the `ipam` object (null when absent)
+  std::string ipam_type;           ///< ipam.type
+  Routing routing;
+  std::string data_dir = "/var/lib/cni/erdma-cni";
+  std::string log_file;            ///< empty: no log file (errors still go to stderr)
+  base::LogLevel log_level = base::LogLevel::kInfo;
+
+  nlohmann::json prev_result;      ///< null when standalone
+  nlohmann::json runtime_config;   ///< object (maybe empty)
+  nlohmann::json args;             ///< the `args` object (maybe empty)
+  nlohmann::json raw;              ///< the whole stdin object, for IPAM delegation
+
+  bool chained() const { return !prev_result.is_null(); }
+};
+
+/// Largest stdin accepted.
+inline constexpr size_t kMaxConfigBytes = 1 << 20;
+
+/// Parses and validates stdin. Errors: kDecoding (not a JSON object, too big),
+/// kIncompatibleVersion (cniVersion unsupported), kInvalidConfig (a known key
+/// with a wrong type or value; the message names the key path and the fix).
+/// `for_del`: DEL and GC must work with a minimal config ({cniVersion,name,type});
+/// device selection is then optional.
+base::Result<Config> Parse(std::string_view stdin_bytes, bool for_del = false);
+
+}  // namespace conf

@@ -1,0 +1,20 @@
+// Checks for names that end up in the kernel or in file names. Shared by the
+// config parser and the CNI environment parser.
+#pragma once
+
+#include <string_view>
+
+namespace conf {
+
+/// A name the kernel accepts for a netdev (dev_valid_name): 1..15 bytes, not
+/// "." or "..", no '/', ':', whitespace or control characters.
+bool IsValidIfName(std::string_view name);
+
+/// A single path component that is safe to create: non-empty, at most
+/// `max_bytes`, no '/', not "." or "..", no control characters (NUL included).
+bool IsPlainFileName(std::string_view name, size_t max_bytes = 255);
+
+/// True when `s` holds a byte below 0x20 or 0x7f (NUL included).
+bool HasControlChar(std::string_view s);
+
+}  // namespace conf

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine, as root:
+#   integration/bootstrap.sh demo   install dependencies, build, run the demo
+#   integration/bootstrap.sh test   install dependencies, build, run every test
+# Only Debian packages are installed; nothing else is downloaded.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+what="${1:-}"
+case "$what" in
+  demo|test) ;;
+  *) echo "usage: $0 demo|test" >&2; exit 2 ;;
+esac
+
+packages=(
+  build-essential cmake pkg-config
+  libnl-3-dev libnl-route-3-dev libmnl-dev nlohmann-json3-dev catch2
+  iproute2 iputils-ping containernetworking-plugins
+  clang-format clang-tidy
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "== installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+build_type=Release
+[[ "$what" == test ]] && build_type=RelWithDebInfo
+echo "== building ($build_type)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE="$build_type" >/dev/null
+cmake --build build -j"$(nproc)"
+
+if [[ "$what" == demo ]]; then
+  exec integration/demo.sh
+fi
+
+echo "== testing"
+cd build
+ctest --output-on-failure -j"$(nproc)"

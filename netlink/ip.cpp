@@ -1,0 +1,87 @@
+#include "netlink/ip.h"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <charconv>
+
+namespace netlink {
+
+std::optional<IpAddress> IpAddress::Parse(std::string_view text) {
+  if (text.empty() || text.size() >= INET6_ADDRSTRLEN) return std::nullopt;
+  // inet_pton stops at a NUL: "10.0.0.1\0junk" must not parse as 10.0.0.1.
+  if (text.find('\0') != std::string_view::npos) return std::nullopt;
+  char buf[INET6_ADDRSTRLEN];
+  text.copy(buf, text.size());
+  buf[text.size()] = '\0';
+  IpAddress a;
+  if (inet_pton(AF_INET, buf, a.bytes.data()) == 1) {
+    a.family = AF_INET;
+    return a;
+  }
+  if (inet_pton(AF_INET6, buf, a.bytes.data()) == 1) {
+    a.family = AF_INET6;
+    return a;
+  }
+  return std::nullopt;
+}
+
+std::string IpAddress::ToString() const {
+  if (family != AF_INET && family != AF_INET6) return "";
+  char buf[INET6_ADDRSTRLEN];
+  if (!inet_ntop(family, bytes.data(), buf, sizeof buf)) return "";
+  return buf;
+}
+
+bool IpAddress::IsUnspecified() const {
+  for (size_t i = 0; i < ByteLength(); ++i)
+    if (bytes[i] != 0) return false;
+  return true;
+}
+
+bool IpAddress::IsLinkLocal() const {
+  if (family == AF_INET) return bytes[0] == 169 && bytes[1] == 254;
+  if (family == AF_INET6) return bytes[0] == 0xfe && (bytes[1] & 0xc0) == 0x80;
+  return false;
+}
+
+std::optional<IpPrefix> IpPrefix::Parse(std::string_view text, bool allow_bare) {
+  const size_t slash = text.find('/');
+  auto addr = IpAddress::Parse(text.substr(0, slash));
+  if (!addr) return std::nullopt;
+  IpPrefix p{*addr, addr->BitLength()};
+  if (slash == std::string_view::npos) {
+    if (!allow_bare) return std::nullopt;
+    return p;
+  }
+  std::string_view len = text.substr(slash + 1);
+  // Decimal digits only: from_chars takes "-0", and "024" is as suspicious
+  // here as it is to Go's netip.ParsePrefix.
+  if (len.empty() || len.size() > 3 || (len.size() > 1 && len[0] == '0')) return std::nullopt;
+  for (char c : len)
+    if (c < '0' || c > '9') return std::nullopt;
+  int n = -1;
+  std::from_chars(len.data(), len.data() + len.size(), n);
+  if (n < 0 || n > addr->BitLength()) return std::nullopt;
+  p.len = n;
+  return p;
+}
+
+std::string IpPrefix::ToString() const { return addr.ToString() + "/" + std::to_string(len); }
+
+IpPrefix IpPrefix::Network() const {
+  IpPrefix n = *this;
+  // A hand-built prefix may carry any len; never index outside the address.
+  const int from = len < 0 ? 0 : len;
+  for (int bit = from; bit < addr.BitLength(); ++bit)
+    n.addr.bytes[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
+  return n;
+}
+
+bool IpPrefix::Contains(const IpAddress& a) const {
+  if (a.family != addr.family) return false;
+  IpPrefix other{a, len};
+  return other.Network().addr == Network().addr;
+}
+
+}  // namespace netlink

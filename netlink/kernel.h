@@ -1,0 +1,115 @@
+// The syscall boundary: the handful of rtnetlink verbs erdma-cni needs, for
+// one network namespace. The real implementation (rtnl_kernel.h) speaks
+// rtnetlink through libnl on a socket opened inside that namespace; tests use
+// an in-memory fake (test/fake/fake_kernel.h) that can fail the Nth call.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/error.h"
+#include "netlink/ip.h"
+
+namespace netlink {
+
+using base::Result;
+using base::Status;
+
+/// Route table ids and protocol/scope values as the kernel numbers them.
+inline constexpr uint32_t kTableMain = 254;
+inline constexpr uint32_t kTableLocal = 255;
+inline constexpr uint8_t kProtoKernel = 2;  // RTPROT_KERNEL: made by the kernel for an address
+inline constexpr uint8_t kProtoBoot = 3;    // RTPROT_BOOT: what `ip route add` uses
+inline constexpr uint8_t kProtoStatic = 4;  // RTPROT_STATIC: what erdma-cni uses
+inline constexpr uint8_t kScopeUniverse = 0;
+inline constexpr uint8_t kScopeLink = 253;
+inline constexpr uint8_t kScopeHost = 254;
+inline constexpr uint32_t kAddrFlagNoPrefixRoute = 0x200;  // IFA_F_NOPREFIXROUTE
+inline constexpr uint32_t kAddrFlagNoDad = 0x02;           // IFA_F_NODAD
+
+struct LinkInfo {
+  int index = 0;
+  std::string name;
+  std::string mac;   ///< "aa:bb:cc:dd:ee:ff" lower case; empty when the link has none
+  uint32_t mtu = 0;
+  bool up = false;   ///< administrative state (IFF_UP)
+  std::string kind;  ///< IFLA_INFO_KIND ("veth", "macvlan", ...); empty for physical devices
+
+  bool operator==(const LinkInfo&) const = default;
+};
+
+struct AddrInfo {
+  int ifindex = 0;
+  IpPrefix local;                      ///< address with its prefix length
+  uint8_t scope = kScopeUniverse;
+  uint32_t flags = 0;                  ///< IFA_F_* (only the settable ones matter)
+  std::optional<IpAddress> broadcast;  ///< IPv4 only
+
+  bool operator==(const AddrInfo&) const = default;
+};
+
+struct RouteInfo {
+  IpPrefix dst;                       ///< len 0 = default route; family from dst.addr
+  std::optional<IpAddress> gateway;
+  std::optional<IpAddress> prefsrc;
+  int oif = 0;
+  uint32_t table = kTableMain;
+  uint32_t metric = 0;
+  uint8_t scope = kScopeUniverse;
+  uint8_t protocol = kProtoStatic;
+  uint8_t type = 1;                   ///< RTN_UNICAST
+
+  int family() const { return dst.addr.family; }
+  bool operator==(const RouteInfo&) const = default;
+};
+
+struct RuleInfo {
+  int family = 0;                     ///< AF_INET or AF_INET6
+  uint32_t priority = 0;
+  std::optional<IpPrefix> src;        ///< `from` selector; nullopt = all
+  uint32_t table = kTableMain;
+
+  bool operator==(const RuleInfo&) const = default;
+};
+
+/// rtnetlink verbs for one network namespace. Errors carry Code::kKernel, the
+/// errno in sys_errno and the kernel's extended ACK text in details. Callers
+/// test sys_errno (EEXIST, ENODEV, ESRCH, ENOENT) to make undo idempotent.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+
+  /// An fd of the namespace this handle speaks to (for IFLA_NET_NS_FD).
+  virtual int NetnsFd() const = 0;
+
+  virtual Result<std::vector<LinkInfo>> ListLinks() = 0;
+  /// nullopt when no link has that name / index.
+  virtual Result<std::optional<LinkInfo>> FindLink(std::string_view name) = 0;
+  virtual Result<std::optional<LinkInfo>> FindLinkByIndex(int index) = 0;
+
+  /// One RTM_NEWLINK carrying IFLA_NET_NS_FD and IFLA_IFNAME: the link leaves
+  /// this namespace and appears in `target` under `new_name`, atomically.
+  virtual Status MoveLink(int index, const Kernel& target, std::string_view new_name) = 0;
+  virtual Status RenameLink(int index, std::string_view new_name) = 0;
+  virtual Status SetMtu(int index, uint32_t mtu) = 0;
+  virtual Status SetUp(int index, bool up) = 0;
+
+  /// Addresses of one link (index > 0) or of all links (0), both families.
+  virtual Result<std::vector<AddrInfo>> ListAddrs(int index) = 0;
+  virtual Status AddAddr(const AddrInfo& addr) = 0;
+  virtual Status DelAddr(const AddrInfo& addr) = 0;
+
+  /// Routes of every table, both families; oif > 0 keeps only routes through it.
+  virtual Result<std::vector<RouteInfo>> ListRoutes(int oif) = 0;
+  virtual Status AddRoute(const RouteInfo& route) = 0;
+  virtual Status DelRoute(const RouteInfo& route) = 0;
+
+  virtual Result<std::vector<RuleInfo>> ListRules() = 0;
+  virtual Status AddRule(const RuleInfo& rule) = 0;
+  virtual Status DelRule(const RuleInfo& rule) = 0;
+};
+
+}  // namespace netlink

@@ -1,0 +1,110 @@
+#include "netlink/netns.h"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/nsfs.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/statfs.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+namespace netlink {
+namespace {
+
+using base::Code;
+using base::Error;
+using base::UniqueFd;
+
+std::string ErrnoText(int err) { return std::strerror(err); }
+
+// The thread's own namespace, not the process's: setns() switches only the
+// calling thread, and /proc/self names the thread-group leader.
+constexpr const char* kThreadNetns = "/proc/thread-self/ns/net";
+
+}  // namespace
+
+base::Result<Netns> Netns::Current() {
+  const char* path = "/proc/self/ns/net";
+  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    const int err = errno;
+    return Error(Code::kIo, std::string("opening ") + path + ": " + ErrnoText(err) +
+                                " (is /proc mounted?)",
+                 {}, err);
+  }
+  return Netns(std::move(fd), path);
+}
+
+base::Result<Netns> Netns::Open(const std::string& path, const std::string& what) {
+  if (path.empty()) {
+    return Error(Code::kInvalidEnv,
+                 what + " is empty (set it to the pod's network namespace, e.g. "
+                        "/var/run/netns/NAME or /proc/PID/ns/net)");
+  }
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) {
+      return Error(Code::kInvalidEnv, what + ": " + path + " does not exist", {}, err);
+    }
+    return Error(Code::kInvalidEnv, what + ": cannot open " + path + ": " + ErrnoText(err), {},
+                 err);
+  }
+  const std::string not_netns =
+      what + ": " + path +
+      " is not a network namespace (pass a /var/run/netns/NAME bind mount or /proc/PID/ns/net)";
+  // A netns handle lives on nsfs; a bind-mount target whose mount is gone is
+  // a plain file on tmpfs and would otherwise look fine until setns().
+  struct statfs fs {};
+  if (::fstatfs(fd.get(), &fs) != 0) {
+    const int err = errno;
+    return Error(Code::kInvalidEnv, not_netns, "fstatfs: " + ErrnoText(err), err);
+  }
+  if (fs.f_type != static_cast<decltype(fs.f_type)>(NSFS_MAGIC)) {
+    return Error(Code::kInvalidEnv, not_netns);
+  }
+  // nsfs also holds mount, pid, user, ... namespaces.
+  const int type = ::ioctl(fd.get(), NS_GET_NSTYPE);
+  if (type != CLONE_NEWNET) {
+    const int err = type < 0 ? errno : 0;
+    return Error(Code::kInvalidEnv, not_netns,
+                 type < 0 ? "NS_GET_NSTYPE: " + ErrnoText(err) : "another kind of namespace", err);
+  }
+  return Netns(std::move(fd), path);
+}
+
+base::Result<NetnsSwitch> NetnsSwitch::Enter(const Netns& target) {
+  UniqueFd home(::open(kThreadNetns, O_RDONLY | O_CLOEXEC));
+  if (!home.valid()) {
+    const int err = errno;
+    return Error(Code::kIo, std::string("opening ") + kThreadNetns + ": " + ErrnoText(err), {},
+                 err);
+  }
+  if (::setns(target.fd(), CLONE_NEWNET) != 0) {
+    const int err = errno;
+    return Error(Code::kInvalidEnv,
+                 "entering network namespace " + target.path() + ": " + ErrnoText(err) +
+                     (err == EPERM ? " (needs CAP_SYS_ADMIN)" : ""),
+                 {}, err);
+  }
+  return NetnsSwitch(std::move(home));
+}
+
+NetnsSwitch::NetnsSwitch(NetnsSwitch&& o) noexcept : home_(std::move(o.home_)) {}
+
+NetnsSwitch::~NetnsSwitch() {
+  if (!home_.valid()) return;
+  if (::setns(home_.get(), CLONE_NEWNET) != 0) {
+    // Going on in the wrong namespace would configure the wrong node.
+    std::fprintf(stderr, "erdma-cni: cannot return to the original network namespace: %s\n",
+                 std::strerror(errno));
+    std::abort();
+  }
+}
+
+}  // namespace netlink

@@ -1,0 +1,47 @@
+// Network namespace handles.
+#pragma once
+
+#include <string>
+
+#include "base/error.h"
+#include "base/fd.h"
+
+namespace netlink {
+
+/// An open network namespace. Holding the fd keeps the namespace alive.
+class Netns {
+ public:
+  /// The namespace this process runs in (/proc/self/ns/net).
+  static base::Result<Netns> Current();
+  /// Opens a netns file (a /run/netns bind mount or /proc/PID/ns/net). Fails
+  /// with kInvalidEnv (naming `what`, e.g. "CNI_NETNS") when the path does
+  /// not exist, is not on nsfs or is not a network namespace.
+  static base::Result<Netns> Open(const std::string& path, const std::string& what);
+
+  int fd() const { return fd_.get(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  Netns(base::UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  base::UniqueFd fd_;
+  std::string path_;
+};
+
+/// Switches the calling thread into a netns for its lifetime and back on
+/// destruction; aborts the process if it cannot switch back (continuing in the
+/// wrong namespace would configure the wrong node).
+class NetnsSwitch {
+ public:
+  static base::Result<NetnsSwitch> Enter(const Netns& target);
+  NetnsSwitch(NetnsSwitch&& o) noexcept;
+  NetnsSwitch(const NetnsSwitch&) = delete;
+  NetnsSwitch& operator=(const NetnsSwitch&) = delete;
+  NetnsSwitch& operator=(NetnsSwitch&&) = delete;
+  ~NetnsSwitch();
+
+ private:
+  explicit NetnsSwitch(base::UniqueFd home) : home_(std::move(home)) {}
+  base::UniqueFd home_;
+};
+
+}  // namespace netlink

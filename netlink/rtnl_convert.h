@@ -1,0 +1,50 @@
+// Between libnl's route objects and erdma-cni's plain values (kernel.h), and
+// the text that names a request in an error message.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "base/error.h"
+#include "netlink/ip.h"
+#include "netlink/kernel.h"
+#include "netlink/libnl_ptr.h"
+
+namespace netlink::rtnl {
+
+/// IFA_F_* flags a caller can ask for in RTM_NEWADDR. ListAddrs reports only
+/// these, so what AddAddr added lists back as equal; the kernel's own state
+/// bits (permanent, tentative, secondary, deprecated, ...) are left out.
+inline constexpr uint32_t kSettableAddrFlags = 0x02 /*NODAD*/ | 0x04 /*OPTIMISTIC*/ |
+                                               0x10 /*HOMEADDRESS*/ | 0x100 /*MANAGETEMPADDR*/ |
+                                               0x200 /*NOPREFIXROUTE*/ | 0x400 /*MCAUTOJOIN*/;
+
+/// "aa:bb:cc:dd:ee:ff" in lower case; "" for a null or empty address.
+std::string FormatHwAddr(const nl_addr* a);
+/// An nl_addr holding `a` with prefix length `len`; null when out of memory.
+nl::AddrPtr ToNlAddr(const IpAddress& a, int len);
+/// The IPv4/IPv6 address in `a`; nullopt for null or another family.
+std::optional<IpAddress> FromNlAddr(const nl_addr* a);
+
+LinkInfo ToLinkInfo(rtnl_link* link);
+/// nullopt for families other than IPv4/IPv6.
+std::optional<AddrInfo> ToAddrInfo(rtnl_addr* addr);
+/// nullopt for families other than IPv4/IPv6. A multipath route is reported
+/// through its first nexthop.
+std::optional<RouteInfo> ToRouteInfo(rtnl_route* route);
+std::optional<RuleInfo> ToRuleInfo(rtnl_rule* rule);
+
+/// Request templates. For deletes only the fields the kernel should match on
+/// are set (see the .cpp).
+base::Result<nl::RtAddrPtr> MakeAddr(const AddrInfo& info, bool for_delete);
+base::Result<nl::RoutePtr> MakeRoute(const RouteInfo& info, bool for_delete);
+base::Result<nl::RulePtr> MakeRule(const RuleInfo& info);
+
+/// "10.0.0.2/24 dev 5"
+std::string Describe(const AddrInfo& a);
+/// "10.0.0.0/24 via 10.0.0.1 dev 5 table 200 metric 100"
+std::string Describe(const RouteInfo& r);
+/// "inet priority 200 from 10.0.0.5/32 table 200"
+std::string Describe(const RuleInfo& r);
+
+}  // namespace netlink::rtnl

@@ -1,0 +1,251 @@
+#include "netlink/rtnl_kernel.h"
+
+#include <fcntl.h>
+#include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <netlink/attr.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <utility>
+
+#include "netlink/libnl_ptr.h"
+#include "netlink/rtnl_convert.h"
+#include "netlink/rtnl_socket.h"
+
+namespace netlink {
+namespace {
+
+using base::Error;
+
+Error BuildError(const std::string& what, int err) {
+  return Error(base::Code::kKernel, what + ": " + std::strerror(err), "building the request", err);
+}
+
+/// A name no link can have: the kernel would refuse to look it up.
+bool ImpossibleName(std::string_view name) {
+  return name.empty() || name.size() >= IFNAMSIZ || name.find('\0') != std::string_view::npos;
+}
+
+/// Walks a filled cache; `fn` gets each object cast to T.
+template <typename T, typename Fn>
+void ForEach(nl_cache* cache, Fn&& fn) {
+  for (nl_object* o = nl_cache_get_first(cache); o != nullptr; o = nl_cache_get_next(o)) {
+    fn(reinterpret_cast<T*>(o));
+  }
+}
+
+class RtnlKernel final : public Kernel {
+ public:
+  RtnlKernel(RtnlSocket sock, base::UniqueFd netns)
+      : sock_(std::move(sock)), netns_(std::move(netns)) {}
+
+  int NetnsFd() const override { return netns_.get(); }
+
+  Result<std::vector<LinkInfo>> ListLinks() override {
+    nl_cache* raw = nullptr;
+    if (rtnl_link_alloc_cache(nullptr, AF_UNSPEC, &raw) < 0) return BuildError(kDumpLinks, ENOMEM);
+    nl::CachePtr cache(raw);
+    RETURN_IF_ERROR(sock_.Dump(kDumpLinks, cache.get()));
+    std::vector<LinkInfo> out;
+    ForEach<rtnl_link>(cache.get(), [&](rtnl_link* l) { out.push_back(rtnl::ToLinkInfo(l)); });
+    return out;
+  }
+
+  Result<std::optional<LinkInfo>> FindLink(std::string_view name) override {
+    if (ImpossibleName(name)) return std::optional<LinkInfo>();
+    return GetLink(0, std::string(name), "RTM_GETLINK " + std::string(name));
+  }
+
+  Result<std::optional<LinkInfo>> FindLinkByIndex(int index) override {
+    if (index <= 0) return std::optional<LinkInfo>();
+    return GetLink(index, "", "RTM_GETLINK dev " + std::to_string(index));
+  }
+
+  Status MoveLink(int index, const Kernel& target, std::string_view new_name) override {
+    // One message: the kernel moves and renames together, so the link never
+    // shows up in the target under its old name (which may be taken there).
+    const std::string what = "RTM_NEWLINK dev " + std::to_string(index) + " to netns fd " +
+                             std::to_string(target.NetnsFd()) + " as " + std::string(new_name);
+    const std::string name(new_name);
+    return SetLink(what, index, 0, 0, [&](nl_msg* msg) {
+      int err = nla_put_u32(msg, IFLA_NET_NS_FD, static_cast<uint32_t>(target.NetnsFd()));
+      if (err >= 0 && !name.empty()) err = nla_put_string(msg, IFLA_IFNAME, name.c_str());
+      return err;
+    });
+  }
+
+  Status RenameLink(int index, std::string_view new_name) override {
+    const std::string name(new_name);
+    return SetLink("RTM_NEWLINK dev " + std::to_string(index) + " name " + name, index, 0, 0,
+                   [&](nl_msg* msg) { return nla_put_string(msg, IFLA_IFNAME, name.c_str()); });
+  }
+
+  Status SetMtu(int index, uint32_t mtu) override {
+    return SetLink("RTM_NEWLINK dev " + std::to_string(index) + " mtu " + std::to_string(mtu),
+                   index, 0, 0, [&](nl_msg* msg) { return nla_put_u32(msg, IFLA_MTU, mtu); });
+  }
+
+  Status SetUp(int index, bool up) override {
+    return SetLink("RTM_NEWLINK dev " + std::to_string(index) + (up ? " up" : " down"), index,
+                   up ? IFF_UP : 0, IFF_UP, nullptr);
+  }
+
+  Result<std::vector<AddrInfo>> ListAddrs(int index) override {
+    nl_cache* raw = nullptr;
+    if (rtnl_addr_alloc_cache(nullptr, &raw) < 0) return BuildError(kDumpAddrs, ENOMEM);
+    nl::CachePtr cache(raw);
+    RETURN_IF_ERROR(sock_.Dump(kDumpAddrs, cache.get()));
+    std::vector<AddrInfo> out;
+    ForEach<rtnl_addr>(cache.get(), [&](rtnl_addr* a) {
+      if (index > 0 && rtnl_addr_get_ifindex(a) != index) return;
+      if (auto info = rtnl::ToAddrInfo(a)) out.push_back(std::move(*info));
+    });
+    return out;
+  }
+
+  Status AddAddr(const AddrInfo& addr) override {
+    const std::string what = "RTM_NEWADDR " + rtnl::Describe(addr);
+    ASSIGN_OR_RETURN(nl::RtAddrPtr a, WithWhat(rtnl::MakeAddr(addr, false), what));
+    // Without NLM_F_EXCL IPv4 still answers EEXIST; say what we mean anyway.
+    return sock_.Run(what, [&](nl_sock* sk) { return rtnl_addr_add(sk, a.get(), NLM_F_EXCL); });
+  }
+
+  Status DelAddr(const AddrInfo& addr) override {
+    const std::string what = "RTM_DELADDR " + rtnl::Describe(addr);
+    ASSIGN_OR_RETURN(nl::RtAddrPtr a, WithWhat(rtnl::MakeAddr(addr, true), what));
+    return sock_.Run(what, [&](nl_sock* sk) { return rtnl_addr_delete(sk, a.get(), 0); });
+  }
+
+  Result<std::vector<RouteInfo>> ListRoutes(int oif) override {
+    nl_cache* raw = nullptr;
+    // Flags 0, not ROUTE_CACHE_CONTENT (which asks for RTM_F_CLONED, the
+    // exception cache). A dump with rtm_table 0 covers every table, local
+    // included; libnl's route cache keeps duplicates apart (no hash table).
+    if (rtnl_route_alloc_cache(nullptr, AF_UNSPEC, 0, &raw) < 0)
+      return BuildError(kDumpRoutes, ENOMEM);
+    nl::CachePtr cache(raw);
+    RETURN_IF_ERROR(sock_.Dump(kDumpRoutes, cache.get()));
+    std::vector<RouteInfo> out;
+    ForEach<rtnl_route>(cache.get(), [&](rtnl_route* r) {
+      auto info = rtnl::ToRouteInfo(r);
+      if (info && (oif <= 0 || info->oif == oif)) out.push_back(std::move(*info));
+    });
+    return out;
+  }
+
+  Status AddRoute(const RouteInfo& route) override {
+    const std::string what = "RTM_NEWROUTE " + rtnl::Describe(route);
+    ASSIGN_OR_RETURN(nl::RoutePtr r, WithWhat(rtnl::MakeRoute(route, false), what));
+    // rtnl_route_add adds NLM_F_CREATE itself.
+    return sock_.Run(what, [&](nl_sock* sk) { return rtnl_route_add(sk, r.get(), NLM_F_EXCL); });
+  }
+
+  Status DelRoute(const RouteInfo& route) override {
+    const std::string what = "RTM_DELROUTE " + rtnl::Describe(route);
+    ASSIGN_OR_RETURN(nl::RoutePtr r, WithWhat(rtnl::MakeRoute(route, true), what));
+    return sock_.Run(what, [&](nl_sock* sk) { return rtnl_route_delete(sk, r.get(), 0); });
+  }
+
+  Result<std::vector<RuleInfo>> ListRules() override {
+    nl_cache* raw = nullptr;
+    if (rtnl_rule_alloc_cache(nullptr, AF_UNSPEC, &raw) < 0) return BuildError(kDumpRules, ENOMEM);
+    nl::CachePtr cache(raw);
+    RETURN_IF_ERROR(sock_.Dump(kDumpRules, cache.get()));
+    std::vector<RuleInfo> out;
+    ForEach<rtnl_rule>(cache.get(), [&](rtnl_rule* r) {
+      if (auto info = rtnl::ToRuleInfo(r)) out.push_back(std::move(*info));
+    });
+    return out;
+  }
+
+  Status AddRule(const RuleInfo& rule) override {
+    const std::string what = "RTM_NEWRULE " + rtnl::Describe(rule);
+    ASSIGN_OR_RETURN(nl::RulePtr r, WithWhat(rtnl::MakeRule(rule), what));
+    // Without NLM_F_EXCL the kernel happily adds an identical second rule.
+    return sock_.Run(what, [&](nl_sock* sk) { return rtnl_rule_add(sk, r.get(), NLM_F_EXCL); });
+  }
+
+  Status DelRule(const RuleInfo& rule) override {
+    const std::string what = "RTM_DELRULE " + rtnl::Describe(rule);
+    ASSIGN_OR_RETURN(nl::RulePtr r, WithWhat(rtnl::MakeRule(rule), what));
+    return sock_.Run(what, [&](nl_sock* sk) { return rtnl_rule_delete(sk, r.get(), 0); });
+  }
+
+ private:
+  static constexpr const char* kDumpLinks = "RTM_GETLINK dump";
+  static constexpr const char* kDumpAddrs = "RTM_GETADDR dump";
+  static constexpr const char* kDumpRoutes = "RTM_GETROUTE dump";
+  static constexpr const char* kDumpRules = "RTM_GETRULE dump";
+
+  template <typename T>
+  static Result<T> WithWhat(Result<T> r, const std::string& what) {
+    if (r.ok()) return r;
+    return std::move(r).error().WithContext(what);
+  }
+
+  /// One RTM_GETLINK by index or name. Not rtnl_link_get_kernel: it swaps
+  /// in its own error callback, which loses the errno and extack text, and
+  /// asks for VF details nobody here reads.
+  Result<std::optional<LinkInfo>> GetLink(int index, const std::string& name,
+                                          const std::string& what) {
+    nl::MsgPtr msg(nlmsg_alloc_simple(RTM_GETLINK, NLM_F_REQUEST | NLM_F_ACK));
+    if (!msg) return BuildError(what, ENOMEM);
+    ifinfomsg ifi{};
+    ifi.ifi_family = AF_UNSPEC;
+    ifi.ifi_index = index;
+    if (nlmsg_append(msg.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO) < 0 ||
+        (!name.empty() && nla_put_string(msg.get(), IFLA_IFNAME, name.c_str()) < 0) ||
+        nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0) {
+      return BuildError(what, EMSGSIZE);
+    }
+    auto objects = sock_.Get(what, std::move(msg));
+    if (!objects.ok()) {
+      if (objects.error().sys_errno == ENODEV) return std::optional<LinkInfo>();
+      return std::move(objects).error();
+    }
+    for (const nl::ObjectPtr& o : *objects) {
+      if (nl_object_get_msgtype(o.get()) == RTM_NEWLINK) {
+        return std::optional<LinkInfo>(rtnl::ToLinkInfo(reinterpret_cast<rtnl_link*>(o.get())));
+      }
+    }
+    return std::optional<LinkInfo>();
+  }
+
+  /// One RTM_NEWLINK for an existing link (no NLM_F_CREATE): ifinfomsg with
+  /// the index and flag change, then whatever attributes `put` adds.
+  Status SetLink(const std::string& what, int index, unsigned flags, unsigned change,
+                 const std::function<int(nl_msg*)>& put) {
+    nl::MsgPtr msg(nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK));
+    if (!msg) return BuildError(what, ENOMEM);
+    ifinfomsg ifi{};
+    ifi.ifi_family = AF_UNSPEC;
+    ifi.ifi_index = index;
+    ifi.ifi_flags = flags;
+    ifi.ifi_change = change;
+    if (nlmsg_append(msg.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO) < 0 || (put && put(msg.get()) < 0))
+      return BuildError(what, EMSGSIZE);
+    return sock_.Request(what, std::move(msg));
+  }
+
+  RtnlSocket sock_;
+  base::UniqueFd netns_;
+};
+
+}  // namespace
+
+base::Result<std::unique_ptr<Kernel>> OpenRtnl(const Netns& ns) {
+  ASSIGN_OR_RETURN(RtnlSocket sock, RtnlSocket::Open(ns));
+  base::UniqueFd fd(::fcntl(ns.fd(), F_DUPFD_CLOEXEC, 0));
+  if (!fd.valid()) {
+    const int err = errno;
+    return Error(base::Code::kIo, "duplicating the fd of " + ns.path() + ": " + std::strerror(err),
+                 {}, err);
+  }
+  return std::unique_ptr<Kernel>(std::make_unique<RtnlKernel>(std::move(sock), std::move(fd)));
+}
+
+}  // namespace netlink

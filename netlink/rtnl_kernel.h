@@ -1,0 +1,17 @@
+// netlink::Kernel over rtnetlink with libnl-3/libnl-route-3.
+#pragma once
+
+#include <memory>
+
+#include "base/error.h"
+#include "netlink/kernel.h"
+#include "netlink/netns.h"
+
+namespace netlink {
+
+/// Opens an rtnetlink socket inside `ns` (switching into it once, just for
+/// socket()) and returns a Kernel bound to it. The socket has NETLINK_EXT_ACK
+/// on; the Kernel keeps its own dup of ns's fd for NetnsFd().
+base::Result<std::unique_ptr<Kernel>> OpenRtnl(const Netns& ns);
+
+}  // namespace netlink

@@ -1,0 +1,275 @@
+#include "netlink/rtnl_socket.h"
+
+#include <linux/netlink.h>
+#include <netlink/errno.h>
+#include <netlink/netlink.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+#include <utility>
+
+#include "netlink/extack.h"
+
+namespace netlink {
+
+struct RtnlExchange {
+  uint32_t seq = 0;          ///< sequence number of the last request sent
+  int error = 0;             ///< errno the kernel answered with; 0 = none
+  std::string extack;        ///< the kernel's extended ACK text for it
+  bool interrupted = false;  ///< a dump message carried NLM_F_DUMP_INTR
+};
+
+namespace {
+
+using Exchange = RtnlExchange;
+
+std::span<const uint8_t> MessageBytes(const nlmsghdr* hdr) {
+  // libnl has checked nlmsg_len against the bytes it received.
+  return {reinterpret_cast<const uint8_t*>(hdr), hdr->nlmsg_len};
+}
+
+// NLMSG_ERROR with a non-zero error. libnl hands over only the nlmsgerr,
+// which it found at nlmsg_data(hdr); the header sits right before it. The
+// errno recorded here is the one reported: libnl's own return value folds
+// many errnos into one code (ENOENT and ESRCH both become NLE_OBJ_NOTFOUND).
+int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
+  auto* ex = static_cast<Exchange*>(arg);
+  const auto* hdr =
+      reinterpret_cast<const nlmsghdr*>(reinterpret_cast<const uint8_t*>(e) - NLMSG_HDRLEN);
+  if (auto ack = ParseAck(MessageBytes(hdr))) {
+    ex->error = ack->error;
+    ex->extack = std::move(ack->msg);
+  } else {
+    ex->error = e->error < 0 ? -e->error : EPROTO;
+  }
+  if (ex->error == 0) ex->error = EPROTO;
+  return NL_STOP;
+}
+
+// NLMSG_DONE. A dump that fails after it started ends with a DONE carrying
+// the error (and extack TLVs); libnl would take it for a clean end and hand
+// back a partial dump.
+int OnDone(nl_msg* msg, void* arg) {
+  auto ack = ParseAck(MessageBytes(nlmsg_hdr(msg)));
+  if (!ack || ack->error == 0) return NL_OK;
+  auto* ex = static_cast<Exchange*>(arg);
+  ex->error = ack->error;
+  ex->extack = std::move(ack->msg);
+  return -nl_syserr2nlerr(ack->error);
+}
+
+// Replaces libnl's own check, whose expected number stays behind for good
+// once an exchange is abandoned half way; ours follows the last request sent.
+int OnSeqCheck(nl_msg* msg, void* arg) {
+  auto* ex = static_cast<Exchange*>(arg);
+  return nlmsg_hdr(msg)->nlmsg_seq == ex->seq ? NL_OK : -NLE_SEQ_MISMATCH;
+}
+
+// Without this callback libnl reports NLE_DUMP_INTR only after reading the
+// whole dump, and nl_cache_refill then restarts forever without emptying the
+// cache first. Noting it here lets Dump() decide.
+int OnDumpIntr(nl_msg*, void* arg) {
+  static_cast<Exchange*>(arg)->interrupted = true;
+  return NL_OK;
+}
+
+int OnMsgOut(nl_msg* msg, void* arg) {
+  static_cast<Exchange*>(arg)->seq = nlmsg_hdr(msg)->nlmsg_seq;
+  return NL_OK;
+}
+
+struct Collected {
+  std::vector<nl::ObjectPtr> objects;
+  bool acked = false;
+  bool out_of_memory = false;
+};
+
+void KeepObject(nl_object* obj, void* arg) {
+  auto* c = static_cast<Collected*>(arg);
+  nl_object_get(obj);
+  nl::ObjectPtr owned(obj);
+  try {
+    c->objects.push_back(std::move(owned));
+  } catch (...) {
+    c->out_of_memory = true;
+  }
+}
+
+int OnValid(nl_msg* msg, void* arg) {
+  auto* c = static_cast<Collected*>(arg);
+  const int err = nl_msg_parse(msg, &KeepObject, c);
+  if (err < 0) return err;
+  return c->out_of_memory ? -NLE_NOMEM : NL_OK;
+}
+
+int OnAck(nl_msg*, void* arg) {
+  static_cast<Collected*>(arg)->acked = true;
+  return NL_STOP;
+}
+
+base::Error SocketError(const std::string& what, int err, std::string details = {}) {
+  return base::Error(base::Code::kKernel, what + ": " + std::strerror(err), std::move(details),
+                     err);
+}
+
+}  // namespace
+
+int NlErrorToErrno(int nl_error) {
+  switch (std::abs(nl_error)) {
+    case NLE_INTR: return EINTR;
+    case NLE_BAD_SOCK: return EBADF;
+    case NLE_AGAIN: return EAGAIN;
+    case NLE_NOMEM: return ENOMEM;
+    case NLE_EXIST: return EEXIST;
+    case NLE_INVAL: return EINVAL;
+    case NLE_RANGE: return ERANGE;
+    case NLE_MSGSIZE: return EMSGSIZE;
+    case NLE_OPNOTSUPP: return EOPNOTSUPP;
+    case NLE_AF_NOSUPPORT: return EAFNOSUPPORT;
+    case NLE_OBJ_NOTFOUND: return ENOENT;
+    case NLE_NOATTR: return ENOENT;
+    case NLE_MISSING_ATTR: return EINVAL;
+    case NLE_AF_MISMATCH: return EAFNOSUPPORT;
+    case NLE_SEQ_MISMATCH: return EPROTO;
+    case NLE_MSG_OVERFLOW: return ENOBUFS;
+    case NLE_MSG_TRUNC: return EMSGSIZE;
+    case NLE_NOADDR: return EADDRNOTAVAIL;
+    case NLE_SRCRT_NOSUPPORT: return EOPNOTSUPP;
+    case NLE_MSG_TOOSHORT: return EBADMSG;
+    case NLE_MSGTYPE_NOSUPPORT: return EOPNOTSUPP;
+    case NLE_OBJ_MISMATCH: return EINVAL;
+    case NLE_NOCACHE: return ENOENT;
+    case NLE_BUSY: return EBUSY;
+    case NLE_PROTO_MISMATCH: return EPROTONOSUPPORT;
+    case NLE_NOACCESS: return EACCES;
+    case NLE_PERM: return EPERM;
+    case NLE_PARSE_ERR: return EBADMSG;
+    case NLE_NODEV: return ENODEV;
+    case NLE_IMMUTABLE: return EROFS;
+    case NLE_DUMP_INTR: return EAGAIN;  // the dump kept changing under us: try again later
+    case NLE_ATTRSIZE: return ERANGE;
+    default: return EIO;
+  }
+}
+
+RtnlSocket::RtnlSocket(nl::SockPtr sk) : sk_(std::move(sk)), ex_(std::make_unique<Exchange>()) {}
+RtnlSocket::RtnlSocket(RtnlSocket&&) noexcept = default;
+RtnlSocket& RtnlSocket::operator=(RtnlSocket&&) noexcept = default;
+RtnlSocket::~RtnlSocket() = default;
+
+base::Result<RtnlSocket> RtnlSocket::Open(const Netns& ns) {
+  const std::string what = "opening an rtnetlink socket in " + ns.path();
+  nl::SockPtr sk;
+  {
+    // A netlink socket belongs to the namespace it was created in for the
+    // rest of its life, so the switch lasts only for socket() and bind().
+    ASSIGN_OR_RETURN(NetnsSwitch inside, NetnsSwitch::Enter(ns));
+    sk.reset(nl_socket_alloc());
+    if (!sk) return SocketError(what, ENOMEM);
+    if (const int err = nl_connect(sk.get(), NETLINK_ROUTE); err < 0) {
+      return SocketError(what, NlErrorToErrno(err), std::string("libnl: ") + nl_geterror(err));
+    }
+  }
+  const int fd = nl_socket_get_fd(sk.get());
+  const int one = 1;
+  // EXT_ACK: the kernel explains its errors in text. CAP_ACK: it does not
+  // echo the whole request back in every error. Kernels before 4.12 lack
+  // both; the errno alone still works there.
+  for (const int opt : {NETLINK_EXT_ACK, NETLINK_CAP_ACK}) {
+    if (::setsockopt(fd, SOL_NETLINK, opt, &one, sizeof one) != 0 && errno != ENOPROTOOPT) {
+      const int err = errno;
+      return SocketError(what + ": setsockopt", err);
+    }
+  }
+  RtnlSocket s(std::move(sk));
+  nl_sock* raw = s.sk_.get();
+  Exchange* ex = s.ex_.get();
+  nl_socket_modify_err_cb(raw, NL_CB_CUSTOM, &OnError, ex);
+  nl_socket_modify_cb(raw, NL_CB_FINISH, NL_CB_CUSTOM, &OnDone, ex);
+  nl_socket_modify_cb(raw, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, &OnSeqCheck, ex);
+  nl_socket_modify_cb(raw, NL_CB_MSG_OUT, NL_CB_CUSTOM, &OnMsgOut, ex);
+  nl_socket_modify_cb(raw, NL_CB_DUMP_INTR, NL_CB_CUSTOM, &OnDumpIntr, ex);
+  return s;
+}
+
+void RtnlSocket::Begin() {
+  ex_->error = 0;
+  ex_->extack.clear();
+  ex_->interrupted = false;
+}
+
+base::Status RtnlSocket::Run(const std::string& what, const std::function<int(nl_sock*)>& call) {
+  Begin();
+  if (const int err = call(sk_.get()); err < 0) return Fail(what, err);
+  return base::Ok();
+}
+
+base::Status RtnlSocket::Request(const std::string& what, nl::MsgPtr msg) {
+  Begin();
+  // nl_send_sync frees the message whatever happens.
+  if (const int err = nl_send_sync(sk_.get(), msg.release()); err < 0) return Fail(what, err);
+  return base::Ok();
+}
+
+base::Result<std::vector<nl::ObjectPtr>> RtnlSocket::Get(const std::string& what,
+                                                         nl::MsgPtr msg) {
+  Begin();
+  if (const int err = nl_send_auto(sk_.get(), msg.get()); err < 0) return Fail(what, err);
+  nl::CbPtr base_cb(nl_socket_get_cb(sk_.get()));
+  nl::CbPtr cb(nl_cb_clone(base_cb.get()));
+  if (!cb) return Fail(what, -NLE_NOMEM);
+  Collected c;
+  nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, &OnValid, &c);
+  nl_cb_set(cb.get(), NL_CB_ACK, NL_CB_CUSTOM, &OnAck, &c);
+  // The answer and the ACK come in separate datagrams; each call reads one.
+  while (!c.acked) {
+    const int n = nl_recvmsgs_report(sk_.get(), cb.get());
+    if (n < 0) return Fail(what, n);
+    if (n == 0) return Fail(what, -NLE_AGAIN);
+  }
+  return std::move(c.objects);
+}
+
+base::Status RtnlSocket::Dump(const std::string& what, nl_cache* cache) {
+  for (int attempt = 0;; ++attempt) {
+    Begin();
+    // Empties the cache, sends the cache type's own dump request, reads it all.
+    if (const int err = nl_cache_refill(sk_.get(), cache); err < 0) {
+      nl_cache_clear(cache);
+      return Fail(what, err);
+    }
+    if (!ex_->interrupted) return base::Ok();
+    if (attempt == kDumpRetries) {
+      nl_cache_clear(cache);
+      return Fail(what, -NLE_DUMP_INTR);
+    }
+  }
+}
+
+base::Error RtnlSocket::Fail(const std::string& what, int nl_error) {
+  if (ex_->error != 0) return SocketError(what, ex_->error, ex_->extack);
+  // libnl gave up on its own (no memory, a message it could not parse, a
+  // stray sequence number): the rest of the answer may still be queued.
+  Drain();
+  if (nl_error == -NLE_DUMP_INTR) {
+    return SocketError(what, EAGAIN,
+                       "the kernel interrupted the dump " + std::to_string(kDumpRetries + 1) +
+                           " times in a row (the table kept changing)");
+  }
+  return SocketError(what, NlErrorToErrno(nl_error), std::string("libnl: ") + nl_geterror(nl_error));
+}
+
+void RtnlSocket::Drain() {
+  // Each recv also lets the kernel queue the next part of an unfinished dump,
+  // so this empties the socket. One byte with MSG_TRUNC discards a datagram.
+  const int fd = nl_socket_get_fd(sk_.get());
+  char byte;
+  for (int i = 0; i < 100000; ++i) {
+    if (::recv(fd, &byte, sizeof byte, MSG_DONTWAIT | MSG_TRUNC) < 0) break;
+  }
+}
+
+}  // namespace netlink

@@ -1,0 +1,106 @@
+// Move mode with real IPAM plugins from Debian's containernetworking-plugins
+// (/usr/lib/cni/host-local and static), found on CNI_PATH and delegated to.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "test/kernel/harness.h"
+
+using nlohmann::json;
+
+TEST_CASE("ADD with a real IPAM plugin gives the pod the IPAM address and DEL releases it") {
+  const std::string version = GENERATE(from_range(kt::kVersions));
+  const std::string kind = GENERATE(as<std::string>{}, "host-local", "static");
+  CAPTURE(version, kind);
+  if (!std::filesystem::exists("/usr/lib/cni/" + kind)) {
+    FAIL("/usr/lib/cni/" << kind << " is missing: apt-get install containernetworking-plugins");
+  }
+  kt::Topology t;
+  const kt::Eni& eni = t.eni(1);
+  const std::string cid = t.ContainerId("ipam");
+  const std::string lease_dir = t.tmp() + "/ipam/erdma-test";
+  json ipam;
+  std::string want;
+  if (kind == "host-local") {
+    ipam = {{"type", "host-local"},
+            {"subnet", kt::kSubnet4},
+            {"rangeStart", "10.9.0.100"},
+            {"rangeEnd", "10.9.0.120"},
+            {"gateway", kt::kGateway4},
+            {"dataDir", t.tmp() + "/ipam"}};
+    want = "10.9.0.100";
+  } else {
+    ipam = {{"type", "static"},
+            {"addresses", json::array({{{"address", "10.9.0.150/24"}, {"gateway", kt::kGateway4}}})}};
+    want = "10.9.0.150";
+  }
+  // No `addresses` key: an ipam object makes "ipam" the default.
+  json config = kt::PluginConfig(
+      {.cni_version = version, .data_dir = t.DataDir(), .log_file = t.LogFile(), .ipam = ipam});
+
+  const std::string node_before = kt::Snapshot(t.node());
+  const std::string pod_before = kt::Snapshot(t.pod());
+
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
+  INFO("ADD: " << kt::Describe(add));
+  if (version == "1.1.0" && add.exit != 0) {
+    // Debian's host-local and static (plugins 1.1.1) speak up to 1.0.0 and
+    // refuse a 1.1.0 config. Whatever the plugin makes of that, the failure
+    // must be a proper error and leave nothing behind.
+    WARN(kind << " refused cniVersion 1.1.0; erdma-cni answered: " << add.out);
+    CHECK(add.exit != 0);
+    REQUIRE(add.json.is_object());
+    const int code = add.json.value("code", -1);
+    CHECK((code == 1 || code == 104));
+    CHECK(add.json.value("msg", "").find(kind) != std::string::npos);
+    CHECK(kt::SnapshotDiff(node_before, kt::Snapshot(t.node())) == "");
+    CHECK(kt::SnapshotDiff(pod_before, kt::Snapshot(t.pod())) == "");
+    CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
+    CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
+    return;
+  }
+  REQUIRE(add.exit == 0);
+  REQUIRE(add.json.is_object());
+  const json& res = add.json;
+  CHECK(res.value("cniVersion", "") == version);
+  REQUIRE(res.value("interfaces", json::array()).size() == 1);
+  CHECK(res["interfaces"][0].value("name", "") == "net1");
+  json ip = kt::FindIp(res, want + "/24");
+  INFO("result ips: " << res.value("ips", json()).dump());
+  REQUIRE(ip.is_object());
+  CHECK(ip.value("interface", -1) == 0);
+  CHECK(ip.value("gateway", "") == kt::kGateway4);
+  CHECK(kt::FindIp(res, eni.ip4 + "/24").is_null());
+
+  // The pod holds the IPAM address only, not the ENI's node address.
+  CHECK(kt::Addresses(t.pod(), "net1") == std::vector<std::string>{want + "/24"});
+  kt::CheckAttached(t.pod(), {.dev = "net1", .mac = eni.mac, .addr = want});
+  if (kind == "host-local") CHECK(kt::FileExists(lease_dir + "/" + want));
+
+  json del_config = kt::AsRuntimeWouldForDel(config, res);
+  if (kt::VersionAtLeast(version, "0.4.0")) {
+    kt::PluginResult check = kt::RunPlugin(kt::Call(t, "CHECK", cid, "net1", del_config));
+    INFO("CHECK: " << kt::Describe(check));
+    CHECK(check.exit == 0);
+    CHECK(check.out.empty());
+  }
+
+  kt::PluginResult del = kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", del_config));
+  INFO("DEL: " << kt::Describe(del));
+  CHECK(del.exit == 0);
+  if (kind == "host-local") {
+    CHECK_FALSE(kt::FileExists(lease_dir + "/" + want));
+    for (const auto& f : kt::StateFiles(lease_dir)) {
+      INFO("host-local file left: " << f);
+      CHECK((f == "lock" || f.rfind("last_reserved_ip", 0) == 0));
+    }
+  }
+  CHECK(kt::SnapshotDiff(node_before, kt::Snapshot(t.node())) == "");
+  CHECK(kt::SnapshotDiff(pod_before, kt::Snapshot(t.pod())) == "");
+  CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
+  CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
+
+  kt::PluginResult again = kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", del_config));
+  INFO("second DEL: " << kt::Describe(again));
+  CHECK(again.exit == 0);
+}

@@ -1,0 +1,116 @@
+// VERSION for every cniVersion; GC and STATUS, which exist from 1.1.0 on.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+
+#include "test/kernel/harness.h"
+
+using nlohmann::json;
+
+TEST_CASE("VERSION prints every supported spec version") {
+  const std::string version = GENERATE(from_range(kt::kVersions));
+  CAPTURE(version);
+  kt::PluginCall call;
+  call.command = "VERSION";
+  call.stdin_text = json{{"cniVersion", version}}.dump();
+  kt::PluginResult r = kt::RunPlugin(call);
+  INFO(kt::Describe(r));
+  REQUIRE(r.exit == 0);
+  REQUIRE(r.json.is_object());
+  REQUIRE(r.json.value("supportedVersions", json()).is_array());
+  std::vector<std::string> got = r.json["supportedVersions"].get<std::vector<std::string>>();
+  std::sort(got.begin(), got.end());
+  CHECK(got == kt::kVersions);
+  REQUIRE(r.json.value("cniVersion", json()).is_string());
+  const std::string reported = r.json["cniVersion"];
+  CHECK(std::find(kt::kVersions.begin(), kt::kVersions.end(), reported) != kt::kVersions.end());
+}
+
+TEST_CASE("GC returns the devices of attachments missing from valid-attachments and keeps the rest") {
+  const std::string version = "1.1.0";  // GC exists from 1.1.0 on
+  kt::Topology t({.enis = 2, .pods = 2});
+  const std::string keep = t.ContainerId("keep");
+  const std::string drop = t.ContainerId("drop");
+  auto config_for = [&](const std::string& dev) {
+    return kt::PluginConfig({.cni_version = version,
+                             .device = dev,
+                             .data_dir = t.DataDir(),
+                             .log_file = t.LogFile(),
+                             .addresses = "inherit"});
+  };
+  const json config1 = config_for("eth1");
+  const json config2 = config_for("eth2");
+  const std::string node_before = kt::Snapshot(t.node());
+  const std::string pod1_before = kt::Snapshot(t.pod(1));
+
+  kt::PluginResult add1 = kt::RunPlugin(kt::Call(t, "ADD", keep, "net1", config1, 0));
+  INFO("ADD keep: " << kt::Describe(add1));
+  REQUIRE(add1.exit == 0);
+  kt::PluginResult add2 = kt::RunPlugin(kt::Call(t, "ADD", drop, "net1", config2, 1));
+  INFO("ADD drop: " << kt::Describe(add2));
+  REQUIRE(add2.exit == 0);
+  REQUIRE_FALSE(kt::LinkExists(t.node(), "eth2"));
+  const std::string pod0_held = kt::Snapshot(t.pod(0));
+
+  json gc_config = config1;
+  gc_config["cni.dev/valid-attachments"] = json::array({{{"containerID", keep}, {"ifname", "net1"}}});
+  kt::PluginCall gc;
+  gc.command = "GC";
+  gc.stdin_text = gc_config.dump();
+  gc.run_in = t.node();
+  kt::PluginResult r = kt::RunPlugin(gc);
+  INFO("GC: " << kt::Describe(r));
+  CHECK(r.exit == 0);
+  CHECK(r.out.empty());
+
+  // The dropped attachment: its device home with its name, address and routes; its state gone.
+  CHECK(kt::LinkExists(t.node(), "eth2"));
+  CHECK(kt::SnapshotDiff(kt::WithoutLines(node_before, "\"eth1\""),
+                         kt::WithoutLines(kt::Snapshot(t.node()), "\"eth1\"")) == "");
+  CHECK(kt::SnapshotDiff(pod1_before, kt::Snapshot(t.pod(1))) == "");
+  CHECK_FALSE(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", drop, "net1")));
+  CHECK(kt::ClaimsFor(t.DataDir(), drop).empty());
+
+  // The kept one: untouched.
+  CHECK(kt::SnapshotDiff(pod0_held, kt::Snapshot(t.pod(0))) == "");
+  CHECK(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", keep, "net1")));
+  json del_config = kt::AsRuntimeWouldForDel(config1, add1.json);
+  kt::PluginResult check = kt::RunPlugin(kt::Call(t, "CHECK", keep, "net1", del_config, 0));
+  INFO("CHECK keep: " << kt::Describe(check));
+  CHECK(check.exit == 0);
+
+  kt::PluginResult del = kt::RunPlugin(kt::Call(t, "DEL", keep, "net1", del_config, 0));
+  INFO("DEL keep: " << kt::Describe(del));
+  CHECK(del.exit == 0);
+  CHECK(kt::SnapshotDiff(node_before, kt::Snapshot(t.node())) == "");
+}
+
+TEST_CASE("STATUS answers whether the plugin can serve an ADD") {
+  kt::Topology t;
+  auto status = [&](const json& config) {
+    kt::PluginCall call;
+    call.command = "STATUS";
+    call.stdin_text = config.dump();
+    call.run_in = t.node();
+    return kt::RunPlugin(call);
+  };
+  kt::ConfigSpec spec{.cni_version = "1.1.0", .data_dir = t.DataDir(), .log_file = t.LogFile()};
+
+  SECTION("ready when the data dir is writable and the device is present") {
+    kt::PluginResult r = status(kt::PluginConfig(spec));
+    INFO(kt::Describe(r));
+    CHECK(r.exit == 0);
+    CHECK(r.out.empty());
+  }
+  SECTION("not available (50) when the device is absent") {
+    spec.device = "nope0";
+    kt::CheckError(status(kt::PluginConfig(spec)), 50, {"nope0"});
+  }
+  SECTION("not available (50) when the data dir cannot be created") {
+    const std::string file = t.tmp() + "/a-file";
+    std::ofstream(file) << "x";
+    spec.data_dir = file + "/data";
+    kt::CheckError(status(kt::PluginConfig(spec)), 50, {"dataDir", file});
+  }
+}

@@ -1,0 +1,328 @@
+// The ADD/DEL engine against the in-memory fake kernel: rollback at every
+// failure point, exact restore on DEL, the lost-netns and name-taken cases.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "base/file.h"
+#include "cni/commands.h"
+#include "cni/state.h"
+#include "test/fake/fake_kernel.h"
+
+namespace {
+
+using netlink::IpAddress;
+using netlink::IpPrefix;
+using nlohmann::json;
+
+IpPrefix P(const char* s) { return *IpPrefix::Parse(s); }
+IpAddress A(const char* s) { return *IpAddress::Parse(s); }
+
+class FakeOpener : public cni::NetnsOpener {
+ public:
+  explicit FakeOpener(fake::World& w) : world_(w) {}
+  void Map(const std::string& path, int id) { paths_[path] = id; }
+  void Forget(const std::string& path) { paths_.erase(path); }
+  base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) override {
+    auto it = paths_.find(path);
+    if (it == paths_.end() || !world_.NetnsAlive(it->second))
+      return base::Error(base::Code::kInvalidEnv, "CNI_NETNS: " + path + " does not exist", "", ENOENT);
+    return world_.Kernel(it->second);
+  }
+
+ private:
+  fake::World& world_;
+  std::map<std::string, int> paths_;
+};
+
+class FakeIpam : public ipam::Executor {
+ public:
+  std::vector<std::string> calls;
+  int fail_add = 0;
+  base::Result<json> Run(const std::string& type, const std::string& command, const std::string&) override {
+    calls.push_back(type + " " + command);
+    if (command == "ADD" && fail_add) return base::Error(base::Code::kIpam, "ipam exhausted");
+    if (command == "ADD") {
+      ++leases;
+      return json{{"cniVersion", "1.0.0"},
+                  {"ips", json::array({{{"address", "10.9.0.150/24"}, {"gateway", "10.9.0.1"}}})}};
+    }
+    if (command == "DEL" && leases > 0) --leases;
+    return json();
+  }
+  int leases = 0;
+};
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/erdma-engine-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+// A node with one ENI stand-in (eth1) as a node agent leaves it, and a pod.
+struct Node {
+  fake::World world;
+  int pod_ns;
+  int eth1;
+  FakeOpener opener{world};
+  FakeIpam ipam;
+  TempDir dir;
+  std::unique_ptr<netlink::Kernel> host = world.Kernel(fake::World::kRoot);
+
+  Node() {
+    pod_ns = world.AddNetns("pod");
+    opener.Map("/run/netns/pod", pod_ns);
+    world.AddLink(pod_ns, {0, "lo", "", 65536, true, ""});
+    eth1 = world.AddLink(fake::World::kRoot, {0, "eth1", "00:16:3e:10:f8:b0", 1500, true, ""});
+    REQUIRE(host->AddAddr({eth1, P("10.9.0.10/24"), netlink::kScopeUniverse, netlink::kAddrFlagNoPrefixRoute, {}}).ok());
+    netlink::RouteInfo subnet;
+    subnet.dst = P("10.9.0.0/24");
+    subnet.oif = eth1;
+    subnet.metric = 200;
+    subnet.scope = netlink::kScopeLink;
+    subnet.protocol = netlink::kProtoBoot;
+    REQUIRE(host->AddRoute(subnet).ok());
+    netlink::RouteInfo def;
+    def.dst = P("0.0.0.0/0");
+    def.gateway = A("10.9.0.1");
+    def.oif = eth1;
+    def.metric = 200;
+    def.protocol = netlink::kProtoBoot;
+    REQUIRE(host->AddRoute(def).ok());
+    world.ClearCalls();
+  }
+
+  conf::Config Config(const std::string& extra = "") {
+    std::string text = R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","device":{"name":"eth1"},"dataDir":")" +
+                       dir.path + "\"" + extra + "}";
+    auto cfg = conf::Parse(text);
+    REQUIRE(cfg.ok());
+    return *cfg;
+  }
+
+  cni::Env MakeEnv(cni::Command cmd, const std::string& cid = "c1", const std::string& netns = "/run/netns/pod") {
+    cni::Env e;
+    e.command = cmd;
+    e.container_id = cid;
+    e.netns = netns;
+    e.ifname = "net1";
+    return e;
+  }
+
+  base::Result<json> Add(const conf::Config& cfg, const cni::Env& env) {
+    cni::Context ctx{cfg, env, *host, opener, ipam};
+    ctx.sysfs_root = dir.path + "/nosys";
+    ctx.lock_wait_ms = 100;
+    return cni::Add(ctx);
+  }
+  base::Status Del(const conf::Config& cfg, const cni::Env& env) {
+    cni::Context ctx{cfg, env, *host, opener, ipam};
+    ctx.sysfs_root = dir.path + "/nosys";
+    ctx.lock_wait_ms = 100;
+    return cni::Del(ctx);
+  }
+  base::Status Check(const conf::Config& cfg, const cni::Env& env) {
+    cni::Context ctx{cfg, env, *host, opener, ipam};
+    return cni::Check(ctx);
+  }
+
+  std::vector<std::string> StateFiles() {
+    std::vector<std::string> out;
+    for (const char* sub : {"/erdma", "/devices"}) {
+      auto f = base::ListFiles(dir.path + sub);
+      if (f.ok())
+        for (auto& n : *f) out.push_back(std::string(sub) + "/" + n);
+    }
+    return out;
+  }
+};
+
+bool HasRoute(fake::World& w, int ns, const char* dst, uint32_t table, uint32_t metric) {
+  auto k = w.Kernel(ns);
+  auto routes = k->ListRoutes(0);
+  REQUIRE(routes.ok());
+  for (const auto& r : *routes)
+    if (r.dst == P(dst) && r.table == table && r.metric == metric) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("ADD moves the device into the pod with its address, policy table and rule", "[engine]") {
+  Node n;
+  auto cfg = n.Config();
+  auto res = n.Add(cfg, n.MakeEnv(cni::Command::kAdd));
+  REQUIRE(res.ok());
+  CHECK(n.world.NetnsOfLink(n.eth1) == n.pod_ns);
+  CHECK(n.world.LinkByIndex(n.eth1)->name == "net1");
+  CHECK(n.world.LinkByIndex(n.eth1)->up);
+  CHECK(HasRoute(n.world, n.pod_ns, "10.9.0.0/24", netlink::kTableMain, 200));
+  CHECK(HasRoute(n.world, n.pod_ns, "10.9.0.0/24", 200, 0));
+  CHECK(HasRoute(n.world, n.pod_ns, "0.0.0.0/0", 200, 0));
+  CHECK_FALSE(HasRoute(n.world, n.pod_ns, "10.9.0.0/24", netlink::kTableMain, 0));
+  auto rules = n.world.Kernel(n.pod_ns)->ListRules();
+  REQUIRE(rules.ok());
+  bool rule = false;
+  for (const auto& r : *rules) rule = rule || (r.priority == 200 && r.table == 200 && r.src == P("10.9.0.10/32"));
+  CHECK(rule);
+  CHECK((*res)["interfaces"][0]["name"] == "net1");
+  CHECK((*res)["interfaces"][0]["mac"] == "00:16:3e:10:f8:b0");
+  CHECK((*res)["ips"][0]["address"] == "10.9.0.10/24");
+  CHECK((*res)["ips"][0]["gateway"] == "10.9.0.1");
+  CHECK(n.Check(cfg, n.MakeEnv(cni::Command::kCheck)).ok());
+}
+
+TEST_CASE("DEL puts the device back exactly as it was and a second DEL succeeds", "[engine]") {
+  Node n;
+  auto before = n.world.Snapshot();
+  auto cfg = n.Config(R"(,"mtu":9000)");
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  CHECK(n.world.LinkByIndex(n.eth1)->mtu == 9000);
+  REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
+  CHECK(fake::DiffSnapshots(before, n.world.Snapshot()) == "");
+  CHECK(n.StateFiles().empty());
+  REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
+  CHECK(fake::DiffSnapshots(before, n.world.Snapshot()) == "");
+}
+
+TEST_CASE("ADD that fails at any kernel call leaves the node and pod exactly as before", "[engine][rollback]") {
+  for (const char* mode : {"inherit", "ipam"}) {
+    std::string extra = std::string(R"(,"mtu":9000)") +
+                        (std::string(mode) == "ipam" ? R"(,"ipam":{"type":"fake-ipam"})" : "");
+    int total = 0;
+    {
+      Node n;
+      REQUIRE(n.Add(n.Config(extra), n.MakeEnv(cni::Command::kAdd)).ok());
+      total = n.world.mutating_calls();
+    }
+    REQUIRE(total >= 8);
+    for (int fail = 1; fail <= total; ++fail) {
+      INFO("mode " << mode << ", failing mutating call " << fail << " of " << total);
+      Node n;
+      auto before = n.world.Snapshot();
+      n.world.FailCall(fail);
+      auto res = n.Add(n.Config(extra), n.MakeEnv(cni::Command::kAdd));
+      REQUIRE_FALSE(res.ok());
+      CHECK(n.world.failure_fired());
+      CHECK(res.error().code == base::Code::kKernel);
+      CHECK(fake::DiffSnapshots(before, n.world.Snapshot()) == "");
+      CHECK(n.StateFiles().empty());
+      CHECK(n.ipam.leases == 0);
+    }
+  }
+}
+
+TEST_CASE("a failing IPAM ADD leaves nothing behind", "[engine][rollback]") {
+  Node n;
+  n.ipam.fail_add = 1;
+  auto before = n.world.Snapshot();
+  auto res = n.Add(n.Config(R"(,"ipam":{"type":"fake-ipam"})"), n.MakeEnv(cni::Command::kAdd));
+  REQUIRE_FALSE(res.ok());
+  CHECK(res.error().code == base::Code::kIpam);
+  CHECK(fake::DiffSnapshots(before, n.world.Snapshot()) == "");
+  CHECK(n.StateFiles().empty());
+  CHECK(n.ipam.calls == std::vector<std::string>{"fake-ipam ADD", "fake-ipam DEL"});
+}
+
+TEST_CASE("a second pod asking for the same device gets code 11 naming the first container", "[engine]") {
+  Node n;
+  auto cfg = n.Config();
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd, "first")).ok());
+  int pod2 = n.world.AddNetns("pod2");
+  n.opener.Map("/run/netns/pod2", pod2);
+  auto res = n.Add(cfg, n.MakeEnv(cni::Command::kAdd, "second", "/run/netns/pod2"));
+  REQUIRE_FALSE(res.ok());
+  CHECK(res.error().code == base::Code::kTryAgainLater);
+  CHECK_THAT(res.error().msg, Catch::Contains("first"));
+}
+
+TEST_CASE("DEL after the pod netns died restores the device that came back under its pod-side name",
+          "[engine]") {
+  Node n;
+  auto before = n.world.Snapshot();
+  auto cfg = n.Config();
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  n.world.DeleteNetns(n.pod_ns);
+  n.opener.Forget("/run/netns/pod");
+  CHECK(n.world.LinkByIndex(n.eth1)->name == "net1");
+  REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
+  CHECK(n.world.NetnsOfLink(n.eth1) == fake::World::kRoot);
+  CHECK(n.world.LinkByIndex(n.eth1)->name == "eth1");
+  // The root namespace is as before; the pod namespace is gone.
+  auto after = n.world.Snapshot();
+  CHECK(after.netns[0] == before.netns[0]);
+  CHECK(n.StateFiles().empty());
+}
+
+TEST_CASE("DEL with an empty CNI_NETNS uses the netns recorded at ADD", "[engine]") {
+  Node n;
+  auto before = n.world.Snapshot();
+  auto cfg = n.Config();
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel, "c1", "")).ok());
+  CHECK(fake::DiffSnapshots(before, n.world.Snapshot()) == "");
+}
+
+TEST_CASE("DEL keeps the state when the node name is taken, and finishes once it is free", "[engine]") {
+  Node n;
+  auto cfg = n.Config();
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  int squatter = n.world.AddLink(fake::World::kRoot, {0, "eth1", "02:00:00:00:00:99", 1500, false, "veth"});
+  auto res = n.Del(cfg, n.MakeEnv(cni::Command::kDel));
+  REQUIRE_FALSE(res.ok());
+  CHECK(res.error().code == base::Code::kNameTaken);
+  CHECK_THAT(res.error().msg, Catch::Contains("eth1"));
+  CHECK(n.world.NetnsOfLink(n.eth1) == n.pod_ns);  // not lost, not half-moved
+  CHECK(n.StateFiles().size() == 2);
+  n.world.DestroyLink(squatter);
+  REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
+  CHECK(n.world.LinkByIndex(n.eth1)->name == "eth1");
+  CHECK(n.StateFiles().empty());
+}
+
+TEST_CASE("DEL that fails at any kernel call keeps the state and a retry restores the node", "[engine][rollback]") {
+  int total = 0;
+  {
+    Node n;
+    auto cfg = n.Config();
+    REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+    n.world.ClearCalls();
+    REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
+    total = n.world.mutating_calls();
+  }
+  REQUIRE(total >= 3);
+  for (int fail = 1; fail <= total; ++fail) {
+    INFO("failing DEL's mutating call " << fail << " of " << total);
+    Node n;
+    auto before = n.world.Snapshot();
+    auto cfg = n.Config();
+    REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+    n.world.FailCall(fail);
+    auto first = n.Del(cfg, n.MakeEnv(cni::Command::kDel));
+    CHECK_FALSE(first.ok());
+    CHECK_FALSE(n.StateFiles().empty());
+    REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
+    CHECK(fake::DiffSnapshots(before, n.world.Snapshot()) == "");
+    CHECK(n.StateFiles().empty());
+  }
+}
+
+TEST_CASE("CHECK names what differs when a rule was removed behind our back", "[engine]") {
+  Node n;
+  auto cfg = n.Config();
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  auto pod = n.world.Kernel(n.pod_ns);
+  netlink::RuleInfo rule{AF_INET, 200, P("10.9.0.10/32"), 200};
+  REQUIRE(pod->DelRule(rule).ok());
+  auto res = n.Check(cfg, n.MakeEnv(cni::Command::kCheck));
+  REQUIRE_FALSE(res.ok());
+  CHECK(res.error().code == base::Code::kCheckFailed);
+  CHECK_THAT(res.error().msg, Catch::Contains("rule"));
+}
