@@ -22,14 +22,19 @@ enum class Code : int {
   kNotAvailable = 50,
   kLimitedConnectivity = 51,
   // erdma-cni's own codes; keep docs/errors.md in step.
-  kDeviceNotFound = 100,     ///< the selected host netdev does not exist
-  kKernel = 101,             ///< the kernel refused a netlink request
-  kRollbackIncomplete = 102, ///< ADD failed and some steps could not be undone
-  kNameTaken = 103,          ///< DEL: the device's host name is held by another link
-  kIpam = 104,               ///< the IPAM plugin failed or returned garbage
-  kCheckFailed = 105,        ///< CHECK found the attachment differs from its state
-  kState = 106,              ///< the state file is unreadable or inconsistent
-  kDelIncomplete = 107,      ///< DEL could not undo every step; state kept for a retry
+  kDeviceNotFound = 100,      ///< the selected host netdev does not exist
+  kKernel = 101,              ///< the kernel refused a netlink request
+  kRollbackIncomplete = 102,  ///< ADD failed and some steps could not be undone
+  kNameTaken = 103,           ///< DEL: the device's host name is held by another link
+  kIpam = 104,                ///< the IPAM plugin failed or returned garbage
+  kCheckFailed = 105,         ///< CHECK found the attachment differs from its state
+  kState = 106,               ///< the state file is unreadable or inconsistent
+  kDelIncomplete = 107,       ///< DEL could not undo every step; state kept for a retry
+  kInternal = 108,            ///< a bug: an exception escaped; nothing was half-done by it
+  kRdmaUnavailable = 110,     ///< the kernel has no RDMA netlink, and rdma.required is set
+  kRdmaMode = 111,            ///< the kernel's RDMA netns mode is not the one configured
+  kRdmaNotPaired = 112,       ///< no usable RDMA device pairs with the netdev
+  kRdmaCannotMove = 113,      ///< the RDMA driver cannot move between netns (EOPNOTSUPP)
 };
 
 /// An error with a CNI code, a message naming what and how to fix, and details
@@ -38,8 +43,7 @@ struct Error {
   Code code = Code::kKernel;
   std::string msg;
   std::string details;
-  int sys_errno = 0;    ///< errno from the kernel or libc, 0 when not a system error
-  int plugin_code = 0;  ///< the CNI code a delegated plugin (IPAM) returned, 0 if none
+  int sys_errno = 0;  ///< errno from the kernel or libc, 0 when not a system error
 
   Error() = default;
   Error(Code c, std::string m, std::string d = {}, int e = 0)
@@ -60,8 +64,8 @@ struct Error {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
-  Result(Error error) : v_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -104,17 +108,16 @@ inline Status Ok() { return {}; }
 #define ECNI_CONCAT(a, b) ECNI_CONCAT_INNER(a, b)
 
 /// Returns the error of a Status/Result expression from the enclosing function.
-#define RETURN_IF_ERROR(expr)                         \
-  do {                                                \
-    auto ecni_status_ = (expr);                       \
+#define RETURN_IF_ERROR(expr)                                       \
+  do {                                                              \
+    auto ecni_status_ = (expr);                                     \
     if (!ecni_status_.ok()) return std::move(ecni_status_).error(); \
   } while (0)
 
-#define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)        \
-  auto tmp = (expr);                                 \
-  if (!tmp.ok()) return std::move(tmp).error();      \
+#define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)   \
+  auto tmp = (expr);                            \
+  if (!tmp.ok()) return std::move(tmp).error(); \
   lhs = std::move(tmp).value()
 
 /// `ASSIGN_OR_RETURN(auto x, F());` binds the value or returns the error.
-#define ASSIGN_OR_RETURN(lhs, expr) \
-  ASSIGN_OR_RETURN_IMPL(ECNI_CONCAT(ecni_result_, __LINE__), lhs, expr)
+#define ASSIGN_OR_RETURN(lhs, expr) ASSIGN_OR_RETURN_IMPL(ECNI_CONCAT(ecni_result_, __LINE__), lhs, expr)

@@ -127,9 +127,10 @@ Result<FileLock> FileLock::Acquire(const std::string& path, int wait_ms) {
     if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
       // The previous holder may have unlinked the file after we opened it:
       // only the inode currently at `path` counts.
-      struct stat held {}, now {};
-      if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &now) == 0 &&
-          held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+      struct stat held {
+      }, now{};
+      if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_ino == now.st_ino &&
+          held.st_dev == now.st_dev)
         return FileLock(std::move(fd), path);
       continue;
     }

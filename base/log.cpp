@@ -35,11 +35,16 @@ const char* LevelName(LogLevel l) {
 }  // namespace
 
 bool ParseLogLevel(std::string_view s, LogLevel* out) {
-  if (s == "debug") *out = LogLevel::kDebug;
-  else if (s == "info") *out = LogLevel::kInfo;
-  else if (s == "warn") *out = LogLevel::kWarn;
-  else if (s == "error") *out = LogLevel::kError;
-  else return false;
+  if (s == "debug")
+    *out = LogLevel::kDebug;
+  else if (s == "info")
+    *out = LogLevel::kInfo;
+  else if (s == "warn")
+    *out = LogLevel::kWarn;
+  else if (s == "error")
+    *out = LogLevel::kError;
+  else
+    return false;
   return true;
 }
 
@@ -70,8 +75,7 @@ void Log::Write(LogLevel level, std::string_view msg) {
   gmtime_r(&ts.tv_sec, &utc);
   char stamp[96];
   std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                ts.tv_nsec / 1000000);
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, ts.tv_nsec / 1000000);
   std::string line;
   line.reserve(64 + s.tag.size() + msg.size());
   line.append(stamp).append(" ").append(LevelName(level)).append(" [").append(std::to_string(getpid()));

@@ -8,6 +8,7 @@
 #include "cni/device.h"
 #include "cni/journal.h"
 #include "cni/plan.h"
+#include "cni/rdma.h"
 #include "cni/result.h"
 #include "cni/state.h"
 #include "ipam/inherit.h"
@@ -46,7 +47,7 @@ json IpamConfig(const conf::Config& cfg) {
 
 json BuildResult(const Context& ctx, const AttachmentState& st, const netlink::LinkInfo& pod_link,
                  const std::vector<ipam::IpConfig>& ips) {
-  ResultInterface iface{st.pod_if_name, pod_link.mac, ctx.env.netns, std::nullopt};
+  ResultInterface iface{st.pod_if_name, pod_link.mac, ctx.env.netns, std::nullopt, st.rdma_device};
   if (ctx.cfg.mtu) iface.mtu = *ctx.cfg.mtu;
   std::vector<ResultIp> rips;
   for (const auto& ip : ips) rips.push_back(ResultIp{ip.address, ip.gateway});
@@ -77,24 +78,33 @@ Result<json> Add(Context& ctx) {
   {
     auto existing = store.Load(path);
     if (!existing.ok())
-      return Error(Code::kState, existing.error().msg + "; refusing to reuse the attachment: run DEL for it first");
+      return Error(Code::kState,
+                   existing.error().msg + "; refusing to reuse the attachment: run DEL for it first");
     if (*existing)
       return Error(Code::kTryAgainLater, "attachment " + ctx.env.container_id + "/" + ctx.env.ifname +
                                              " already exists (" + path + "); run DEL for it first");
   }
 
-  // 1. The device, on the node, claimed by us.
+  // 1. The device, on the node, claimed by us. RDMA netlink is optional:
+  // a kernel without it fails socket() at once.
+  auto host_rdma = ctx.netns.OpenRdma("");
+  netlink::Rdma* rdma = host_rdma.ok() ? host_rdma->get() : nullptr;
   const DeviceQuery query = QueryFor(cfg.device);
-  ASSIGN_OR_RETURN(auto device, FindDevice(ctx.host, query, ctx.sysfs_root));
+  ASSIGN_OR_RETURN(auto device, FindDevice(ctx.host, rdma, query, ctx.sysfs_root));
   auto in_use_error = [&](const ClaimOwner& o) {
     return Error(Code::kTryAgainLater, query.Describe() + " is in use by container " + o.container_id +
                                            " (network " + o.network + ", interface " + o.if_name +
                                            "); it returns when that attachment is deleted");
   };
   if (!device) {
-    if (auto owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci)) return in_use_error(*owner);
-    return Error(Code::kDeviceNotFound, query.Describe() + " is not on the node; fix " + cfg.device.Describe() +
-                                            " or check `ip link` on the node");
+    if (auto owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci))
+      return in_use_error(*owner);
+    if (!query.rdma.empty() && !rdma)
+      return Error(Code::kRdmaUnavailable, cfg.device.Describe() +
+                                               " names an RDMA device but the node's kernel " +
+                                               "has no RDMA netlink: " + host_rdma.error().msg);
+    return Error(Code::kDeviceNotFound, query.Describe() + " is not on the node; fix " +
+                                            cfg.device.Describe() + " or check `ip link` on the node");
   }
   ASSIGN_OR_RETURN(DeviceClaim claim, DeviceClaim::Lock(store.DevicesDir(), device->name, ctx.lock_wait_ms));
   if (auto owner = claim.Owner(); owner && ClaimIsLive(*owner)) return in_use_error(*owner);
@@ -108,7 +118,8 @@ Result<json> Add(Context& ctx) {
   ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
   ASSIGN_OR_RETURN(auto clash, pod->FindLink(pod_name));
   if (clash)
-    return Error(Code::kInvalidConfig, (cfg.chained() ? "ifName" : "CNI_IFNAME") + std::string(": the pod already has an interface named ") +
+    return Error(Code::kInvalidConfig, (cfg.chained() ? "ifName" : "CNI_IFNAME") +
+                                           std::string(": the pod already has an interface named ") +
                                            pod_name + "; choose another name");
   ASSIGN_OR_RETURN(auto pod_rules, pod->ListRules());
   ASSIGN_OR_RETURN(auto pod_routes, pod->ListRoutes(0));
@@ -133,10 +144,21 @@ Result<json> Add(Context& ctx) {
   st.origin.addrs = RestorableAddrs(addrs);
   st.origin.routes = RestorableRoutes(routes);
 
-  RETURN_IF_ERROR(claim.SetOwner(ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name,
-                                            device->mac, PciAddressOf(ctx.sysfs_root, device->name)}));
+  // 3b. RDMA: mode, pairing; nothing changes yet (a mode switch aside).
+  const std::string soft_name = "rxe_" + ctx.env.container_id.substr(0, 12) + "_" + pod_name;
+  ASSIGN_OR_RETURN(RdmaPlan rdma_plan,
+                   PrepareRdma(cfg.rdma, *device, rdma, host_rdma.ok() ? nullptr : &host_rdma.error(),
+                               ctx.sysfs_root, soft_name));
+  std::unique_ptr<netlink::Rdma> pod_rdma;
+  if (rdma_plan.active()) {
+    ASSIGN_OR_RETURN(pod_rdma, ctx.netns.OpenRdma(ctx.env.netns));
+  }
+
+  RETURN_IF_ERROR(
+      claim.SetOwner(ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name,
+                                device->mac, PciAddressOf(ctx.sysfs_root, device->name)}));
   Journal journal(store, path, st);
-  StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam};
+  StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma, pod_rdma.get()};
 
   // 4. Apply, journaled; any failure rolls everything back.
   auto apply = [&]() -> Result<json> {
@@ -151,6 +173,18 @@ Result<json> Add(Context& ctx) {
     }
     RETURN_IF_ERROR(journal.Run({StepMove{pod_name}}, env));
     RETURN_IF_ERROR(journal.Run(PlanPodConfig(cfg, env.pod_index, table, ips), env));
+    const bool exclusive = rdma_plan.mode == netlink::NetnsMode::kExclusive;
+    if (rdma_plan.pair) {
+      st.rdma_device = rdma_plan.pair->device.name;
+      if (exclusive) RETURN_IF_ERROR(journal.Run({StepRdmaMove{st.rdma_device}}, env));
+    } else if (!rdma_plan.soft_name.empty()) {
+      // Soft-RoCE dies when its netdev changes netns, so it is made on the
+      // pod side; in exclusive mode it registers on the node and moves in.
+      st.rdma_device = rdma_plan.soft_name;
+      RETURN_IF_ERROR(journal.Run({StepSoftRdma{st.rdma_device}}, env));
+      if (exclusive) RETURN_IF_ERROR(journal.Run({StepRdmaMove{st.rdma_device}}, env));
+    }
+    if (!st.rdma_device.empty()) st.rdma_mode = netlink::NetnsModeName(rdma_plan.mode);
     ASSIGN_OR_RETURN(auto link, pod->FindLinkByIndex(env.pod_index));
     if (!link) return Error(Code::kKernel, pod_name + " vanished from the pod during ADD");
     json result = BuildResult(ctx, st, *link, ips);
@@ -162,7 +196,10 @@ Result<json> Add(Context& ctx) {
 
   Result<json> result = apply();
   if (result.ok()) {
-    base::Log::Info("attached " + device->name + " as " + pod_name + " (table " + std::to_string(table) + ")");
+    base::Log::Info(
+        "attached " + device->name + " as " + pod_name + " (table " + std::to_string(table) +
+        (st.rdma_device.empty() ? std::string() : ", RDMA device " + st.rdma_device + " " + st.rdma_mode) +
+        ")");
     return result;
   }
   Error err = std::move(result).error();

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "cni/commands.h"
+#include "cni/rdma.h"
 #include "cni/state.h"
 
 namespace cni {
@@ -15,8 +16,10 @@ namespace {
 Error Mismatch(const std::string& what) { return Error(Code::kCheckFailed, "CHECK: " + what); }
 
 bool SameRoute(const netlink::RouteInfo& want, const netlink::RouteInfo& got) {
-  return want.dst.Network() == got.dst.Network() && want.table == got.table && want.metric == got.metric &&
-         want.gateway == got.gateway && want.oif == got.oif;
+  // Metric 0 asks for the kernel's default, which IPv6 turns into 1024.
+  return want.dst.Network() == got.dst.Network() && want.table == got.table &&
+         (want.metric == 0 || want.metric == got.metric) && want.gateway == got.gateway &&
+         want.oif == got.oif;
 }
 
 bool SameRule(const netlink::RuleInfo& want, const netlink::RuleInfo& got) {
@@ -31,14 +34,15 @@ Status Check(Context& ctx) {
   const std::string path = store.PathFor(ctx.env.container_id, ctx.env.ifname);
   ASSIGN_OR_RETURN(auto loaded, store.Load(path));
   if (!loaded || !loaded->complete)
-    return Error(Code::kUnknownContainer, "CHECK: no completed attachment for container " + ctx.env.container_id +
-                                              " interface " + ctx.env.ifname + " in network " + ctx.cfg.name);
+    return Error(Code::kUnknownContainer, "CHECK: no completed attachment for container " +
+                                              ctx.env.container_id + " interface " + ctx.env.ifname +
+                                              " in network " + ctx.cfg.name);
   const AttachmentState& st = *loaded;
 
   if (ctx.cfg.chained()) {
     const auto& ifs = ctx.cfg.prev_result.value("interfaces", nlohmann::json::array());
     bool listed = std::any_of(ifs.begin(), ifs.end(), [&](const nlohmann::json& i) {
-      return i.is_object() && i.value("name", "") == st.pod_if_name;
+      return i.is_object() && i.contains("name") && i["name"] == st.pod_if_name;
     });
     if (!listed) return Mismatch("prevResult does not list interface " + st.pod_if_name);
   }
@@ -58,17 +62,31 @@ Status Check(Context& ctx) {
   ASSIGN_OR_RETURN(auto rules, pod->ListRules());
   for (const auto& step : st.steps) {
     if (const auto* a = std::get_if<StepAddr>(&step)) {
-      bool found = std::any_of(addrs.begin(), addrs.end(), [&](const auto& g) { return g.local == a->addr.local; });
-      if (!found) return Mismatch("address " + a->addr.local.ToString() + " is missing from " + st.pod_if_name);
+      bool found =
+          std::any_of(addrs.begin(), addrs.end(), [&](const auto& g) { return g.local == a->addr.local; });
+      if (!found)
+        return Mismatch("address " + a->addr.local.ToString() + " is missing from " + st.pod_if_name);
     } else if (const auto* r = std::get_if<StepRoute>(&step)) {
       netlink::RouteInfo want = r->route;
       want.oif = link->index;
-      bool found = std::any_of(routes.begin(), routes.end(), [&](const auto& g) { return SameRoute(want, g); });
+      bool found =
+          std::any_of(routes.begin(), routes.end(), [&](const auto& g) { return SameRoute(want, g); });
       if (!found) return Mismatch("route missing: " + DescribeStep(step));
     } else if (const auto* ru = std::get_if<StepRule>(&step)) {
-      bool found = std::any_of(rules.begin(), rules.end(), [&](const auto& g) { return SameRule(ru->rule, g); });
+      bool found =
+          std::any_of(rules.begin(), rules.end(), [&](const auto& g) { return SameRule(ru->rule, g); });
       if (!found) return Mismatch("rule missing: " + DescribeStep(step));
     }
+  }
+  if (!st.rdma_device.empty()) {
+    // Exclusive: the pod must still hold its device. Shared: the node's
+    // device must still exist (every netns sees it).
+    const bool exclusive = st.rdma_mode == "exclusive";
+    ASSIGN_OR_RETURN(auto rdma, ctx.netns.OpenRdma(exclusive ? ctx.env.netns : ""));
+    ASSIGN_OR_RETURN(auto index, FindRdmaDevice(*rdma, st.rdma_device));
+    if (!index)
+      return Mismatch("RDMA device " + st.rdma_device + " is not " +
+                      (exclusive ? "in the pod (exclusive mode)" : "on the node (shared mode)"));
   }
   for (const auto& step : st.steps) {
     if (const auto* ipam = std::get_if<StepIpam>(&step)) {

@@ -65,16 +65,17 @@ std::optional<ClaimOwner> DeviceClaim::Owner() const {
 }
 
 base::Status DeviceClaim::SetOwner(const ClaimOwner& o) {
-  const std::string text = json{{"network", o.network},   {"containerID", o.container_id},
-                                {"ifName", o.if_name},    {"state", o.state_path},
-                                {"device", o.device},     {"mac", o.mac},
-                                {"pci", o.pci}}
-                               .dump();
+  const std::string text = json{
+      {"network", o.network}, {"containerID", o.container_id},
+      {"ifName", o.if_name},  {"state", o.state_path},
+      {"device", o.device},   {"mac", o.mac},
+      {"pci", o.pci}}.dump();
   // Written in place under the lock: a reader that sees a torn file treats it
   // as "no owner", and the owner's state file is the authority anyway.
   if (::ftruncate(lock_.fd(), 0) != 0 ||
       ::pwrite(lock_.fd(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
-    return base::Error(base::Code::kIo, "writing device claim: " + std::string(std::strerror(errno)), "", errno);
+    return base::Error(base::Code::kIo, "writing device claim: " + std::string(std::strerror(errno)), "",
+                       errno);
   return base::Ok();
 }
 

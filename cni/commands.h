@@ -3,24 +3,27 @@
 #pragma once
 
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "base/error.h"
 #include "cni/env.h"
 #include "conf/config.h"
 #include "ipam/ipam.h"
 #include "netlink/kernel.h"
+#include "netlink/rdma.h"
 
 namespace cni {
 
-/// Opens a Kernel for a netns path. Errors: kInvalidEnv; sys_errno ENOENT when
-/// the path does not exist (DEL then treats the netns as gone).
+/// Opens the kernel interfaces of a netns path. Errors: kInvalidEnv; sys_errno
+/// ENOENT when the path does not exist (DEL then treats the netns as gone).
 class NetnsOpener {
  public:
   virtual ~NetnsOpener() = default;
   virtual base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) = 0;
+  /// RDMA netlink in the netns at `path`; "" is the node's own netns. Fails
+  /// with sys_errno EPROTONOSUPPORT when the kernel has no RDMA.
+  virtual base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) = 0;
 };
 
 struct Context {

@@ -1,6 +1,7 @@
 // DEL: finish whatever the journal says was done, in reverse. Idempotent:
 // no state means nothing to do; a gone netns means the kernel already took
 // the pod side away.
+#include <algorithm>
 #include <cerrno>
 
 #include "base/log.h"
@@ -24,7 +25,8 @@ std::unique_ptr<netlink::Kernel> OpenPod(Context& ctx, const AttachmentState& st
   if (path.empty()) return nullptr;
   auto pod = ctx.netns.Open(path);
   if (!pod.ok()) {
-    base::Log::Info("pod netns " + path + " is gone (" + pod.error().msg + "); the kernel returned its devices");
+    base::Log::Info("pod netns " + path + " is gone (" + pod.error().msg +
+                    "); the kernel returned its devices");
     return nullptr;
   }
   return std::move(pod).value();
@@ -34,9 +36,25 @@ std::unique_ptr<netlink::Kernel> OpenPod(Context& ctx, const AttachmentState& st
 
 // Shared by DEL and GC: undoes one attachment, removes its state and claim.
 Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path, AttachmentState& st) {
-  ASSIGN_OR_RETURN(DeviceClaim claim, DeviceClaim::Lock(store.DevicesDir(), st.origin.name, ctx.lock_wait_ms));
+  ASSIGN_OR_RETURN(DeviceClaim claim,
+                   DeviceClaim::Lock(store.DevicesDir(), st.origin.name, ctx.lock_wait_ms));
   std::unique_ptr<netlink::Kernel> pod = OpenPod(ctx, st);
-  StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam};
+  // RDMA netlink only when the journal moved or made an RDMA device.
+  std::unique_ptr<netlink::Rdma> host_rdma, pod_rdma;
+  const bool has_rdma = std::any_of(st.steps.begin(), st.steps.end(), [](const Step& s) {
+    return std::holds_alternative<StepRdmaMove>(s) || std::holds_alternative<StepSoftRdma>(s);
+  });
+  if (has_rdma) {
+    auto h = ctx.netns.OpenRdma("");
+    if (!h.ok())
+      return std::move(h).error().WithContext("DEL needs RDMA netlink to return " + st.rdma_device);
+    host_rdma = std::move(h).value();
+    if (pod) {
+      auto p = ctx.netns.OpenRdma(ctx.env.netns.empty() ? st.netns : ctx.env.netns);
+      if (p.ok()) pod_rdma = std::move(p).value();
+    }
+  }
+  StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, host_rdma.get(), pod_rdma.get()};
   std::vector<Error> errors = UndoSteps(st, env);
   if (!errors.empty()) {
     Code code = Code::kDelIncomplete;

@@ -6,6 +6,9 @@
 #include <cctype>
 #include <climits>
 
+#include "base/log.h"
+#include "netlink/rdma_pairing.h"
+
 namespace cni {
 
 namespace {
@@ -45,6 +48,7 @@ std::string Lower(std::string s) {
 }  // namespace
 
 std::string DeviceQuery::Describe() const {
+  if (!rdma.empty() && name.empty()) return "the netdev of RDMA device " + rdma;
   if (!name.empty()) return "device " + name;
   if (!mac.empty()) return "device with MAC " + mac;
   return "device at PCI " + pci;
@@ -56,19 +60,40 @@ DeviceQuery QueryFor(const conf::DeviceSelector& sel) {
     case conf::DeviceSelector::By::kName: q.name = sel.value; break;
     case conf::DeviceSelector::By::kMac: q.mac = Lower(sel.value); break;
     case conf::DeviceSelector::By::kPci: q.pci = Lower(sel.value); break;
+    case conf::DeviceSelector::By::kRdma: q.rdma = sel.value; break;
     case conf::DeviceSelector::By::kDeviceId:
-      if (LooksLikePci(sel.value)) q.pci = Lower(sel.value.size() == 7 ? "0000:" + sel.value : sel.value);
-      else if (LooksLikeMac(sel.value)) q.mac = Lower(sel.value);
-      else q.name = sel.value;
+      if (LooksLikePci(sel.value))
+        q.pci = Lower(sel.value.size() == 7 ? "0000:" + sel.value : sel.value);
+      else if (LooksLikeMac(sel.value))
+        q.mac = Lower(sel.value);
+      else if (sel.value.find('/') != std::string::npos)
+        q.rdma = sel.value;  // a device plugin ID: "erdma_0/17"
+      else
+        q.name = q.rdma = sel.value;  // "eth1" or "erdma_0": a netdev of that name wins
       break;
   }
   if (!q.pci.empty() && q.pci.size() == 7) q.pci = "0000:" + q.pci;
   return q;
 }
 
-base::Result<std::optional<netlink::LinkInfo>> FindDevice(netlink::Kernel& host, const DeviceQuery& q,
+base::Result<std::optional<netlink::LinkInfo>> FindDevice(netlink::Kernel& host, netlink::Rdma* rdma,
+                                                          const DeviceQuery& q,
                                                           const std::string& sysfs_root) {
-  if (!q.name.empty()) return host.FindLink(q.name);
+  if (!q.name.empty()) {
+    ASSIGN_OR_RETURN(auto link, host.FindLink(q.name));
+    if (link || q.rdma.empty()) return link;
+  }
+  if (!q.rdma.empty()) {
+    if (!rdma) return std::optional<netlink::LinkInfo>();
+    ASSIGN_OR_RETURN(auto links, host.ListLinks());
+    ASSIGN_OR_RETURN(auto devices, rdma->ListDevices());
+    ASSIGN_OR_RETURN(auto ports, rdma->ListPorts());
+    auto match = netlink::FindNetdevForRdma(q.rdma, links, devices, ports, sysfs_root);
+    if (!match) return std::optional<netlink::LinkInfo>();
+    base::Log::Info("RDMA device " + match->pair.device.name + " selects netdev " + match->netdev.name +
+                    " (by " + match->pair.how + ")");
+    return std::optional<netlink::LinkInfo>(match->netdev);
+  }
   if (!q.mac.empty()) {
     ASSIGN_OR_RETURN(auto links, host.ListLinks());
     std::optional<netlink::LinkInfo> found;

@@ -15,10 +15,10 @@ enum class Command { kAdd, kDel, kCheck, kVersion, kGc, kStatus };
 
 struct Env {
   Command command = Command::kVersion;
-  std::string container_id;        ///< CNI_CONTAINERID
-  std::string netns;               ///< CNI_NETNS (may be empty for DEL)
-  std::string ifname;              ///< CNI_IFNAME
-  std::vector<std::string> path;   ///< CNI_PATH split on ':'
+  std::string container_id;                 ///< CNI_CONTAINERID
+  std::string netns;                        ///< CNI_NETNS (may be empty for DEL)
+  std::string ifname;                       ///< CNI_IFNAME
+  std::vector<std::string> path;            ///< CNI_PATH split on ':'
   std::map<std::string, std::string> args;  ///< CNI_ARGS K=V pairs
 
   /// "K8S_POD_NAMESPACE/K8S_POD_NAME" when both are in CNI_ARGS, else "".

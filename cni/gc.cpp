@@ -1,4 +1,5 @@
 // GC and STATUS (CNI 1.1.0).
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -21,10 +22,6 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
 
 namespace {
 
-// An IPAM plugin older than CNI 1.1.0 answers GC/STATUS with "incompatible
-// version" (1) or "unknown command" (4); that is not our failure.
-bool IpamTooOld(const Error& e) { return e.plugin_code == 1 || e.plugin_code == 4; }
-
 json IpamConfig(const conf::Config& cfg) {
   json c = cfg.raw;
   c.erase("prevResult");
@@ -33,13 +30,22 @@ json IpamConfig(const conf::Config& cfg) {
 
 Status ForwardToIpam(Context& ctx, const std::string& command) {
   if (ctx.cfg.ipam.is_null() || ctx.cfg.ipam_type.empty()) return base::Ok();
-  auto r = ctx.ipam.Run(ctx.cfg.ipam_type, command, IpamConfig(ctx.cfg).dump());
-  if (r.ok()) return base::Ok();
-  if (IpamTooOld(r.error())) {
-    base::Log::Warn("ipam " + ctx.cfg.ipam_type + " does not support " + command + ": " + r.error().msg);
+  // A plugin older than CNI 1.1.0 does not know GC or STATUS (it fails on
+  // the missing CNI_CONTAINERID before it even looks at the command): ask.
+  auto versions =
+      ctx.ipam.Run(ctx.cfg.ipam_type, "VERSION", json{{"cniVersion", ctx.cfg.cni_version}}.dump());
+  const bool knows =
+      versions.ok() && versions->is_object() && versions->contains("supportedVersions") &&
+      (*versions)["supportedVersions"].is_array() &&
+      std::any_of((*versions)["supportedVersions"].begin(), (*versions)["supportedVersions"].end(),
+                  [](const json& v) { return v.is_string() && v.get<std::string>() == "1.1.0"; });
+  if (!knows) {
+    base::Log::Info("ipam " + ctx.cfg.ipam_type + " predates CNI 1.1.0; not forwarding " + command);
     return base::Ok();
   }
-  return std::move(r).error();
+  auto r = ctx.ipam.Run(ctx.cfg.ipam_type, command, IpamConfig(ctx.cfg).dump());
+  if (!r.ok()) return std::move(r).error();
+  return base::Ok();
 }
 
 }  // namespace
@@ -49,10 +55,11 @@ Status Gc(Context& ctx) {
   auto it = ctx.cfg.raw.find("cni.dev/valid-attachments");
   if (it != ctx.cfg.raw.end()) {
     if (!it->is_array())
-      return Error(Code::kInvalidConfig, "cni.dev/valid-attachments: must be an array of {containerID, ifname}");
+      return Error(Code::kInvalidConfig,
+                   "cni.dev/valid-attachments: must be an array of {containerID, ifname}");
     for (const auto& a : *it) {
-      if (!a.is_object() || !a.contains("containerID") || !a["containerID"].is_string() || !a.contains("ifname") ||
-          !a["ifname"].is_string())
+      if (!a.is_object() || !a.contains("containerID") || !a["containerID"].is_string() ||
+          !a.contains("ifname") || !a["ifname"].is_string())
         return Error(Code::kInvalidConfig,
                      "cni.dev/valid-attachments: every entry needs string containerID and ifname");
       valid.emplace(a["containerID"].get<std::string>(), a["ifname"].get<std::string>());
@@ -89,12 +96,15 @@ Status StatusCmd(Context& ctx) {
     (void)base::RemoveFile(probe);
   }
   if (!ready.ok())
-    return Error(Code::kNotAvailable, "dataDir " + ctx.cfg.data_dir + " is not writable: " + ready.error().msg);
+    return Error(Code::kNotAvailable,
+                 "dataDir " + ctx.cfg.data_dir + " is not writable: " + ready.error().msg);
 
-  const bool fixed_device = !ctx.cfg.device.value.empty() && ctx.cfg.device.by != conf::DeviceSelector::By::kDeviceId;
+  const bool fixed_device =
+      !ctx.cfg.device.value.empty() && ctx.cfg.device.by != conf::DeviceSelector::By::kDeviceId;
   if (fixed_device) {
     const DeviceQuery q = QueryFor(ctx.cfg.device);
-    ASSIGN_OR_RETURN(auto dev, FindDevice(ctx.host, q, ctx.sysfs_root));
+    auto rdma = ctx.netns.OpenRdma("");
+    ASSIGN_OR_RETURN(auto dev, FindDevice(ctx.host, rdma.ok() ? rdma->get() : nullptr, q, ctx.sysfs_root));
     if (!dev && !FindClaim(store.DevicesDir(), q.name, q.mac, q.pci))
       return Error(Code::kNotAvailable, q.Describe() + " is not on the node and not attached to a pod; fix " +
                                             ctx.cfg.device.Describe());

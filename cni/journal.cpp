@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include "base/log.h"
+#include "cni/rdma.h"
 
 namespace cni {
 
@@ -35,6 +36,38 @@ Error NameTaken(const DeviceOrigin& o, const LinkInfo& holder) {
                    ") holds that name; rename or remove it and run DEL again (the state is kept)");
 }
 
+// A route via a gateway needs the route that makes the gateway reachable,
+// and the dump order says nothing about that: add what can be added, then
+// retry the rest while that makes progress.
+Status RestoreRoutes(const std::vector<netlink::RouteInfo>& routes, int index, netlink::Kernel& host) {
+  std::vector<netlink::RouteInfo> pending;
+  for (auto r : routes) {
+    r.oif = index;
+    pending.push_back(r);
+  }
+  std::vector<Error> errors;
+  std::vector<Error> unreachable;
+  while (!pending.empty()) {
+    std::vector<netlink::RouteInfo> retry;
+    unreachable.clear();
+    for (const auto& r : pending) {
+      Status s = IgnoreExists(host.AddRoute(r));
+      if (s.ok()) continue;
+      if (s.error().sys_errno == ENETUNREACH) {
+        retry.push_back(r);
+        unreachable.push_back(std::move(s).error());
+      } else {
+        errors.push_back(std::move(s).error());
+      }
+    }
+    if (retry.size() == pending.size()) break;
+    pending = std::move(retry);
+  }
+  errors.insert(errors.end(), unreachable.begin(), unreachable.end());
+  if (!errors.empty()) return JoinErrors(errors, "restoring routes");
+  return base::Ok();
+}
+
 // Restores what the move took away. Every call is idempotent.
 Status RestoreOnHost(const DeviceOrigin& o, netlink::Kernel& host) {
   ASSIGN_OR_RETURN(auto link, host.FindLink(o.name));
@@ -50,10 +83,7 @@ Status RestoreOnHost(const DeviceOrigin& o, netlink::Kernel& host) {
     keep(IgnoreExists(host.AddAddr(a)));
   }
   if (o.up && !link->up) keep(host.SetUp(index, true));
-  for (auto r : o.routes) {
-    r.oif = index;
-    keep(IgnoreExists(host.AddRoute(r)));
-  }
+  keep(RestoreRoutes(o.routes, index, host));
   if (!o.up && link->up) keep(host.SetUp(index, false));
   if (!errors.empty()) return JoinErrors(errors, "restoring " + o.name + " on the node");
   return base::Ok();
@@ -109,6 +139,12 @@ Status ApplyStep(const Step& step, const AttachmentState& state, StepEnv& env) {
           return pod.AddRoute(s.route);
         } else if constexpr (std::is_same_v<T, StepRule>) {
           return pod.AddRule(s.rule);
+        } else if constexpr (std::is_same_v<T, StepRdmaMove>) {
+          if (!env.host_rdma) return Error(Code::kRdmaUnavailable, "no RDMA netlink on the node");
+          return MoveRdmaDevice(*env.host_rdma, s.device, pod.NetnsFd());
+        } else if constexpr (std::is_same_v<T, StepSoftRdma>) {
+          if (!env.pod_rdma) return Error(Code::kRdmaUnavailable, "no RDMA netlink in the pod");
+          return env.pod_rdma->AddSoftDevice(s.device, "rxe", state.pod_if_name);
         } else {
           return base::Ok();
         }
@@ -124,13 +160,17 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
   for (auto it = state.steps.rbegin(); it != state.steps.rend(); ++it) {
     const Step& step = *it;
     Status s = base::Ok();
+    // Steps on the moved device leave with it when it goes home.
+    const bool covered =
+        moved && (std::holds_alternative<StepRoute>(step) || std::holds_alternative<StepAddr>(step) ||
+                  std::holds_alternative<StepMtu>(step) || std::holds_alternative<StepUp>(step));
     if (const auto* rule = std::get_if<StepRule>(&step)) {
       // Rules belong to the netns, not the device: they stay unless removed.
       if (env.pod) s = IgnoreGone(env.pod->DelRule(rule->rule));
     } else if (const auto* route = std::get_if<StepRoute>(&step)) {
-      if (env.pod && !moved) s = IgnoreGone(env.pod->DelRoute(route->route));
+      if (env.pod && !covered) s = IgnoreGone(env.pod->DelRoute(route->route));
     } else if (const auto* addr = std::get_if<StepAddr>(&step)) {
-      if (env.pod && !moved) s = IgnoreGone(env.pod->DelAddr(addr->addr));
+      if (env.pod && !covered) s = IgnoreGone(env.pod->DelAddr(addr->addr));
     } else if (const auto* move = std::get_if<StepMove>(&step)) {
       s = MoveHome(state.origin, move->pod_name, env);
     } else if (const auto* ipam = std::get_if<StepIpam>(&step)) {
@@ -140,12 +180,16 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
       } else {
         s = Error(Code::kIpam, "no IPAM executor to release the address");
       }
+    } else if (const auto* rdma = std::get_if<StepRdmaMove>(&step)) {
+      s = ReturnRdmaDevice(rdma->device, env.host_rdma, env.pod_rdma, env.host.NetnsFd());
+    } else if (const auto* soft = std::get_if<StepSoftRdma>(&step)) {
+      s = DeleteSoftDevice(soft->device, env.host_rdma, env.pod_rdma);
     }
     // StepMtu and StepUp: the pod-side link leaves with the move home.
     if (!s.ok()) {
       base::Log::Error("undo " + DescribeStep(step) + ": " + s.error().msg);
       errors.push_back(std::move(s).error().WithContext("undo " + DescribeStep(step)));
-    } else {
+    } else if (!covered) {
       base::Log::Debug("undone: " + DescribeStep(step));
     }
   }

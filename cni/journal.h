@@ -10,6 +10,7 @@
 #include "cni/state.h"
 #include "ipam/ipam.h"
 #include "netlink/kernel.h"
+#include "netlink/rdma.h"
 
 namespace cni {
 
@@ -17,8 +18,10 @@ namespace cni {
 struct StepEnv {
   netlink::Kernel& host;
   netlink::Kernel* pod = nullptr;
-  int pod_index = 0;               ///< our interface's index in the pod, once moved
-  ipam::Executor* ipam = nullptr;  ///< runs IPAM DEL for a journaled IPAM ADD
+  int pod_index = 0;                   ///< our interface's index in the pod, once moved
+  ipam::Executor* ipam = nullptr;      ///< runs IPAM DEL for a journaled IPAM ADD
+  netlink::Rdma* host_rdma = nullptr;  ///< RDMA netlink on the node (null: none)
+  netlink::Rdma* pod_rdma = nullptr;   ///< RDMA netlink in the pod (null: none or gone)
 };
 
 class Journal {

@@ -27,7 +27,8 @@ json InterfaceJson(const ResultInterface& iface) {
   json j = {{"name", iface.name}};
   if (!iface.mac.empty()) j["mac"] = iface.mac;
   if (!iface.sandbox.empty()) j["sandbox"] = iface.sandbox;
-  if (iface.mtu) j["mtu"] = *iface.mtu;  // ConvertResult drops it before 1.1.0
+  if (iface.mtu) j["mtu"] = *iface.mtu;                                 // ConvertResult drops it before 1.1.0
+  if (!iface.rdma_device.empty()) j["rdmaDevice"] = iface.rdma_device;  // likewise
   return j;
 }
 
@@ -146,7 +147,7 @@ json ConvertResult(json result, const std::string& version) {
     if (auto ifs = result.find("interfaces"); ifs != result.end() && ifs->is_array()) {
       for (auto& iface : *ifs) {
         if (!iface.is_object()) continue;
-        for (const char* k : {"mtu", "socketPath", "pciID"}) iface.erase(k);
+        for (const char* k : {"mtu", "socketPath", "pciID", "rdmaDevice"}) iface.erase(k);
       }
     }
   }

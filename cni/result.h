@@ -4,11 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "netlink/ip.h"
@@ -17,9 +16,10 @@ namespace cni {
 
 struct ResultInterface {
   std::string name;
-  std::string mac;      ///< omitted when empty
-  std::string sandbox;  ///< the netns path; omitted when empty
+  std::string mac;              ///< omitted when empty
+  std::string sandbox;          ///< the netns path; omitted when empty
   std::optional<uint32_t> mtu;  ///< 1.1.0 only
+  std::string rdma_device;      ///< 1.1.0 only, as "rdmaDevice" (erdma-cni's own key): the pod's RDMA device
 };
 
 struct ResultIp {

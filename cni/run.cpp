@@ -2,10 +2,12 @@
 
 #include "base/log.h"
 #include "cni/commands.h"
+#include "cni/ipam_versions.h"
 #include "cni/result.h"
 #include "conf/config.h"
 #include "conf/version.h"
 #include "netlink/netns.h"
+#include "netlink/rdma_socket.h"
 #include "netlink/rtnl_kernel.h"
 
 namespace cni {
@@ -21,6 +23,14 @@ class RtnlNetnsOpener : public NetnsOpener {
   base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) override {
     ASSIGN_OR_RETURN(auto ns, netlink::Netns::Open(path, "CNI_NETNS"));
     return netlink::OpenRtnl(ns);
+  }
+  base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) override {
+    if (path.empty()) {
+      ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
+      return netlink::OpenRdma(ns);
+    }
+    ASSIGN_OR_RETURN(auto ns, netlink::Netns::Open(path, "CNI_NETNS"));
+    return netlink::OpenRdma(ns);
   }
 };
 
@@ -53,21 +63,35 @@ const char* CommandName(Command c) {
   return "?";
 }
 
+int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out);
+
 }  // namespace
 
 int Run(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out) {
+  try {
+    return RunCommand(getenv, stdin_bytes, out);
+  } catch (const std::exception& e) {
+    // Parsing never throws by design; this is the net under a bug.
+    return Fail(out, BestEffortVersion(stdin_bytes),
+                Error(Code::kInternal, std::string("internal error: ") + e.what()));
+  }
+}
+
+namespace {
+int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out) {
   auto env = ParseEnv(getenv);
   if (!env.ok()) return Fail(out, BestEffortVersion(stdin_bytes), env.error());
 
   if (env->command == Command::kVersion) {
-    out << json{{"cniVersion", BestEffortVersion(stdin_bytes)}, {"supportedVersions", conf::SupportedVersions()}}
+    out << json{{"cniVersion", BestEffortVersion(stdin_bytes)},
+                {"supportedVersions", conf::SupportedVersions()}}
                .dump()
         << "\n";
     return 0;
   }
 
-  const bool lenient = env->command == Command::kDel || env->command == Command::kGc ||
-                       env->command == Command::kStatus;
+  const bool lenient =
+      env->command == Command::kDel || env->command == Command::kGc || env->command == Command::kStatus;
   auto cfg = conf::Parse(stdin_bytes, lenient);
   if (!cfg.ok()) return Fail(out, BestEffortVersion(stdin_bytes), cfg.error());
   const std::string& version = cfg->cni_version;
@@ -76,7 +100,8 @@ int Run(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out)
       conf::CompareVersions(version, "1.1.0") < 0)
     return Fail(out, version,
                 Error(Code::kIncompatibleVersion, std::string(CommandName(env->command)) +
-                                                      " needs cniVersion 1.1.0 or later; the config says " + version));
+                                                      " needs cniVersion 1.1.0 or later; the config says " +
+                                                      version));
 
   base::Log::Configure(cfg->log_file, cfg->log_level);
   std::string tag = "net=" + cfg->name;
@@ -91,14 +116,15 @@ int Run(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out)
   auto host = netlink::OpenRtnl(*host_ns);
   if (!host.ok()) return Fail(out, version, host.error());
   RtnlNetnsOpener opener;
-  ipam::ExecExecutor ipam(env->path);
+  ipam::ExecExecutor exec(env->path);
+  NegotiatingExecutor ipam(exec);
   Context ctx{*cfg, *env, **host, opener, ipam};
 
   switch (env->command) {
     case Command::kAdd: {
       auto result = Add(ctx);
       if (!result.ok()) return Fail(out, version, result.error());
-      out << result->dump() << "\n";
+      out << result->dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
       return 0;
     }
     case Command::kDel: {
@@ -107,8 +133,9 @@ int Run(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out)
     }
     case Command::kCheck: {
       if (conf::CompareVersions(version, "0.4.0") < 0)
-        return Fail(out, version, Error(Code::kIncompatibleVersion,
-                                        "CHECK needs cniVersion 0.4.0 or later; the config says " + version));
+        return Fail(out, version,
+                    Error(Code::kIncompatibleVersion,
+                          "CHECK needs cniVersion 0.4.0 or later; the config says " + version));
       auto s = Check(ctx);
       return s.ok() ? 0 : Fail(out, version, s.error());
     }
@@ -124,5 +151,7 @@ int Run(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out)
   }
   return 0;
 }
+
+}  // namespace
 
 }  // namespace cni

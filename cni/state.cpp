@@ -12,9 +12,9 @@ using base::Code;
 using base::Error;
 using base::Result;
 using base::Status;
-using nlohmann::json;
 using netlink::IpAddress;
 using netlink::IpPrefix;
+using nlohmann::json;
 
 namespace {
 
@@ -67,7 +67,7 @@ json OriginToJson(const DeviceOrigin& o) {
   json addrs = json::array(), routes = json::array();
   for (const auto& a : o.addrs) addrs.push_back(ToJson(a));
   for (const auto& r : o.routes) routes.push_back(ToJson(r));
-  return {{"name", o.name}, {"index", o.index}, {"mac", o.mac}, {"mtu", o.mtu},
+  return {{"name", o.name}, {"index", o.index}, {"mac", o.mac},   {"mtu", o.mtu},
           {"up", o.up},     {"kind", o.kind},   {"addrs", addrs}, {"routes", routes}};
 }
 
@@ -99,13 +99,24 @@ json StepToJson(const Step& step) {
   return std::visit(
       [](const auto& s) -> json {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, StepIpam>) return {{"op", "ipam"}, {"type", s.type}, {"config", s.config}};
-        else if constexpr (std::is_same_v<T, StepMove>) return {{"op", "move"}, {"name", s.pod_name}};
-        else if constexpr (std::is_same_v<T, StepMtu>) return {{"op", "mtu"}, {"mtu", s.mtu}};
-        else if constexpr (std::is_same_v<T, StepAddr>) return {{"op", "addr"}, {"addr", ToJson(s.addr)}};
-        else if constexpr (std::is_same_v<T, StepUp>) return {{"op", "up"}};
-        else if constexpr (std::is_same_v<T, StepRoute>) return {{"op", "route"}, {"route", ToJson(s.route)}};
-        else return {{"op", "rule"}, {"rule", ToJson(s.rule)}};
+        if constexpr (std::is_same_v<T, StepIpam>)
+          return {{"op", "ipam"}, {"type", s.type}, {"config", s.config}};
+        else if constexpr (std::is_same_v<T, StepMove>)
+          return {{"op", "move"}, {"name", s.pod_name}};
+        else if constexpr (std::is_same_v<T, StepMtu>)
+          return {{"op", "mtu"}, {"mtu", s.mtu}};
+        else if constexpr (std::is_same_v<T, StepAddr>)
+          return {{"op", "addr"}, {"addr", ToJson(s.addr)}};
+        else if constexpr (std::is_same_v<T, StepUp>)
+          return {{"op", "up"}};
+        else if constexpr (std::is_same_v<T, StepRoute>)
+          return {{"op", "route"}, {"route", ToJson(s.route)}};
+        else if constexpr (std::is_same_v<T, StepRdmaMove>)
+          return {{"op", "rdma-move"}, {"device", s.device}};
+        else if constexpr (std::is_same_v<T, StepSoftRdma>)
+          return {{"op", "rdma-soft"}, {"device", s.device}};
+        else
+          return {{"op", "rule"}, {"rule", ToJson(s.rule)}};
       },
       step);
 }
@@ -132,6 +143,11 @@ Result<Step> StepFromJson(const json& j) {
     ASSIGN_OR_RETURN(auto addr, AddrFromJson(*a));
     return Step(StepAddr{addr});
   }
+  if (op == "rdma-move" || op == "rdma-soft") {
+    ASSIGN_OR_RETURN(std::string device, Str(j, "device"));
+    if (op == "rdma-move") return Step(StepRdmaMove{device});
+    return Step(StepSoftRdma{device});
+  }
   if (op == "route") {
     ASSIGN_OR_RETURN(const json* r, Field(j, "route"));
     ASSIGN_OR_RETURN(auto route, RouteFromJson(*r));
@@ -154,9 +170,8 @@ json ToJson(const netlink::AddrInfo& a) {
 }
 
 json ToJson(const netlink::RouteInfo& r) {
-  json j = {{"dst", r.dst.ToString()}, {"oif", r.oif},     {"table", r.table},
-            {"metric", r.metric},      {"scope", r.scope}, {"protocol", r.protocol},
-            {"type", r.type}};
+  json j = {{"dst", r.dst.ToString()}, {"oif", r.oif},           {"table", r.table}, {"metric", r.metric},
+            {"scope", r.scope},        {"protocol", r.protocol}, {"type", r.type}};
   if (r.gateway) j["gateway"] = r.gateway->ToString();
   if (r.prefsrc) j["prefsrc"] = r.prefsrc->ToString();
   return j;
@@ -221,13 +236,23 @@ std::string DescribeStep(const Step& step) {
   return std::visit(
       [](const auto& s) -> std::string {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, StepIpam>) return "ipam " + s.type + " add";
-        else if constexpr (std::is_same_v<T, StepMove>) return "move into pod as " + s.pod_name;
-        else if constexpr (std::is_same_v<T, StepMtu>) return "set mtu " + std::to_string(s.mtu);
-        else if constexpr (std::is_same_v<T, StepAddr>) return "add address " + s.addr.local.ToString();
-        else if constexpr (std::is_same_v<T, StepUp>) return "set link up";
+        if constexpr (std::is_same_v<T, StepIpam>)
+          return "ipam " + s.type + " add";
+        else if constexpr (std::is_same_v<T, StepMove>)
+          return "move into pod as " + s.pod_name;
+        else if constexpr (std::is_same_v<T, StepMtu>)
+          return "set mtu " + std::to_string(s.mtu);
+        else if constexpr (std::is_same_v<T, StepAddr>)
+          return "add address " + s.addr.local.ToString();
+        else if constexpr (std::is_same_v<T, StepUp>)
+          return "set link up";
+        else if constexpr (std::is_same_v<T, StepRdmaMove>)
+          return "move RDMA device " + s.device + " into the pod";
+        else if constexpr (std::is_same_v<T, StepSoftRdma>)
+          return "create Soft-RoCE device " + s.device;
         else if constexpr (std::is_same_v<T, StepRoute>) {
-          std::string d = "add route " + (s.route.dst.IsDefault() ? std::string("default") : s.route.dst.ToString());
+          std::string d =
+              "add route " + (s.route.dst.IsDefault() ? std::string("default") : s.route.dst.ToString());
           if (s.route.gateway) d += " via " + s.route.gateway->ToString();
           return d + " table " + std::to_string(s.route.table) + " metric " + std::to_string(s.route.metric);
         } else {
@@ -249,6 +274,8 @@ json ToJson(const AttachmentState& s) {
           {"netns", s.netns},
           {"podIfName", s.pod_if_name},
           {"table", s.table},
+          {"rdmaDevice", s.rdma_device},
+          {"rdmaMode", s.rdma_mode},
           {"device", OriginToJson(s.origin)},
           {"steps", steps},
           {"complete", s.complete},
@@ -267,6 +294,8 @@ Result<AttachmentState> StateFromJson(const json& j) {
   ASSIGN_OR_RETURN(s.pod_if_name, Str(j, "podIfName"));
   ASSIGN_OR_RETURN(uint64_t table, Uint(j, "table"));
   s.table = static_cast<uint32_t>(table);
+  ASSIGN_OR_RETURN(s.rdma_device, Str(j, "rdmaDevice"));
+  ASSIGN_OR_RETURN(s.rdma_mode, Str(j, "rdmaMode"));
   ASSIGN_OR_RETURN(const json* dev, Field(j, "device"));
   ASSIGN_OR_RETURN(s.origin, OriginFromJson(*dev));
   ASSIGN_OR_RETURN(const json* steps, Field(j, "steps"));
@@ -296,7 +325,8 @@ Result<std::optional<AttachmentState>> StateStore::Load(const std::string& path)
     return e;
   }
   json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Error(Code::kState, "state file " + path + " is not valid JSON (truncated or corrupt)");
+  if (j.is_discarded())
+    return Error(Code::kState, "state file " + path + " is not valid JSON (truncated or corrupt)");
   auto s = StateFromJson(j);
   if (!s.ok()) return std::move(s).error().WithContext("state file " + path);
   return std::optional<AttachmentState>(std::move(s).value());

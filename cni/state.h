@@ -4,12 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "netlink/kernel.h"
@@ -33,7 +32,7 @@ struct StepIpam {  ///< IPAM ADD ran; inverse: IPAM DEL with the same config
   std::string type;
   nlohmann::json config;  ///< {cniVersion, name, ipam, ...}: what IPAM needs, not prevResult
 };
-struct StepMove {    ///< device moved into the pod as pod_name; inverse: home as origin
+struct StepMove {  ///< device moved into the pod as pod_name; inverse: home as origin
   std::string pod_name;
 };
 struct StepMtu {  ///< pod-side MTU changed; inverse: taken away by the move home
@@ -42,14 +41,21 @@ struct StepMtu {  ///< pod-side MTU changed; inverse: taken away by the move hom
 struct StepAddr {  ///< address added in the pod
   netlink::AddrInfo addr;
 };
-struct StepUp {};  ///< pod-side link set up
+struct StepUp {};   ///< pod-side link set up
 struct StepRoute {  ///< route added in the pod
   netlink::RouteInfo route;
 };
 struct StepRule {  ///< rule added in the pod
   netlink::RuleInfo rule;
 };
-using Step = std::variant<StepIpam, StepMove, StepMtu, StepAddr, StepUp, StepRoute, StepRule>;
+struct StepRdmaMove {  ///< exclusive mode: RDMA device moved into the pod; inverse: back to the node
+  std::string device;
+};
+struct StepSoftRdma {  ///< Soft-RoCE device created on the pod's interface; inverse: deleted
+  std::string device;
+};
+using Step = std::variant<StepIpam, StepMove, StepMtu, StepAddr, StepUp, StepRoute, StepRule, StepRdmaMove,
+                          StepSoftRdma>;
 
 /// Short text for logs and errors: "move eth1 -> erdma0", "rule from 10.9.0.5 lookup 200".
 std::string DescribeStep(const Step& step);
@@ -62,6 +68,8 @@ struct AttachmentState {
   std::string netns;        ///< CNI_NETNS at ADD
   std::string pod_if_name;  ///< our interface's name in the pod
   uint32_t table = 0;       ///< policy routing table in the pod
+  std::string rdma_device;  ///< the RDMA device the pod got ("" = none)
+  std::string rdma_mode;    ///< "shared" or "exclusive" when rdma_device is set
   DeviceOrigin origin;
   std::vector<Step> steps;  ///< in the order they were (about to be) applied
   bool complete = false;    ///< ADD returned success

@@ -6,7 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include "conf/fields.h"
 #include "conf/names.h"
+#include "conf/rdma.h"
 #include "conf/version.h"
 
 namespace conf {
@@ -25,22 +27,6 @@ constexpr size_t kMaxDeviceIdBytes = 256;
 
 struct TooDeep {};
 
-Error Invalid(std::string msg) { return Error(Code::kInvalidConfig, std::move(msg)); }
-
-/// The member `key`, or nullptr when it is absent or JSON null. Go plugins
-/// read null as "not set", and runtimes generated from Go structs emit it.
-const json* Get(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-std::string Quote(std::string_view s) {
-  // Strings come from the parser and are valid UTF-8; replace anyway so that
-  // building an error message can never throw.
-  return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 std::string SupportedList() {
   std::string out;
   for (const auto& v : SupportedVersions()) {
@@ -48,17 +34,6 @@ std::string SupportedList() {
     out += v;
   }
   return out;
-}
-
-/// An integer in [min, max]; floats (even 200.0), bools, strings and
-/// negatives are refused.
-bool GetUint(const json& v, uint64_t min, uint64_t max, uint64_t* out) {
-  if (!v.is_number_integer()) return false;  // true for signed and unsigned
-  if (!v.is_number_unsigned() && v.get<int64_t>() < 0) return false;
-  const uint64_t n = v.get<uint64_t>();
-  if (n < min || n > max) return false;
-  *out = n;
-  return true;
 }
 
 bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
@@ -215,18 +190,27 @@ Status ParseDeviceId(const json& v, const char* path, Config& c) {
 
 Status ParseDevice(const json& root, bool for_del, Config& c) {
   if (const json* d = Get(root, "device")) {
-    if (!d->is_object()) return Invalid("device: must be an object; set exactly one of name, mac, pci");
+    if (!d->is_object()) return Invalid("device: must be an object; set exactly one of name, mac, pci, rdma");
     const json* name = Get(*d, "name");
     const json* mac = Get(*d, "mac");
     const json* pci = Get(*d, "pci");
-    if ((name != nullptr) + (mac != nullptr) + (pci != nullptr) != 1)
-      return Invalid("device: set exactly one of name, mac, pci");
+    const json* rdma = Get(*d, "rdma");
+    if ((name != nullptr) + (mac != nullptr) + (pci != nullptr) + (rdma != nullptr) != 1)
+      return Invalid("device: set exactly one of name, mac, pci, rdma");
     if (name) {
       if (!name->is_string() || !IsValidIfName(name->get_ref<const std::string&>()))
         return Invalid(
             "device.name: must be an interface name: 1..15 bytes, no '/', ':' or whitespace, "
             "not \".\" or \"..\"");
       c.device = DeviceSelector{DeviceSelector::By::kName, name->get<std::string>()};
+    } else if (rdma) {
+      // RDMA device names are at most 63 bytes (IB_DEVICE_NAME_MAX) and
+      // printable; the same shape check as a device ID.
+      if (!rdma->is_string() || rdma->get_ref<const std::string&>().size() > 63 ||
+          !IsValidDeviceId(rdma->get_ref<const std::string&>()) ||
+          rdma->get_ref<const std::string&>().find('/') != std::string::npos)
+        return Invalid("device.rdma: must be an RDMA device name like \"erdma_0\" (see `rdma dev`)");
+      c.device = DeviceSelector{DeviceSelector::By::kRdma, rdma->get<std::string>()};
     } else if (mac) {
       std::optional<std::string> m;
       if (mac->is_string()) m = NormalizeMac(mac->get_ref<const std::string&>());
@@ -412,6 +396,7 @@ base::Result<Config> ParseChecked(std::string_view stdin_bytes, bool for_del) {
   RETURN_IF_ERROR(ParseInterface(root, c));
   RETURN_IF_ERROR(ParseAddressing(root, c));
   RETURN_IF_ERROR(ParseRouting(root, c));
+  RETURN_IF_ERROR(ParseRdma(root, c.rdma));
   RETURN_IF_ERROR(ParseFiles(root, c));
   c.raw = std::move(root);
   return c;
@@ -426,6 +411,7 @@ std::string DeviceSelector::Describe() const {
     case By::kMac: key = "device.mac"; break;
     case By::kPci: key = "device.pci"; break;
     case By::kDeviceId: key = "deviceID"; break;
+    case By::kRdma: key = "device.rdma"; break;
   }
   return std::string(key) + " " + Quote(value);
 }

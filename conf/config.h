@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "conf/rdma.h"
 
 namespace conf {
 
@@ -21,9 +22,9 @@ enum class AddressMode { kInherit, kIpam, kNone };
 /// How the host netdev is chosen. Exactly one selector, or the device ID the
 /// runtime/Multus injected (top-level `deviceID`, `runtimeConfig.deviceID`).
 struct DeviceSelector {
-  enum class By { kName, kMac, kPci, kDeviceId };
+  enum class By { kName, kMac, kPci, kRdma, kDeviceId };
   By by = By::kName;
-  std::string value;  ///< name, lower-case MAC, PCI address "0000:3b:00.1", or the raw device ID
+  std::string value;  ///< name, lower-case MAC, PCI address "0000:3b:00.1", RDMA device, or the raw device ID
   std::string Describe() const;  ///< e.g. `device.name "eth1"`
 };
 
@@ -47,6 +48,7 @@ struct Config {
   nlohmann::json ipam;             ///< the `ipam` object (null when absent)
   std::string ipam_type;           ///< ipam.type
   Routing routing;
+  RdmaConfig rdma;
   std::string data_dir = "/var/lib/cni/erdma-cni";
   std::string log_file;            ///< empty: no log file (errors still go to stderr)
   base::LogLevel log_level = base::LogLevel::kInfo;

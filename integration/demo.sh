@@ -60,7 +60,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-section() { printf '\n\033[1m=== %s ===\033[0m\n' "$*"; }
+if [[ -t 1 ]]; then BOLD=$'\033[1m' PLAIN=$'\033[0m'; else BOLD='' PLAIN=''; fi
+section() { printf '\n%s=== %s ===%s\n' "$BOLD" "$*" "$PLAIN"; }
 # Echoes a command, then runs it.
 show() { printf '$ %s\n' "$*"; "$@"; }
 pretty() {

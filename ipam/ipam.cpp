@@ -30,8 +30,7 @@ Result<std::string> FindPlugin(const std::vector<std::string>& path, const std::
   for (const auto& dir : path) {
     std::string candidate = dir + "/" + type;
     struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
-      return candidate;
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) return candidate;
   }
   std::string dirs;
   for (const auto& d : path) dirs += (dirs.empty() ? "" : ":") + d;
@@ -59,7 +58,8 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
   int in_pipe[2], out_pipe[2];
   if (::pipe2(in_pipe, O_CLOEXEC) != 0) return Error(Code::kIo, "pipe: " + std::string(std::strerror(errno)));
   base::UniqueFd in_r(in_pipe[0]), in_w(in_pipe[1]);
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return Error(Code::kIo, "pipe: " + std::string(std::strerror(errno)));
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0)
+    return Error(Code::kIo, "pipe: " + std::string(std::strerror(errno)));
   base::UniqueFd out_r(out_pipe[0]), out_w(out_pipe[1]);
 
   posix_spawn_file_actions_t fa;
@@ -83,7 +83,8 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
 
   // The plugin reads all of stdin before it writes, so writing first cannot
   // deadlock; a plugin that exits early gives EPIPE, which we ignore.
-  struct sigaction ign {}, old {};
+  struct sigaction ign {
+  }, old{};
   ign.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ign, &old);
   size_t off = 0;
@@ -121,15 +122,15 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
   std::string what = WIFEXITED(status) ? "exited with " + std::to_string(WEXITSTATUS(status))
                                        : "was killed by signal " + std::to_string(WTERMSIG(status));
   if (!parsed.is_discarded() && parsed.is_object() && parsed.contains("msg")) {
-    int code = parsed.value("code", 0);
+    const int code =
+        parsed.contains("code") && parsed["code"].is_number_integer() ? parsed["code"].get<int>() : 0;
     std::string msg = parsed["msg"].is_string() ? parsed["msg"].get<std::string>() : parsed["msg"].dump();
     std::string details = parsed.contains("details") && parsed["details"].is_string()
                               ? parsed["details"].get<std::string>()
                               : "";
-    Error e(code == 11 ? Code::kTryAgainLater : Code::kIpam,
-            "ipam " + type + " " + command + " failed (code " + std::to_string(code) + "): " + msg, details);
-    e.plugin_code = code;
-    return e;
+    return Error(code == 11 ? Code::kTryAgainLater : Code::kIpam,
+                 "ipam " + type + " " + command + " failed (code " + std::to_string(code) + "): " + msg,
+                 details);
   }
   return Error(Code::kIpam, "ipam " + type + " " + command + " " + what, out.substr(0, 512));
 }

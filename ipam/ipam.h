@@ -3,11 +3,10 @@
 // the network config on stdin.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "netlink/ip.h"

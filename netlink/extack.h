@@ -12,9 +12,9 @@ namespace netlink {
 
 /// What the kernel said about one request.
 struct AckInfo {
-  int error = 0;                  ///< positive errno; 0 for a plain ACK / a clean end of dump
-  std::string msg;                ///< NLMSGERR_ATTR_MSG; empty when the kernel gave none
-  std::optional<uint32_t> offset; ///< NLMSGERR_ATTR_OFFS: offset of the bad attribute in the request
+  int error = 0;                   ///< positive errno; 0 for a plain ACK / a clean end of dump
+  std::string msg;                 ///< NLMSGERR_ATTR_MSG; empty when the kernel gave none
+  std::optional<uint32_t> offset;  ///< NLMSGERR_ATTR_OFFS: offset of the bad attribute in the request
 
   bool operator==(const AckInfo&) const = default;
 };

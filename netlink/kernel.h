@@ -33,7 +33,7 @@ inline constexpr uint32_t kAddrFlagNoDad = 0x02;           // IFA_F_NODAD
 struct LinkInfo {
   int index = 0;
   std::string name;
-  std::string mac;   ///< "aa:bb:cc:dd:ee:ff" lower case; empty when the link has none
+  std::string mac;  ///< "aa:bb:cc:dd:ee:ff" lower case; empty when the link has none
   uint32_t mtu = 0;
   bool up = false;   ///< administrative state (IFF_UP)
   std::string kind;  ///< IFLA_INFO_KIND ("veth", "macvlan", ...); empty for physical devices
@@ -43,7 +43,7 @@ struct LinkInfo {
 
 struct AddrInfo {
   int ifindex = 0;
-  IpPrefix local;                      ///< address with its prefix length
+  IpPrefix local;  ///< address with its prefix length
   uint8_t scope = kScopeUniverse;
   uint32_t flags = 0;                  ///< IFA_F_* (only the settable ones matter)
   std::optional<IpAddress> broadcast;  ///< IPv4 only
@@ -52,7 +52,7 @@ struct AddrInfo {
 };
 
 struct RouteInfo {
-  IpPrefix dst;                       ///< len 0 = default route; family from dst.addr
+  IpPrefix dst;  ///< len 0 = default route; family from dst.addr
   std::optional<IpAddress> gateway;
   std::optional<IpAddress> prefsrc;
   int oif = 0;
@@ -60,16 +60,16 @@ struct RouteInfo {
   uint32_t metric = 0;
   uint8_t scope = kScopeUniverse;
   uint8_t protocol = kProtoStatic;
-  uint8_t type = 1;                   ///< RTN_UNICAST
+  uint8_t type = 1;  ///< RTN_UNICAST
 
   int family() const { return dst.addr.family; }
   bool operator==(const RouteInfo&) const = default;
 };
 
 struct RuleInfo {
-  int family = 0;                     ///< AF_INET or AF_INET6
+  int family = 0;  ///< AF_INET or AF_INET6
   uint32_t priority = 0;
-  std::optional<IpPrefix> src;        ///< `from` selector; nullopt = all
+  std::optional<IpPrefix> src;  ///< `from` selector; nullopt = all
   uint32_t table = kTableMain;
 
   bool operator==(const RuleInfo&) const = default;

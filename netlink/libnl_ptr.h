@@ -2,7 +2,6 @@
 #pragma once
 
 #include <netlink/addr.h>
-#include <netlink/cache.h>
 #include <netlink/handlers.h>
 #include <netlink/msg.h>
 #include <netlink/object.h>
@@ -23,9 +22,6 @@ struct SockFree {
 struct MsgFree {
   void operator()(nl_msg* p) const { nlmsg_free(p); }
 };
-struct CacheFree {
-  void operator()(nl_cache* p) const { nl_cache_free(p); }
-};
 struct CbPut {
   void operator()(nl_cb* p) const { nl_cb_put(p); }
 };
@@ -45,7 +41,6 @@ struct ObjectPut {
 
 using SockPtr = std::unique_ptr<nl_sock, SockFree>;
 using MsgPtr = std::unique_ptr<nl_msg, MsgFree>;
-using CachePtr = std::unique_ptr<nl_cache, CacheFree>;
 using CbPtr = std::unique_ptr<nl_cb, CbPut>;
 using AddrPtr = std::unique_ptr<nl_addr, AddrPut>;
 using NexthopPtr = std::unique_ptr<rtnl_nexthop, NexthopFree>;

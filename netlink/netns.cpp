@@ -33,8 +33,7 @@ base::Result<Netns> Netns::Current() {
   UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) {
     const int err = errno;
-    return Error(Code::kIo, std::string("opening ") + path + ": " + ErrnoText(err) +
-                                " (is /proc mounted?)",
+    return Error(Code::kIo, std::string("opening ") + path + ": " + ErrnoText(err) + " (is /proc mounted?)",
                  {}, err);
   }
   return Netns(std::move(fd), path);
@@ -42,9 +41,9 @@ base::Result<Netns> Netns::Current() {
 
 base::Result<Netns> Netns::Open(const std::string& path, const std::string& what) {
   if (path.empty()) {
-    return Error(Code::kInvalidEnv,
-                 what + " is empty (set it to the pod's network namespace, e.g. "
-                        "/var/run/netns/NAME or /proc/PID/ns/net)");
+    return Error(Code::kInvalidEnv, what +
+                                        ": the path is empty (set it to the pod's network namespace, e.g. "
+                                        "/var/run/netns/NAME or /proc/PID/ns/net)");
   }
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) {
@@ -52,8 +51,7 @@ base::Result<Netns> Netns::Open(const std::string& path, const std::string& what
     if (err == ENOENT || err == ENOTDIR) {
       return Error(Code::kInvalidEnv, what + ": " + path + " does not exist", {}, err);
     }
-    return Error(Code::kInvalidEnv, what + ": cannot open " + path + ": " + ErrnoText(err), {},
-                 err);
+    return Error(Code::kInvalidEnv, what + ": cannot open " + path + ": " + ErrnoText(err), {}, err);
   }
   const std::string not_netns =
       what + ": " + path +
@@ -82,8 +80,7 @@ base::Result<NetnsSwitch> NetnsSwitch::Enter(const Netns& target) {
   UniqueFd home(::open(kThreadNetns, O_RDONLY | O_CLOEXEC));
   if (!home.valid()) {
     const int err = errno;
-    return Error(Code::kIo, std::string("opening ") + kThreadNetns + ": " + ErrnoText(err), {},
-                 err);
+    return Error(Code::kIo, std::string("opening ") + kThreadNetns + ": " + ErrnoText(err), {}, err);
   }
   if (::setns(target.fd(), CLONE_NEWNET) != 0) {
     const int err = errno;

@@ -201,9 +201,7 @@ base::Result<nl::RulePtr> MakeRule(const RuleInfo& info) {
   return rule;
 }
 
-std::string Describe(const AddrInfo& a) {
-  return a.local.ToString() + " dev " + std::to_string(a.ifindex);
-}
+std::string Describe(const AddrInfo& a) { return a.local.ToString() + " dev " + std::to_string(a.ifindex); }
 
 std::string Describe(const RouteInfo& r) {
   std::string s = r.dst.ToString();

@@ -15,9 +15,9 @@ namespace netlink::rtnl {
 /// IFA_F_* flags a caller can ask for in RTM_NEWADDR. ListAddrs reports only
 /// these, so what AddAddr added lists back as equal; the kernel's own state
 /// bits (permanent, tentative, secondary, deprecated, ...) are left out.
-inline constexpr uint32_t kSettableAddrFlags = 0x02 /*NODAD*/ | 0x04 /*OPTIMISTIC*/ |
-                                               0x10 /*HOMEADDRESS*/ | 0x100 /*MANAGETEMPADDR*/ |
-                                               0x200 /*NOPREFIXROUTE*/ | 0x400 /*MCAUTOJOIN*/;
+inline constexpr uint32_t kSettableAddrFlags = 0x02 /*NODAD*/ | 0x04 /*OPTIMISTIC*/ | 0x10 /*HOMEADDRESS*/ |
+                                               0x100 /*MANAGETEMPADDR*/ | 0x200 /*NOPREFIXROUTE*/ |
+                                               0x400 /*MCAUTOJOIN*/;
 
 /// "aa:bb:cc:dd:ee:ff" in lower case; "" for a null or empty address.
 std::string FormatHwAddr(const nl_addr* a);

@@ -1,6 +1,8 @@
 #include "netlink/rtnl_kernel.h"
 
 #include <fcntl.h>
+#include <linux/fib_rules.h>
+#include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -30,28 +32,38 @@ bool ImpossibleName(std::string_view name) {
   return name.empty() || name.size() >= IFNAMSIZ || name.find('\0') != std::string_view::npos;
 }
 
-/// Walks a filled cache; `fn` gets each object cast to T.
+/// An NLM_F_DUMP request of `type` with `header` as its fixed part (all
+/// zero but the family: every table, every link). Null when out of memory.
+template <typename Header>
+nl::MsgPtr DumpRequest(int type, Header header) {
+  nl::MsgPtr msg(nlmsg_alloc_simple(type, NLM_F_REQUEST | NLM_F_DUMP));
+  if (msg && nlmsg_append(msg.get(), &header, sizeof header, NLMSG_ALIGNTO) < 0) msg.reset();
+  return msg;
+}
+
+/// Calls `fn` with each object of the answer that has message type
+/// `msgtype`, cast to the libnl type T.
 template <typename T, typename Fn>
-void ForEach(nl_cache* cache, Fn&& fn) {
-  for (nl_object* o = nl_cache_get_first(cache); o != nullptr; o = nl_cache_get_next(o)) {
-    fn(reinterpret_cast<T*>(o));
+void ForEach(const std::vector<nl::ObjectPtr>& objects, int msgtype, Fn&& fn) {
+  for (const nl::ObjectPtr& o : objects) {
+    if (nl_object_get_msgtype(o.get()) == msgtype) fn(reinterpret_cast<T*>(o.get()));
   }
 }
 
 class RtnlKernel final : public Kernel {
  public:
-  RtnlKernel(RtnlSocket sock, base::UniqueFd netns)
-      : sock_(std::move(sock)), netns_(std::move(netns)) {}
+  RtnlKernel(RtnlSocket sock, base::UniqueFd netns) : sock_(std::move(sock)), netns_(std::move(netns)) {}
 
   int NetnsFd() const override { return netns_.get(); }
 
   Result<std::vector<LinkInfo>> ListLinks() override {
-    nl_cache* raw = nullptr;
-    if (rtnl_link_alloc_cache(nullptr, AF_UNSPEC, &raw) < 0) return BuildError(kDumpLinks, ENOMEM);
-    nl::CachePtr cache(raw);
-    RETURN_IF_ERROR(sock_.Dump(kDumpLinks, cache.get()));
+    ASSIGN_OR_RETURN(auto objects, sock_.Dump(kDumpLinks, [] {
+      nl::MsgPtr msg = DumpRequest(RTM_GETLINK, ifinfomsg{});
+      if (msg && nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0) msg.reset();
+      return msg;
+    }));
     std::vector<LinkInfo> out;
-    ForEach<rtnl_link>(cache.get(), [&](rtnl_link* l) { out.push_back(rtnl::ToLinkInfo(l)); });
+    ForEach<rtnl_link>(objects, RTM_NEWLINK, [&](rtnl_link* l) { out.push_back(rtnl::ToLinkInfo(l)); });
     return out;
   }
 
@@ -66,16 +78,18 @@ class RtnlKernel final : public Kernel {
   }
 
   Status MoveLink(int index, const Kernel& target, std::string_view new_name) override {
-    // One message: the kernel moves and renames together, so the link never
-    // shows up in the target under its old name (which may be taken there).
-    const std::string what = "RTM_NEWLINK dev " + std::to_string(index) + " to netns fd " +
-                             std::to_string(target.NetnsFd()) + " as " + std::string(new_name);
     const std::string name(new_name);
-    return SetLink(what, index, 0, 0, [&](nl_msg* msg) {
-      int err = nla_put_u32(msg, IFLA_NET_NS_FD, static_cast<uint32_t>(target.NetnsFd()));
-      if (err >= 0 && !name.empty()) err = nla_put_string(msg, IFLA_IFNAME, name.c_str());
-      return err;
-    });
+    const std::string what = "RTM_NEWLINK dev " + std::to_string(index) + " to netns fd " +
+                             std::to_string(target.NetnsFd()) + " as " + name;
+    // Its name and MAC, to find it on the other side should the kernel only
+    // half do the move (see MoveBack).
+    ASSIGN_OR_RETURN(std::optional<LinkInfo> before, FindLinkByIndex(index));
+    if (!before) return Error(base::Code::kKernel, what + ": " + std::strerror(ENODEV), {}, ENODEV);
+    Status moved = SetMoveLink(what, index, target.NetnsFd(), name);
+    if (moved.ok()) return moved;
+    ASSIGN_OR_RETURN(std::optional<LinkInfo> still_here, FindLinkByIndex(index));
+    if (still_here) return moved;
+    return MoveBack(target.NetnsFd(), *before, name, std::move(moved).error());
   }
 
   Status RenameLink(int index, std::string_view new_name) override {
@@ -85,8 +99,8 @@ class RtnlKernel final : public Kernel {
   }
 
   Status SetMtu(int index, uint32_t mtu) override {
-    return SetLink("RTM_NEWLINK dev " + std::to_string(index) + " mtu " + std::to_string(mtu),
-                   index, 0, 0, [&](nl_msg* msg) { return nla_put_u32(msg, IFLA_MTU, mtu); });
+    return SetLink("RTM_NEWLINK dev " + std::to_string(index) + " mtu " + std::to_string(mtu), index, 0, 0,
+                   [&](nl_msg* msg) { return nla_put_u32(msg, IFLA_MTU, mtu); });
   }
 
   Status SetUp(int index, bool up) override {
@@ -95,14 +109,12 @@ class RtnlKernel final : public Kernel {
   }
 
   Result<std::vector<AddrInfo>> ListAddrs(int index) override {
-    nl_cache* raw = nullptr;
-    if (rtnl_addr_alloc_cache(nullptr, &raw) < 0) return BuildError(kDumpAddrs, ENOMEM);
-    nl::CachePtr cache(raw);
-    RETURN_IF_ERROR(sock_.Dump(kDumpAddrs, cache.get()));
+    ASSIGN_OR_RETURN(auto objects,
+                     sock_.Dump(kDumpAddrs, [] { return DumpRequest(RTM_GETADDR, ifaddrmsg{}); }));
     std::vector<AddrInfo> out;
-    ForEach<rtnl_addr>(cache.get(), [&](rtnl_addr* a) {
+    ForEach<rtnl_addr>(objects, RTM_NEWADDR, [&](rtnl_addr* a) {
       if (index > 0 && rtnl_addr_get_ifindex(a) != index) return;
-      if (auto info = rtnl::ToAddrInfo(a)) out.push_back(std::move(*info));
+      if (auto info = rtnl::ToAddrInfo(a)) out.push_back(*info);
     });
     return out;
   }
@@ -121,18 +133,14 @@ class RtnlKernel final : public Kernel {
   }
 
   Result<std::vector<RouteInfo>> ListRoutes(int oif) override {
-    nl_cache* raw = nullptr;
-    // Flags 0, not ROUTE_CACHE_CONTENT (which asks for RTM_F_CLONED, the
-    // exception cache). A dump with rtm_table 0 covers every table, local
-    // included; libnl's route cache keeps duplicates apart (no hash table).
-    if (rtnl_route_alloc_cache(nullptr, AF_UNSPEC, 0, &raw) < 0)
-      return BuildError(kDumpRoutes, ENOMEM);
-    nl::CachePtr cache(raw);
-    RETURN_IF_ERROR(sock_.Dump(kDumpRoutes, cache.get()));
+    // rtm_table 0 and no RTM_F_CLONED: every table (local included), no
+    // exception-cache entries.
+    ASSIGN_OR_RETURN(auto objects,
+                     sock_.Dump(kDumpRoutes, [] { return DumpRequest(RTM_GETROUTE, rtmsg{}); }));
     std::vector<RouteInfo> out;
-    ForEach<rtnl_route>(cache.get(), [&](rtnl_route* r) {
+    ForEach<rtnl_route>(objects, RTM_NEWROUTE, [&](rtnl_route* r) {
       auto info = rtnl::ToRouteInfo(r);
-      if (info && (oif <= 0 || info->oif == oif)) out.push_back(std::move(*info));
+      if (info && (oif <= 0 || info->oif == oif)) out.push_back(*info);
     });
     return out;
   }
@@ -151,13 +159,11 @@ class RtnlKernel final : public Kernel {
   }
 
   Result<std::vector<RuleInfo>> ListRules() override {
-    nl_cache* raw = nullptr;
-    if (rtnl_rule_alloc_cache(nullptr, AF_UNSPEC, &raw) < 0) return BuildError(kDumpRules, ENOMEM);
-    nl::CachePtr cache(raw);
-    RETURN_IF_ERROR(sock_.Dump(kDumpRules, cache.get()));
+    ASSIGN_OR_RETURN(auto objects,
+                     sock_.Dump(kDumpRules, [] { return DumpRequest(RTM_GETRULE, fib_rule_hdr{}); }));
     std::vector<RuleInfo> out;
-    ForEach<rtnl_rule>(cache.get(), [&](rtnl_rule* r) {
-      if (auto info = rtnl::ToRuleInfo(r)) out.push_back(std::move(*info));
+    ForEach<rtnl_rule>(objects, RTM_NEWRULE, [&](rtnl_rule* r) {
+      if (auto info = rtnl::ToRuleInfo(r)) out.push_back(*info);
     });
     return out;
   }
@@ -190,8 +196,7 @@ class RtnlKernel final : public Kernel {
   /// One RTM_GETLINK by index or name. Not rtnl_link_get_kernel: it swaps
   /// in its own error callback, which loses the errno and extack text, and
   /// asks for VF details nobody here reads.
-  Result<std::optional<LinkInfo>> GetLink(int index, const std::string& name,
-                                          const std::string& what) {
+  Result<std::optional<LinkInfo>> GetLink(int index, const std::string& name, const std::string& what) {
     nl::MsgPtr msg(nlmsg_alloc_simple(RTM_GETLINK, NLM_F_REQUEST | NLM_F_ACK));
     if (!msg) return BuildError(what, ENOMEM);
     ifinfomsg ifi{};
@@ -213,6 +218,58 @@ class RtnlKernel final : public Kernel {
       }
     }
     return std::optional<LinkInfo>();
+  }
+
+  /// RTM_NEWLINK with IFLA_NET_NS_FD, and IFLA_IFNAME when `name` is set,
+  /// IFLA_NEW_IFINDEX when `new_index` is (kernels before 5.15 ignore it).
+  Status SetMoveLink(const std::string& what, int index, int netns_fd, const std::string& name,
+                     int new_index = 0) {
+    return SetLink(what, index, 0, 0, [&](nl_msg* msg) {
+      int err = nla_put_u32(msg, IFLA_NET_NS_FD, static_cast<uint32_t>(netns_fd));
+      if (err >= 0 && !name.empty()) err = nla_put_string(msg, IFLA_IFNAME, name.c_str());
+      if (err >= 0 && new_index > 0) err = nla_put_s32(msg, IFLA_NEW_IFINDEX, new_index);
+      return err;
+    });
+  }
+
+  /// Kernel fact (__dev_change_net_namespace, do_setlink): IFLA_IFNAME names
+  /// the link *during* the move only when its current name is taken in the
+  /// target. Otherwise it moves under its current name and is renamed in the
+  /// target afterwards; when that rename fails (new name taken there, invalid
+  /// name) the request fails with the link already moved. This puts it back,
+  /// through a socket opened in the target for the purpose, so a failed
+  /// MoveLink leaves the link where it was. Returns `failure`, with what
+  /// happened added to its details.
+  Status MoveBack(int target_fd, const LinkInfo& before, const std::string& new_name, Error failure) {
+    auto note = [&](const std::string& text) {
+      failure.details += (failure.details.empty() ? "" : "; ") + text;
+      return std::move(failure);
+    };
+    const std::string stranded = "the kernel moved the link but did not rename it; ";
+    auto back = [&]() -> Status {
+      ASSIGN_OR_RETURN(Netns ns,
+                       Netns::Open("/proc/self/fd/" + std::to_string(target_fd), "the target namespace"));
+      ASSIGN_OR_RETURN(RtnlSocket sock, RtnlSocket::Open(ns));
+      RtnlKernel there(std::move(sock), base::UniqueFd());
+      ASSIGN_OR_RETURN(std::vector<LinkInfo> links, there.ListLinks());
+      const LinkInfo* found = nullptr;
+      for (const LinkInfo& l : links) {
+        if (l.mac != before.mac || (l.name != before.name && l.name != new_name)) continue;
+        if (!found || l.index == before.index) found = &l;
+      }
+      if (!found) {
+        return Error(base::Code::kKernel, "it is not in the target namespace either", {}, ENODEV);
+      }
+      const std::string back_what =
+          "RTM_NEWLINK dev " + std::to_string(found->index) + " back as " + before.name;
+      // The link may have been given another index over there; ask for its
+      // old one back so callers holding the index still find it.
+      Status st = there.SetMoveLink(back_what, found->index, netns_.get(), before.name, before.index);
+      if (st.ok() || st.error().sys_errno == EEXIST) return st;
+      return there.SetMoveLink(back_what, found->index, netns_.get(), before.name);
+    }();
+    if (back.ok()) return note(stranded + "it was moved back");
+    return note(stranded + "moving it back failed (" + back.error().msg + ")");
   }
 
   /// One RTM_NEWLINK for an existing link (no NLM_F_CREATE): ifinfomsg with
@@ -242,8 +299,7 @@ base::Result<std::unique_ptr<Kernel>> OpenRtnl(const Netns& ns) {
   base::UniqueFd fd(::fcntl(ns.fd(), F_DUPFD_CLOEXEC, 0));
   if (!fd.valid()) {
     const int err = errno;
-    return Error(base::Code::kIo, "duplicating the fd of " + ns.path() + ": " + std::strerror(err),
-                 {}, err);
+    return Error(base::Code::kIo, "duplicating the fd of " + ns.path() + ": " + std::strerror(err), {}, err);
   }
   return std::unique_ptr<Kernel>(std::make_unique<RtnlKernel>(std::move(sock), std::move(fd)));
 }

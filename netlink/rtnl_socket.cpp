@@ -37,8 +37,7 @@ std::span<const uint8_t> MessageBytes(const nlmsghdr* hdr) {
 // many errnos into one code (ENOENT and ESRCH both become NLE_OBJ_NOTFOUND).
 int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
   auto* ex = static_cast<Exchange*>(arg);
-  const auto* hdr =
-      reinterpret_cast<const nlmsghdr*>(reinterpret_cast<const uint8_t*>(e) - NLMSG_HDRLEN);
+  const auto* hdr = reinterpret_cast<const nlmsghdr*>(reinterpret_cast<const uint8_t*>(e) - NLMSG_HDRLEN);
   if (auto ack = ParseAck(MessageBytes(hdr))) {
     ex->error = ack->error;
     ex->extack = std::move(ack->msg);
@@ -68,9 +67,9 @@ int OnSeqCheck(nl_msg* msg, void* arg) {
   return nlmsg_hdr(msg)->nlmsg_seq == ex->seq ? NL_OK : -NLE_SEQ_MISMATCH;
 }
 
-// Without this callback libnl reports NLE_DUMP_INTR only after reading the
-// whole dump, and nl_cache_refill then restarts forever without emptying the
-// cache first. Noting it here lets Dump() decide.
+// Without this callback libnl reports NLE_DUMP_INTR only once the whole dump
+// has been read, as a failure (and nl_cache_refill restarts forever without
+// emptying its cache). Noting it here lets Dump() keep or restart.
 int OnDumpIntr(nl_msg*, void* arg) {
   static_cast<Exchange*>(arg)->interrupted = true;
   return NL_OK;
@@ -81,9 +80,11 @@ int OnMsgOut(nl_msg* msg, void* arg) {
   return NL_OK;
 }
 
+/// The answer to one GET or dump, as it comes in.
 struct Collected {
+  Exchange* ex = nullptr;
   std::vector<nl::ObjectPtr> objects;
-  bool acked = false;
+  bool finished = false;  ///< the ACK (GET) or NLMSG_DONE (dump) arrived
   bool out_of_memory = false;
 };
 
@@ -98,6 +99,7 @@ void KeepObject(nl_object* obj, void* arg) {
   }
 }
 
+// nl_msg_parse picks the parser by message type (link, addr, route, rule).
 int OnValid(nl_msg* msg, void* arg) {
   auto* c = static_cast<Collected*>(arg);
   const int err = nl_msg_parse(msg, &KeepObject, c);
@@ -106,13 +108,19 @@ int OnValid(nl_msg* msg, void* arg) {
 }
 
 int OnAck(nl_msg*, void* arg) {
-  static_cast<Collected*>(arg)->acked = true;
+  static_cast<Collected*>(arg)->finished = true;
   return NL_STOP;
 }
 
+int OnDumpDone(nl_msg* msg, void* arg) {
+  auto* c = static_cast<Collected*>(arg);
+  c->finished = true;
+  const int err = OnDone(msg, c->ex);
+  return err < 0 ? err : NL_STOP;
+}
+
 base::Error SocketError(const std::string& what, int err, std::string details = {}) {
-  return base::Error(base::Code::kKernel, what + ": " + std::strerror(err), std::move(details),
-                     err);
+  return base::Error(base::Code::kKernel, what + ": " + std::strerror(err), std::move(details), err);
 }
 
 }  // namespace
@@ -214,39 +222,45 @@ base::Status RtnlSocket::Request(const std::string& what, nl::MsgPtr msg) {
   return base::Ok();
 }
 
-base::Result<std::vector<nl::ObjectPtr>> RtnlSocket::Get(const std::string& what,
-                                                         nl::MsgPtr msg) {
+base::Result<std::vector<nl::ObjectPtr>> RtnlSocket::Get(const std::string& what, nl::MsgPtr msg) {
   Begin();
+  return Transact(what, std::move(msg), false);
+}
+
+base::Result<std::vector<nl::ObjectPtr>> RtnlSocket::Dump(const std::string& what,
+                                                          const std::function<nl::MsgPtr()>& make_request) {
+  for (int attempt = 0;; ++attempt) {
+    Begin();
+    nl::MsgPtr msg = make_request();
+    if (!msg) return Fail(what, -NLE_NOMEM);
+    auto objects = Transact(what, std::move(msg), true);
+    if (!objects.ok() || !ex_->interrupted) return objects;
+    if (attempt == kDumpRetries) return Fail(what, -NLE_DUMP_INTR);
+  }
+}
+
+base::Result<std::vector<nl::ObjectPtr>> RtnlSocket::Transact(const std::string& what, nl::MsgPtr msg,
+                                                              bool dump) {
   if (const int err = nl_send_auto(sk_.get(), msg.get()); err < 0) return Fail(what, err);
   nl::CbPtr base_cb(nl_socket_get_cb(sk_.get()));
   nl::CbPtr cb(nl_cb_clone(base_cb.get()));
   if (!cb) return Fail(what, -NLE_NOMEM);
   Collected c;
+  c.ex = ex_.get();
   nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, &OnValid, &c);
-  nl_cb_set(cb.get(), NL_CB_ACK, NL_CB_CUSTOM, &OnAck, &c);
-  // The answer and the ACK come in separate datagrams; each call reads one.
-  while (!c.acked) {
+  if (dump) {
+    nl_cb_set(cb.get(), NL_CB_FINISH, NL_CB_CUSTOM, &OnDumpDone, &c);
+  } else {
+    nl_cb_set(cb.get(), NL_CB_ACK, NL_CB_CUSTOM, &OnAck, &c);
+  }
+  // A GET's answer and its ACK come in separate datagrams, a dump in many;
+  // each call reads at least one.
+  while (!c.finished) {
     const int n = nl_recvmsgs_report(sk_.get(), cb.get());
     if (n < 0) return Fail(what, n);
     if (n == 0) return Fail(what, -NLE_AGAIN);
   }
   return std::move(c.objects);
-}
-
-base::Status RtnlSocket::Dump(const std::string& what, nl_cache* cache) {
-  for (int attempt = 0;; ++attempt) {
-    Begin();
-    // Empties the cache, sends the cache type's own dump request, reads it all.
-    if (const int err = nl_cache_refill(sk_.get(), cache); err < 0) {
-      nl_cache_clear(cache);
-      return Fail(what, err);
-    }
-    if (!ex_->interrupted) return base::Ok();
-    if (attempt == kDumpRetries) {
-      nl_cache_clear(cache);
-      return Fail(what, -NLE_DUMP_INTR);
-    }
-  }
 }
 
 base::Error RtnlSocket::Fail(const std::string& what, int nl_error) {

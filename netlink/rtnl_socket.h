@@ -36,16 +36,20 @@ class RtnlSocket {
   base::Status Request(const std::string& what, nl::MsgPtr msg);
   /// Sends a GET request and returns the objects libnl parses from the answer.
   base::Result<std::vector<nl::ObjectPtr>> Get(const std::string& what, nl::MsgPtr msg);
-  /// Fills `cache` (emptied first) with one dump; a dump the kernel marks
-  /// NLM_F_DUMP_INTR (the table changed while it was read) is restarted, at
-  /// most kDumpRetries times, then fails with EAGAIN.
-  base::Status Dump(const std::string& what, nl_cache* cache);
+  /// Runs a dump: `make_request` builds the NLM_F_DUMP request (once per
+  /// attempt). A dump the kernel marks NLM_F_DUMP_INTR (the table changed
+  /// while it was read) is restarted, at most kDumpRetries times, then fails
+  /// with EAGAIN. Every object is kept: no libnl cache, whose hash table
+  /// silently drops IPv6 routes that differ only in their device.
+  base::Result<std::vector<nl::ObjectPtr>> Dump(const std::string& what,
+                                                const std::function<nl::MsgPtr()>& make_request);
 
   static constexpr int kDumpRetries = 5;
 
  private:
   explicit RtnlSocket(nl::SockPtr sk);
   void Begin();
+  base::Result<std::vector<nl::ObjectPtr>> Transact(const std::string& what, nl::MsgPtr msg, bool dump);
   base::Error Fail(const std::string& what, int nl_error);
   void Drain();
 

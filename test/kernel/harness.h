@@ -2,14 +2,16 @@
 // that stands in for an ECS node with secondary ENIs, canonical snapshots of a
 // namespace's network state, and running the real erdma-cni binary the way a
 // container runtime does (env + stdin, inside the node's netns).
+//
+// Implemented in harness.cpp (processes, the plugin, configs), topology.cpp,
+// snapshot.cpp (reading kernel state) and expect.cpp (shared assertions).
 #pragma once
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace kt {
 
@@ -59,17 +61,17 @@ class TempDir {
 struct Eni {
   std::string name;  ///< in the node netns: eth1, eth2, ...
   std::string mac;
-  std::string ip4;   ///< 10.9.0.<10+i>, prefix /24
-  std::string ip6;   ///< fd00:9::<10+i>, prefix /64; empty without IPv6
+  std::string ip4;      ///< 10.9.0.<10+i>, prefix /24
+  std::string ip6;      ///< fd00:9::<10+i>, prefix /64; empty without IPv6
   uint32_t metric = 0;  ///< the node agent's route metric through it (200 + i - 1)
   bool up = true;
 };
 
 struct TopologyOptions {
-  int enis = 1;          ///< number of ENI stand-ins (eth1..ethN)
-  int pods = 1;          ///< number of pod namespaces
-  bool ipv6 = false;     ///< give the ENIs IPv6 addresses and routes too
-  bool primary = false;  ///< give pod 0 a Terway-like eth0 (172.16.0.5/24, default via 172.16.0.1)
+  int enis = 1;             ///< number of ENI stand-ins (eth1..ethN)
+  int pods = 1;             ///< number of pod namespaces
+  bool ipv6 = false;        ///< give the ENIs IPv6 addresses and routes too
+  bool primary = false;     ///< give pod 0 a Terway-like eth0 (172.16.0.5/24, default via 172.16.0.1)
   std::vector<int> down{};  ///< 1-based ENI numbers left admin-down (they get no routes)
 };
 
@@ -85,7 +87,7 @@ struct TopologyOptions {
 /// DAD is off in every namespace so IPv6 state is deterministic.
 class Topology {
  public:
-  explicit Topology(TopologyOptions opts = {});
+  explicit Topology(const TopologyOptions& opts = {});
   ~Topology();
   Topology(const Topology&) = delete;
   Topology& operator=(const Topology&) = delete;
@@ -126,9 +128,24 @@ class Topology {
 /// snapshots of the same state compare equal.
 std::string Snapshot(const std::string& netns);
 
+/// Snapshot(netns) once the links have settled: polls (up to 3 s) until
+/// every admin-up link reports a carrier and operstate UP (or UNKNOWN, as lo
+/// does). In this topology every up veth has an up peer, so anything else is
+/// the kernel's linkwatch still catching up (it may lag a second behind a
+/// link coming up). Use it for the reference snapshots tests compare against.
+std::string StableSnapshot(const std::string& netns);
+
 /// Lines in `a` but not in `b` prefixed "- ", lines in `b` but not in `a`
 /// prefixed "+ ". Empty when equal. For readable assertion failures.
 std::string SnapshotDiff(const std::string& a, const std::string& b);
+
+/// SnapshotDiff(expected, Snapshot(netns)), polled every 100 ms for up to
+/// 3 s until it is empty: the kernel finishes some changes asynchronously
+/// after the plugin has exited (linkwatch reports a veth's carrier up to a
+/// second late), and a state that settles on `expected` is correct. Lines
+/// containing `ignore` (when non-empty) are dropped from both sides.
+std::string SettledDiff(const std::string& expected, const std::string& netns,
+                        const std::string& ignore = "");
 
 /// Regular files under `dir`, relative paths, sorted (empty if dir is absent).
 std::vector<std::string> StateFiles(const std::string& dir);
@@ -159,10 +176,10 @@ struct PluginCall {
 };
 
 struct PluginResult {
-  int exit = -1;          ///< exit status; -1 when killed by a signal or the timeout
+  int exit = -1;  ///< exit status; -1 when killed by a signal or the timeout
   bool timed_out = false;
   std::string out, err;
-  nlohmann::json json;    ///< stdout parsed, null when empty or not JSON
+  nlohmann::json json;  ///< stdout parsed, null when empty or not JSON
 };
 
 /// Execs the real erdma-cni (ERDMA_CNI_BIN) with only CNI_* and PATH in its
@@ -179,7 +196,7 @@ struct ConfigSpec {
   std::string device = "eth1";  ///< device.name; empty = no device key
   std::string data_dir{};
   std::string log_file{};
-  std::optional<std::string> addresses{};   ///< e.g. "inherit"
+  std::optional<std::string> addresses{};  ///< e.g. "inherit"
   std::optional<nlohmann::json> ipam{};
   std::optional<nlohmann::json> prev_result{};
   nlohmann::json extra = nlohmann::json::object();  ///< merged over the top level last
@@ -226,8 +243,7 @@ std::string WithoutLines(const std::string& snapshot, const std::string& needle)
 
 /// The table of the rule `from <src>` in `netns`, or -1 when there is none;
 /// `priority` receives the rule's priority.
-long RuleTable(const std::string& netns, const std::string& src, int family = 4,
-               long* priority = nullptr);
+long RuleTable(const std::string& netns, const std::string& src, int family = 4, long* priority = nullptr);
 
 /// `ping -c1 -W2 -I <from> <to>` inside `netns`.
 ShResult Ping(const std::string& netns, const std::string& from, const std::string& to);
@@ -238,9 +254,9 @@ nlohmann::json RouteGet(const std::string& netns, const std::string& to, const s
 
 /// What an attachment should look like inside the pod.
 struct Attached {
-  std::string dev{};          ///< pod-side name
-  std::string mac{};          ///< empty: not checked
-  std::optional<int> mtu{};   ///< nullopt: not checked
+  std::string dev{};         ///< pod-side name
+  std::string mac{};         ///< empty: not checked
+  std::optional<int> mtu{};  ///< nullopt: not checked
   std::string addr{};        ///< "10.9.0.11" or "fd00:9::11"
   int prefix = 24;
   std::string subnet = kSubnet4;

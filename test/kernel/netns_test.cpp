@@ -43,7 +43,8 @@ TEST_CASE("Netns::Open accepts a netns bind mount and a /proc ns link", "[netns]
   REQUIRE(self.ok());
   auto current = netlink::Netns::Current();
   REQUIRE(current.ok());
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   REQUIRE(fstat(self->fd(), &a) == 0);
   REQUIRE(fstat(current->fd(), &b) == 0);
   CHECK(a.st_ino == b.st_ino);
@@ -68,8 +69,7 @@ TEST_CASE("Netns::Open rejects a path that does not exist", "[netns]") {
 TEST_CASE("Netns::Open rejects an empty path and other kinds of namespace", "[netns]") {
   RequireInvalidEnv(netlink::Netns::Open("", "CNI_NETNS"), "empty");
   // nsfs, but a mount namespace.
-  RequireInvalidEnv(netlink::Netns::Open("/proc/self/ns/mnt", "CNI_NETNS"),
-                    "is not a network namespace");
+  RequireInvalidEnv(netlink::Netns::Open("/proc/self/ns/mnt", "CNI_NETNS"), "is not a network namespace");
   // A directory is not on nsfs.
   RequireInvalidEnv(netlink::Netns::Open("/tmp", "CNI_NETNS"), "is not a network namespace");
 }

@@ -11,11 +11,9 @@ TEST_CASE("DEL succeeds and removes the state after the pod netns was deleted") 
   CAPTURE(version);
   kt::Topology t;
   const std::string cid = t.ContainerId("gone");
-  json config = kt::PluginConfig({.cni_version = version,
-                                  .data_dir = t.DataDir(),
-                                  .log_file = t.LogFile(),
-                                  .addresses = "inherit"});
-  const std::string node_before = kt::Snapshot(t.node());
+  json config = kt::PluginConfig(
+      {.cni_version = version, .data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
+  const std::string node_before = kt::StableSnapshot(t.node());
 
   kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
   INFO("ADD: " << kt::Describe(add));
@@ -36,7 +34,7 @@ TEST_CASE("DEL succeeds and removes the state after the pod netns was deleted") 
   CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
   CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
   // The node differs from before only by the destroyed device.
-  CHECK(kt::SnapshotDiff(kt::WithoutLines(node_before, "\"eth1\""), kt::Snapshot(t.node())) == "");
+  CHECK(kt::SettledDiff(node_before, t.node(), "\"eth1\"") == "");
 
   kt::PluginResult again = kt::RunPlugin(del_call);
   INFO("second DEL: " << kt::Describe(again));
@@ -48,14 +46,12 @@ TEST_CASE("a second DEL with an empty CNI_NETNS and no prevResult succeeds after
   CAPTURE(version);
   kt::Topology t({.enis = 1, .pods = 1, .primary = true});
   const std::string cid = t.ContainerId("twice");
-  json base = kt::PluginConfig({.cni_version = version,
-                                .data_dir = t.DataDir(),
-                                .log_file = t.LogFile(),
-                                .addresses = "inherit"});
+  json base = kt::PluginConfig(
+      {.cni_version = version, .data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
   json config = base;
   config["prevResult"] = kt::TerwayPrevResult(version, cid);
-  const std::string node_before = kt::Snapshot(t.node());
-  const std::string pod_before = kt::Snapshot(t.pod());
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string pod_before = kt::StableSnapshot(t.pod());
 
   kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "eth0", config));
   INFO("ADD: " << kt::Describe(add));
@@ -65,8 +61,8 @@ TEST_CASE("a second DEL with an empty CNI_NETNS and no prevResult succeeds after
       kt::RunPlugin(kt::Call(t, "DEL", cid, "eth0", kt::AsRuntimeWouldForDel(base, add.json)));
   INFO("DEL: " << kt::Describe(del));
   CHECK(del.exit == 0);
-  CHECK(kt::SnapshotDiff(node_before, kt::Snapshot(t.node())) == "");
-  CHECK(kt::SnapshotDiff(pod_before, kt::Snapshot(t.pod())) == "");
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+  CHECK(kt::SettledDiff(pod_before, t.pod()) == "");
 
   // containerd's shape once the sandbox is gone: CNI_NETNS set but empty,
   // the plain config without prevResult.
@@ -76,7 +72,7 @@ TEST_CASE("a second DEL with an empty CNI_NETNS and no prevResult succeeds after
   INFO("second DEL: " << kt::Describe(del2));
   CHECK(del2.exit == 0);
   CHECK(del2.out.empty());
-  CHECK(kt::SnapshotDiff(node_before, kt::Snapshot(t.node())) == "");
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
   CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
   CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
 }
@@ -85,16 +81,14 @@ TEST_CASE("DEL without any state is a successful no-op") {
   const std::string version = GENERATE(from_range(kt::kVersions));
   CAPTURE(version);
   kt::Topology t;
-  json config = kt::PluginConfig({.cni_version = version,
-                                  .data_dir = t.DataDir(),
-                                  .log_file = t.LogFile(),
-                                  .addresses = "inherit"});
-  const std::string node_before = kt::Snapshot(t.node());
-  const std::string pod_before = kt::Snapshot(t.pod());
+  json config = kt::PluginConfig(
+      {.cni_version = version, .data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string pod_before = kt::StableSnapshot(t.pod());
   kt::PluginResult del = kt::RunPlugin(kt::Call(t, "DEL", t.ContainerId("never"), "net1", config));
   INFO("DEL: " << kt::Describe(del));
   CHECK(del.exit == 0);
   CHECK(del.out.empty());
-  CHECK(kt::SnapshotDiff(node_before, kt::Snapshot(t.node())) == "");
-  CHECK(kt::SnapshotDiff(pod_before, kt::Snapshot(t.pod())) == "");
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+  CHECK(kt::SettledDiff(pod_before, t.pod()) == "");
 }

@@ -23,8 +23,8 @@ void RunCheck(const kt::Topology& t, const std::string& version, const std::stri
   }
 }
 
-void CheckResultIp(const json& result, const std::string& version, const std::string& addr,
-                   int iface, const std::string& gateway) {
+void CheckResultIp(const json& result, const std::string& version, const std::string& addr, int iface,
+                   const std::string& gateway) {
   json ip = kt::FindIp(result, addr);
   INFO("result " << result.dump() << " should hold ip " << addr);
   REQUIRE(ip.is_object());
@@ -39,7 +39,9 @@ void CheckResultIp(const json& result, const std::string& version, const std::st
 
 }  // namespace
 
-TEST_CASE("standalone ADD moves the ENI into the pod as net1 with its addresses and policy routes and DEL puts it back exactly") {
+TEST_CASE(
+    "standalone ADD moves the ENI into the pod as net1 with its addresses and policy routes and DEL puts it "
+    "back exactly") {
   const std::string version = GENERATE(from_range(kt::kVersions));
   CAPTURE(version);
   kt::Topology t({.enis = 1, .pods = 1, .ipv6 = true});
@@ -51,8 +53,8 @@ TEST_CASE("standalone ADD moves the ENI into the pod as net1 with its addresses 
                                   .addresses = "inherit",
                                   .extra = {{"mtu", 1450}}});
 
-  const std::string node_before = kt::Snapshot(t.node());
-  const std::string pod_before = kt::Snapshot(t.pod());
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string pod_before = kt::StableSnapshot(t.pod());
 
   kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
   INFO("ADD: " << kt::Describe(add));
@@ -70,11 +72,9 @@ TEST_CASE("standalone ADD moves the ENI into the pod as net1 with its addresses 
 
   // The pod: net1 with the ENI's MAC, the configured MTU, both addresses and policy routing.
   long t4 = kt::CheckAttached(t.pod(), {.dev = "net1", .mac = eni.mac, .mtu = 1450, .addr = eni.ip4});
-  long t6 = kt::CheckAttached(t.pod(), {.dev = "net1",
-                                        .addr = eni.ip6,
-                                        .prefix = 64,
-                                        .subnet = kt::kSubnet6,
-                                        .gateway = kt::kGateway6});
+  long t6 = kt::CheckAttached(
+      t.pod(),
+      {.dev = "net1", .addr = eni.ip6, .prefix = 64, .subnet = kt::kSubnet6, .gateway = kt::kGateway6});
   CHECK(t4 == t6);
   // The node: the ENI is gone, and so are the routes through it.
   CHECK_FALSE(kt::LinkExists(t.node(), eni.name));
@@ -87,8 +87,8 @@ TEST_CASE("standalone ADD moves the ENI into the pod as net1 with its addresses 
   INFO("DEL: " << kt::Describe(del));
   CHECK(del.exit == 0);
   CHECK(del.out.empty());
-  CHECK(kt::SnapshotDiff(node_before, kt::Snapshot(t.node())) == "");
-  CHECK(kt::SnapshotDiff(pod_before, kt::Snapshot(t.pod())) == "");
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+  CHECK(kt::SettledDiff(pod_before, t.pod()) == "");
   CHECK_FALSE(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", cid, "net1")));
   CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
   CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
@@ -96,25 +96,24 @@ TEST_CASE("standalone ADD moves the ENI into the pod as net1 with its addresses 
   kt::PluginResult again = kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", del_config));
   INFO("second DEL: " << kt::Describe(again));
   CHECK(again.exit == 0);
-  CHECK(kt::SnapshotDiff(node_before, kt::Snapshot(t.node())) == "");
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
 }
 
-TEST_CASE("chained after Terway ADD appends erdma0 to the prevResult and leaves the primary interface alone") {
+TEST_CASE(
+    "chained after Terway ADD appends erdma0 to the prevResult and leaves the primary interface alone") {
   const std::string version = GENERATE(from_range(kt::kVersions));
   CAPTURE(version);
   kt::Topology t({.enis = 1, .pods = 1, .primary = true});
   const kt::Eni& eni = t.eni(1);
   const std::string cid = t.ContainerId("terway");
-  json base = kt::PluginConfig({.cni_version = version,
-                                .data_dir = t.DataDir(),
-                                .log_file = t.LogFile(),
-                                .addresses = "inherit"});
+  json base = kt::PluginConfig(
+      {.cni_version = version, .data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
   json prev = kt::TerwayPrevResult(version, cid);
   json config = base;
   config["prevResult"] = prev;
 
-  const std::string node_before = kt::Snapshot(t.node());
-  const std::string pod_before = kt::Snapshot(t.pod());
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string pod_before = kt::StableSnapshot(t.pod());
 
   kt::PluginCall call = kt::Call(t, "ADD", cid, "eth0", config);
   call.cni_args = "IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=trainer-0";
@@ -157,15 +156,15 @@ TEST_CASE("chained after Terway ADD appends erdma0 to the prevResult and leaves 
   kt::PluginResult del = kt::RunPlugin(kt::Call(t, "DEL", cid, "eth0", del_config));
   INFO("DEL: " << kt::Describe(del));
   CHECK(del.exit == 0);
-  CHECK(kt::SnapshotDiff(node_before, kt::Snapshot(t.node())) == "");
-  CHECK(kt::SnapshotDiff(pod_before, kt::Snapshot(t.pod())) == "");
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+  CHECK(kt::SettledDiff(pod_before, t.pod()) == "");
   CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
   CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
 
   kt::PluginResult again = kt::RunPlugin(kt::Call(t, "DEL", cid, "eth0", del_config));
   INFO("second DEL: " << kt::Describe(again));
   CHECK(again.exit == 0);
-  CHECK(kt::SnapshotDiff(node_before, kt::Snapshot(t.node())) == "");
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
 }
 
 TEST_CASE("CHECK names what differs when a policy rule was removed behind the plugin's back") {
@@ -174,10 +173,8 @@ TEST_CASE("CHECK names what differs when a policy rule was removed behind the pl
   if (!kt::VersionAtLeast(version, "0.4.0")) return;  // no CHECK before 0.4.0
   kt::Topology t;
   const std::string cid = t.ContainerId("drift");
-  json config = kt::PluginConfig({.cni_version = version,
-                                  .data_dir = t.DataDir(),
-                                  .log_file = t.LogFile(),
-                                  .addresses = "inherit"});
+  json config = kt::PluginConfig(
+      {.cni_version = version, .data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
   kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
   INFO("ADD: " << kt::Describe(add));
   REQUIRE(add.exit == 0);
@@ -202,20 +199,13 @@ TEST_CASE("a device that was admin-down on the node comes home down with its add
       {.cni_version = version,
        .data_dir = t.DataDir(),
        .log_file = t.LogFile(),
-       .ipam = json{{"type", "static"},
-                    {"addresses", json::array({{{"address", "10.9.0.150/24"}, {"gateway", kt::kGateway4}}})}}});
-  const std::string node_before = kt::Snapshot(t.node());
+       .ipam =
+           json{{"type", "static"},
+                {"addresses", json::array({{{"address", "10.9.0.150/24"}, {"gateway", kt::kGateway4}}})}}});
+  const std::string node_before = kt::StableSnapshot(t.node());
 
   kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
   INFO("ADD: " << kt::Describe(add));
-  if (add.exit != 0 && version == "1.1.0") {
-    // Debian's static IPAM speaks up to 1.0.0; see the IPAM test.
-    WARN("static IPAM refused cniVersion 1.1.0: " << add.out);
-    CHECK(kt::SnapshotDiff(node_before, kt::Snapshot(t.node())) == "");
-    CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
-    CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
-    return;
-  }
   REQUIRE(add.exit == 0);
   kt::CheckAttached(t.pod(), {.dev = "net1", .mac = t.eni(1).mac, .addr = "10.9.0.150"});
 
@@ -223,7 +213,7 @@ TEST_CASE("a device that was admin-down on the node comes home down with its add
       kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", kt::AsRuntimeWouldForDel(config, add.json)));
   INFO("DEL: " << kt::Describe(del));
   CHECK(del.exit == 0);
-  CHECK(kt::SnapshotDiff(node_before, kt::Snapshot(t.node())) == "");
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
   json link = kt::LinkJson(t.node(), "eth1");
   REQUIRE(link.is_object());
   json flags = link.value("flags", json::array());

@@ -1,7 +1,6 @@
 // VERSION for every cniVersion; GC and STATUS, which exist from 1.1.0 on.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <fstream>
 
 #include "test/kernel/harness.h"
@@ -41,8 +40,8 @@ TEST_CASE("GC returns the devices of attachments missing from valid-attachments 
   };
   const json config1 = config_for("eth1");
   const json config2 = config_for("eth2");
-  const std::string node_before = kt::Snapshot(t.node());
-  const std::string pod1_before = kt::Snapshot(t.pod(1));
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string pod1_before = kt::StableSnapshot(t.pod(1));
 
   kt::PluginResult add1 = kt::RunPlugin(kt::Call(t, "ADD", keep, "net1", config1, 0));
   INFO("ADD keep: " << kt::Describe(add1));
@@ -51,7 +50,7 @@ TEST_CASE("GC returns the devices of attachments missing from valid-attachments 
   INFO("ADD drop: " << kt::Describe(add2));
   REQUIRE(add2.exit == 0);
   REQUIRE_FALSE(kt::LinkExists(t.node(), "eth2"));
-  const std::string pod0_held = kt::Snapshot(t.pod(0));
+  const std::string pod0_held = kt::StableSnapshot(t.pod(0));
 
   json gc_config = config1;
   gc_config["cni.dev/valid-attachments"] = json::array({{{"containerID", keep}, {"ifname", "net1"}}});
@@ -66,14 +65,13 @@ TEST_CASE("GC returns the devices of attachments missing from valid-attachments 
 
   // The dropped attachment: its device home with its name, address and routes; its state gone.
   CHECK(kt::LinkExists(t.node(), "eth2"));
-  CHECK(kt::SnapshotDiff(kt::WithoutLines(node_before, "\"eth1\""),
-                         kt::WithoutLines(kt::Snapshot(t.node()), "\"eth1\"")) == "");
-  CHECK(kt::SnapshotDiff(pod1_before, kt::Snapshot(t.pod(1))) == "");
+  CHECK(kt::SettledDiff(node_before, t.node(), "\"eth1\"") == "");
+  CHECK(kt::SettledDiff(pod1_before, t.pod(1)) == "");
   CHECK_FALSE(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", drop, "net1")));
   CHECK(kt::ClaimsFor(t.DataDir(), drop).empty());
 
   // The kept one: untouched.
-  CHECK(kt::SnapshotDiff(pod0_held, kt::Snapshot(t.pod(0))) == "");
+  CHECK(kt::SettledDiff(pod0_held, t.pod(0)) == "");
   CHECK(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", keep, "net1")));
   json del_config = kt::AsRuntimeWouldForDel(config1, add1.json);
   kt::PluginResult check = kt::RunPlugin(kt::Call(t, "CHECK", keep, "net1", del_config, 0));
@@ -83,7 +81,7 @@ TEST_CASE("GC returns the devices of attachments missing from valid-attachments 
   kt::PluginResult del = kt::RunPlugin(kt::Call(t, "DEL", keep, "net1", del_config, 0));
   INFO("DEL keep: " << kt::Describe(del));
   CHECK(del.exit == 0);
-  CHECK(kt::SnapshotDiff(node_before, kt::Snapshot(t.node())) == "");
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
 }
 
 TEST_CASE("STATUS answers whether the plugin can serve an ADD") {

@@ -12,6 +12,7 @@
 #include "cni/commands.h"
 #include "cni/state.h"
 #include "test/fake/fake_kernel.h"
+#include "test/fake/fake_rdma.h"
 
 namespace {
 
@@ -27,6 +28,17 @@ class FakeOpener : public cni::NetnsOpener {
   explicit FakeOpener(fake::World& w) : world_(w) {}
   void Map(const std::string& path, int id) { paths_[path] = id; }
   void Forget(const std::string& path) { paths_.erase(path); }
+  void EnableRdma(fake::RdmaWorld* rdma) { rdma_ = rdma; }
+  base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) override {
+    if (!rdma_)
+      return base::Error(base::Code::kKernel, "kernel has no RDMA netlink (NETLINK_RDMA)", "",
+                         EPROTONOSUPPORT);
+    if (path.empty()) return rdma_->Rdma(fake::World::kRoot);
+    auto it = paths_.find(path);
+    if (it == paths_.end() || !world_.NetnsAlive(it->second))
+      return base::Error(base::Code::kInvalidEnv, "CNI_NETNS: " + path + " does not exist", "", ENOENT);
+    return rdma_->Rdma(it->second);
+  }
   base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) override {
     auto it = paths_.find(path);
     if (it == paths_.end() || !world_.NetnsAlive(it->second))
@@ -36,6 +48,7 @@ class FakeOpener : public cni::NetnsOpener {
 
  private:
   fake::World& world_;
+  fake::RdmaWorld* rdma_ = nullptr;
   std::map<std::string, int> paths_;
 };
 
@@ -81,7 +94,9 @@ struct Node {
     opener.Map("/run/netns/pod", pod_ns);
     world.AddLink(pod_ns, {0, "lo", "", 65536, true, ""});
     eth1 = world.AddLink(fake::World::kRoot, {0, "eth1", "00:16:3e:10:f8:b0", 1500, true, ""});
-    REQUIRE(host->AddAddr({eth1, P("10.9.0.10/24"), netlink::kScopeUniverse, netlink::kAddrFlagNoPrefixRoute, {}}).ok());
+    REQUIRE(
+        host->AddAddr({eth1, P("10.9.0.10/24"), netlink::kScopeUniverse, netlink::kAddrFlagNoPrefixRoute, {}})
+            .ok());
     netlink::RouteInfo subnet;
     subnet.dst = P("10.9.0.0/24");
     subnet.oif = eth1;
@@ -100,14 +115,16 @@ struct Node {
   }
 
   conf::Config Config(const std::string& extra = "") {
-    std::string text = R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","device":{"name":"eth1"},"dataDir":")" +
-                       dir.path + "\"" + extra + "}";
+    std::string text =
+        R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","device":{"name":"eth1"},"dataDir":")" +
+        dir.path + "\"" + extra + "}";
     auto cfg = conf::Parse(text);
     REQUIRE(cfg.ok());
     return *cfg;
   }
 
-  cni::Env MakeEnv(cni::Command cmd, const std::string& cid = "c1", const std::string& netns = "/run/netns/pod") {
+  cni::Env MakeEnv(cni::Command cmd, const std::string& cid = "c1",
+                   const std::string& netns = "/run/netns/pod") {
     cni::Env e;
     e.command = cmd;
     e.container_id = cid;
@@ -170,7 +187,8 @@ TEST_CASE("ADD moves the device into the pod with its address, policy table and 
   auto rules = n.world.Kernel(n.pod_ns)->ListRules();
   REQUIRE(rules.ok());
   bool rule = false;
-  for (const auto& r : *rules) rule = rule || (r.priority == 200 && r.table == 200 && r.src == P("10.9.0.10/32"));
+  for (const auto& r : *rules)
+    rule = rule || (r.priority == 200 && r.table == 200 && r.src == P("10.9.0.10/32"));
   CHECK(rule);
   CHECK((*res)["interfaces"][0]["name"] == "net1");
   CHECK((*res)["interfaces"][0]["mac"] == "00:16:3e:10:f8:b0");
@@ -192,7 +210,8 @@ TEST_CASE("DEL puts the device back exactly as it was and a second DEL succeeds"
   CHECK(fake::DiffSnapshots(before, n.world.Snapshot()) == "");
 }
 
-TEST_CASE("ADD that fails at any kernel call leaves the node and pod exactly as before", "[engine][rollback]") {
+TEST_CASE("ADD that fails at any kernel call leaves the node and pod exactly as before",
+          "[engine][rollback]") {
   for (const char* mode : {"inherit", "ipam"}) {
     std::string extra = std::string(R"(,"mtu":9000)") +
                         (std::string(mode) == "ipam" ? R"(,"ipam":{"type":"fake-ipam"})" : "");
@@ -287,7 +306,8 @@ TEST_CASE("DEL keeps the state when the node name is taken, and finishes once it
   CHECK(n.StateFiles().empty());
 }
 
-TEST_CASE("DEL that fails at any kernel call keeps the state and a retry restores the node", "[engine][rollback]") {
+TEST_CASE("DEL that fails at any kernel call keeps the state and a retry restores the node",
+          "[engine][rollback]") {
   int total = 0;
   {
     Node n;
@@ -325,4 +345,189 @@ TEST_CASE("CHECK names what differs when a rule was removed behind our back", "[
   REQUIRE_FALSE(res.ok());
   CHECK(res.error().code == base::Code::kCheckFailed);
   CHECK_THAT(res.error().msg, Catch::Contains("rule"));
+}
+
+namespace {
+
+// The node of the tests above with an RDMA device paired to eth1 by the
+// eRDMA GUID rule (its own PCI function: no port netdev, no sysfs link).
+struct RdmaNode : Node {
+  fake::RdmaWorld rdma{world, netlink::NetnsMode::kExclusive};
+  uint32_t erdma;
+  explicit RdmaNode(netlink::NetnsMode mode = netlink::NetnsMode::kExclusive) {
+    rdma.SetMode(mode);
+    fake::RdmaDeviceSpec spec;
+    spec.name = "erdma_0";
+    spec.node_guid = "0216:3eff:fe10:f8b0";  // from eth1's MAC 00:16:3e:10:f8:b0
+    erdma = rdma.AddDevice(spec);
+    opener.EnableRdma(&rdma);
+  }
+  std::string Everything() { return world.Snapshot().Describe() + rdma.Describe(); }
+};
+
+}  // namespace
+
+TEST_CASE("exclusive mode moves the paired RDMA device into the pod and DEL returns it", "[engine][rdma]") {
+  RdmaNode n;
+  const std::string before = n.Everything();
+  auto cfg = n.Config(R"(,"rdma":{"netnsMode":"exclusive"})");
+  auto res = n.Add(cfg, n.MakeEnv(cni::Command::kAdd, "c1"));
+  REQUIRE(res.ok());
+  CHECK(n.rdma.NetnsOfDevice(n.erdma) == n.pod_ns);
+  CHECK(n.Check(cfg, n.MakeEnv(cni::Command::kCheck)).ok());
+  REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
+  CHECK(n.rdma.NetnsOfDevice(n.erdma) == fake::World::kRoot);
+  CHECK(n.Everything() == before);
+}
+
+TEST_CASE("the 1.1.0 result names the RDMA device the pod got", "[engine][rdma]") {
+  RdmaNode n;
+  std::string text = R"({"cniVersion":"1.1.0","name":"erdma","type":"erdma-cni","device":{"name":"eth1"},)"
+                     R"("rdma":{},"dataDir":")" +
+                     n.dir.path + "\"}";
+  auto cfg = conf::Parse(text);
+  REQUIRE(cfg.ok());
+  auto res = n.Add(*cfg, n.MakeEnv(cni::Command::kAdd));
+  REQUIRE(res.ok());
+  CHECK((*res)["interfaces"][0]["rdmaDevice"] == "erdma_0");
+}
+
+TEST_CASE("ADD with RDMA that fails at any kernel or RDMA call leaves everything as before",
+          "[engine][rdma][rollback]") {
+  const std::string extra = R"(,"rdma":{"netnsMode":"exclusive"})";
+  int kernel_calls = 0, rdma_calls = 0;
+  {
+    RdmaNode n;
+    REQUIRE(n.Add(n.Config(extra), n.MakeEnv(cni::Command::kAdd)).ok());
+    kernel_calls = n.world.mutating_calls();
+    rdma_calls = n.rdma.mutating_calls();
+  }
+  REQUIRE(rdma_calls == 1);
+  for (int fail = 1; fail <= kernel_calls + rdma_calls; ++fail) {
+    INFO("failing call " << fail << " (" << kernel_calls << " kernel, " << rdma_calls << " RDMA)");
+    RdmaNode n;
+    const std::string before = n.Everything();
+    if (fail <= kernel_calls)
+      n.world.FailCall(fail);
+    else
+      n.rdma.FailCall(fail - kernel_calls);
+    auto res = n.Add(n.Config(extra), n.MakeEnv(cni::Command::kAdd));
+    REQUIRE_FALSE(res.ok());
+    CHECK(n.Everything() == before);
+    CHECK(n.StateFiles().empty());
+  }
+}
+
+TEST_CASE("an RDMA driver that cannot move gives a clear error and everything is rolled back",
+          "[engine][rdma]") {
+  RdmaNode n;
+  fake::RdmaDeviceSpec spec;
+  n.rdma.SetMode(netlink::NetnsMode::kExclusive);
+  // Replace the device with one whose driver cannot move.
+  n.world.DestroyLink(n.eth1);
+  n.eth1 = n.world.AddLink(fake::World::kRoot, {0, "eth1", "00:16:3e:10:f8:b1", 1500, true, ""});
+  spec.name = "rxe_old";
+  spec.netdev_index = n.eth1;
+  spec.can_move = false;
+  n.rdma.AddDevice(spec);
+  const std::string before = n.Everything();
+  auto res = n.Add(n.Config(R"(,"rdma":{"netnsMode":"exclusive"})"), n.MakeEnv(cni::Command::kAdd));
+  REQUIRE_FALSE(res.ok());
+  CHECK(res.error().code == base::Code::kRdmaCannotMove);
+  CHECK_THAT(res.error().msg, Catch::Contains("shared"));
+  CHECK(n.Everything() == before);
+}
+
+TEST_CASE("a mode that differs from the kernel's is refused naming both modes and the boot-time fix",
+          "[engine][rdma]") {
+  RdmaNode n(netlink::NetnsMode::kShared);
+  const std::string before = n.Everything();
+  auto res = n.Add(n.Config(R"(,"rdma":{"netnsMode":"exclusive"})"), n.MakeEnv(cni::Command::kAdd));
+  REQUIRE_FALSE(res.ok());
+  CHECK(res.error().code == base::Code::kRdmaMode);
+  CHECK_THAT(res.error().msg, Catch::Contains("exclusive") && Catch::Contains("shared"));
+  res = n.Add(n.Config(R"(,"rdma":{"netnsMode":"exclusive","setSystemMode":true})"),
+              n.MakeEnv(cni::Command::kAdd));
+  REQUIRE_FALSE(res.ok());
+  CHECK(res.error().code == base::Code::kRdmaMode);
+  CHECK_THAT(res.error().msg, Catch::Contains("EBUSY") && Catch::Contains("netns_mode=0"));
+  CHECK(n.Everything() == before);
+}
+
+TEST_CASE("without RDMA in the kernel rdma.required decides between an error and a plain netdev",
+          "[engine][rdma]") {
+  Node n;  // no RDMA netlink at all
+  auto res = n.Add(n.Config(R"(,"rdma":{})"), n.MakeEnv(cni::Command::kAdd));
+  REQUIRE_FALSE(res.ok());
+  CHECK(res.error().code == base::Code::kRdmaUnavailable);
+  CHECK(n.Add(n.Config(R"(,"rdma":{"required":false})"), n.MakeEnv(cni::Command::kAdd)).ok());
+}
+
+TEST_CASE("shared mode leaves the RDMA device on the node and reports it", "[engine][rdma]") {
+  RdmaNode n(netlink::NetnsMode::kShared);
+  auto cfg = n.Config(R"(,"rdma":{"netnsMode":"shared"})");
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  CHECK(n.rdma.NetnsOfDevice(n.erdma) == fake::World::kRoot);
+  CHECK(n.rdma.mutating_calls() == 0);
+  CHECK(n.Check(cfg, n.MakeEnv(cni::Command::kCheck)).ok());
+}
+
+TEST_CASE("Soft-RoCE in shared mode is created on the pod's interface and deleted by DEL", "[engine][rdma]") {
+  RdmaNode n(netlink::NetnsMode::kShared);
+  const std::string before = n.Everything();
+  auto cfg = n.Config(R"(,"rdma":{"softRoce":true})");
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  auto rxe = n.rdma.DeviceIndex("rxe_c1_net1");
+  REQUIRE(rxe);
+  CHECK(n.Check(cfg, n.MakeEnv(cni::Command::kCheck)).ok());
+  REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
+  CHECK_FALSE(n.rdma.DeviceIndex("rxe_c1_net1"));
+  CHECK(n.Everything() == before);
+}
+
+TEST_CASE("Soft-RoCE in exclusive mode is created then moved into the pod", "[engine][rdma]") {
+  RdmaNode n;
+  auto cfg = n.Config(R"(,"rdma":{"softRoce":true,"netnsMode":"exclusive"})");
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  auto rxe = n.rdma.DeviceIndex("rxe_c1_net1");
+  REQUIRE(rxe);
+  CHECK(n.rdma.NetnsOfDevice(*rxe) == n.pod_ns);
+  REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
+  CHECK_FALSE(n.rdma.DeviceIndex("rxe_c1_net1"));
+}
+
+TEST_CASE("DEL after the pod netns died finds the RDMA device already home", "[engine][rdma]") {
+  RdmaNode n;
+  auto cfg = n.Config(R"(,"rdma":{"netnsMode":"exclusive"})");
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  n.world.DeleteNetns(n.pod_ns);
+  n.opener.Forget("/run/netns/pod");
+  REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
+  CHECK(n.rdma.NetnsOfDevice(n.erdma) == fake::World::kRoot);
+  CHECK(n.world.LinkByIndex(n.eth1)->name == "eth1");
+  CHECK(n.StateFiles().empty());
+}
+
+TEST_CASE("device.rdma and an eRDMA device plugin ID select the paired netdev", "[engine][rdma]") {
+  for (const char* sel : {R"("device":{"rdma":"erdma_0"})", R"("deviceID":"erdma_0/17")"}) {
+    INFO(sel);
+    RdmaNode n;
+    std::string text = std::string(R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni",)") + sel +
+                       R"(,"rdma":{"netnsMode":"exclusive"},"dataDir":")" + n.dir.path + "\"}";
+    auto cfg = conf::Parse(text);
+    REQUIRE(cfg.ok());
+    REQUIRE(n.Add(*cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+    CHECK(n.world.NetnsOfLink(n.eth1) == n.pod_ns);
+    CHECK(n.rdma.NetnsOfDevice(n.erdma) == n.pod_ns);
+  }
+}
+
+TEST_CASE("CHECK fails when the pod lost its exclusive RDMA device", "[engine][rdma]") {
+  RdmaNode n;
+  auto cfg = n.Config(R"(,"rdma":{"netnsMode":"exclusive"})");
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  REQUIRE(n.rdma.Rdma(n.pod_ns)->MoveDevice(n.erdma, fake::World::kRoot).ok());
+  auto res = n.Check(cfg, n.MakeEnv(cni::Command::kCheck));
+  REQUIRE_FALSE(res.ok());
+  CHECK_THAT(res.error().msg, Catch::Contains("erdma_0"));
 }

@@ -43,9 +43,7 @@ void PutAttr(Bytes& b, uint16_t type, const void* data, size_t len) {
   b.insert(b.end(), p, p + len);
   Pad(b);
 }
-void PutString(Bytes& b, uint16_t type, const std::string& s) {
-  PutAttr(b, type, s.c_str(), s.size() + 1);
-}
+void PutString(Bytes& b, uint16_t type, const std::string& s) { PutAttr(b, type, s.c_str(), s.size() + 1); }
 /// Writes the final length into the outer header.
 Bytes Finish(Bytes b) {
   const auto len = uint32_t(b.size());

@@ -1,0 +1,43 @@
+#include "cni/ipam_versions.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "cni/result.h"
+#include "conf/version.h"
+
+namespace cni {
+
+using nlohmann::json;
+
+base::Result<json> NegotiatingExecutor::Run(const std::string& type, const std::string& command,
+                                            const std::string& config) {
+  auto first = inner_.Run(type, command, config);
+  if (first.ok() || command == "VERSION") return first;
+  json cfg = json::parse(config, nullptr, false);
+  if (!cfg.is_object() || !cfg.contains("cniVersion") || !cfg["cniVersion"].is_string()) return first;
+  const std::string wanted = cfg["cniVersion"].get<std::string>();
+
+  auto answer = inner_.Run(type, "VERSION", json{{"cniVersion", wanted}}.dump());
+  if (!answer.ok() || !answer->is_object() || !answer->contains("supportedVersions") ||
+      !(*answer)["supportedVersions"].is_array())
+    return first;
+  std::vector<std::string> theirs;
+  for (const auto& v : (*answer)["supportedVersions"])
+    if (v.is_string()) theirs.push_back(v.get<std::string>());
+  if (std::find(theirs.begin(), theirs.end(), wanted) != theirs.end()) return first;  // a real failure
+
+  std::vector<std::string> older;
+  for (const auto& v : theirs)
+    if (conf::CompareVersions(v, wanted) < 0) older.push_back(v);
+  auto pick = conf::PickVersion(older);
+  if (!pick) return first;
+  base::Log::Info("ipam " + type + " does not speak cniVersion " + wanted + "; running " + command + " at " +
+                  *pick);
+  cfg["cniVersion"] = *pick;
+  if (cfg.contains("prevResult") && cfg["prevResult"].is_object())
+    cfg["prevResult"] = ConvertResult(cfg["prevResult"], *pick);
+  return inner_.Run(type, command, cfg.dump());
+}
+
+}  // namespace cni

@@ -1,0 +1,23 @@
+// Version negotiation with IPAM plugins: a network at cniVersion 1.1.0 can
+// use an IPAM plugin that stops at 1.0.0 (Debian's host-local and static do).
+#pragma once
+
+#include "ipam/ipam.h"
+
+namespace cni {
+
+/// Runs the inner executor; when the plugin fails and its VERSION answer does
+/// not list the config's cniVersion, runs it again at the highest version both
+/// support, with prevResult converted to that version. Costs nothing when the
+/// first run succeeds.
+class NegotiatingExecutor : public ipam::Executor {
+ public:
+  explicit NegotiatingExecutor(ipam::Executor& inner) : inner_(inner) {}
+  base::Result<nlohmann::json> Run(const std::string& type, const std::string& command,
+                                   const std::string& config) override;
+
+ private:
+  ipam::Executor& inner_;
+};
+
+}  // namespace cni

@@ -1,0 +1,47 @@
+// The RDMA side of an attachment: the kernel's netns mode, pairing the
+// netdev with its RDMA device, and the journal steps that move or create RDMA
+// devices.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "base/error.h"
+#include "conf/rdma.h"
+#include "netlink/kernel.h"
+#include "netlink/rdma.h"
+#include "netlink/rdma_pairing.h"
+
+namespace cni {
+
+/// What ADD will do about RDMA, decided before anything changes.
+struct RdmaPlan {
+  netlink::NetnsMode mode = netlink::NetnsMode::kShared;
+  std::optional<netlink::PairMatch> pair;  ///< the node's RDMA device for the netdev
+  std::string soft_name;                   ///< softRoce: the rxe device to create
+  bool active() const { return pair.has_value() || !soft_name.empty(); }
+};
+
+/// Checks (and with setSystemMode, switches) the kernel's RDMA netns mode and
+/// pairs `netdev` on the node. `host` is null when the kernel has no RDMA
+/// netlink; `open_error` then says why. Errors follow rdma.required: with it
+/// off, problems are logged and the plan is empty.
+base::Result<RdmaPlan> PrepareRdma(const conf::RdmaConfig& cfg, const netlink::LinkInfo& netdev,
+                                   netlink::Rdma* host, const base::Error* open_error,
+                                   const std::string& sysfs_root, const std::string& soft_name);
+
+/// Moves RDMA device `name` from `from` into the netns of `netns_fd`.
+/// EOPNOTSUPP becomes kRdmaCannotMove with the fix.
+base::Status MoveRdmaDevice(netlink::Rdma& from, const std::string& name, int netns_fd);
+
+/// Inverse of a StepRdmaMove: the device back to the node. Already home, or
+/// gone (a soft device dies with its netdev), counts as done.
+base::Status ReturnRdmaDevice(const std::string& name, netlink::Rdma* host, netlink::Rdma* pod, int host_fd);
+
+/// Inverse of a StepSoftRdma: delete the device wherever it is visible.
+base::Status DeleteSoftDevice(const std::string& name, netlink::Rdma* host, netlink::Rdma* pod);
+
+/// The index of the device named `name` as `rdma` sees it; nullopt if absent.
+base::Result<std::optional<uint32_t>> FindRdmaDevice(netlink::Rdma& rdma, const std::string& name);
+
+}  // namespace cni

@@ -1,0 +1,32 @@
+#include "conf/rdma.h"
+
+#include "conf/fields.h"
+
+namespace conf {
+
+base::Status ParseRdma(const nlohmann::json& root, RdmaConfig& out) {
+  const nlohmann::json* r = Get(root, "rdma");
+  if (!r) return base::Ok();
+  if (!r->is_object()) return Invalid("rdma: must be an object");
+  out.present = true;
+  out.required = true;
+  if (const nlohmann::json* v = Get(*r, "netnsMode")) {
+    const char* fix = "rdma.netnsMode: must be \"auto\", \"shared\" or \"exclusive\"";
+    if (!v->is_string()) return Invalid(fix);
+    const auto& m = v->get_ref<const std::string&>();
+    if (m == "auto")
+      out.netns_mode = RdmaConfig::NetnsMode::kAuto;
+    else if (m == "shared")
+      out.netns_mode = RdmaConfig::NetnsMode::kShared;
+    else if (m == "exclusive")
+      out.netns_mode = RdmaConfig::NetnsMode::kExclusive;
+    else
+      return Invalid(std::string(fix) + ", not " + Quote(m));
+  }
+  RETURN_IF_ERROR(GetBool(*r, "setSystemMode", "rdma.setSystemMode", &out.set_system_mode));
+  RETURN_IF_ERROR(GetBool(*r, "required", "rdma.required", &out.required));
+  RETURN_IF_ERROR(GetBool(*r, "softRoce", "rdma.softRoce", &out.soft_roce));
+  return base::Ok();
+}
+
+}  // namespace conf

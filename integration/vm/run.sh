@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# run.sh SERIES SCENARIO...     (SERIES: 7.3 | 6.12)
+#
+# Boots Debian's kernel SERIES under qemu with an initramfs holding the SCENARIO files
+# (bash scripts using guest/lib.sh), streams the guest's console, and ends with the
+# verdict as its last line:  N passed, N failed[, N skipped]
+#
+# Exit status: 0 all passed; 1 a check failed, or the guest gave no verdict (timeout,
+# panic); 77 qemu is not available ("SKIPPED: ..."); 2 usage.
+#
+# Environment:
+#   VM_TIMEOUT=600           seconds for the whole VM run (qemu is killed after it)
+#   VM_SCENARIO_TIMEOUT=300  seconds for one scenario inside the guest
+#   VM_ACCEL=auto|tcg|kvm    auto: KVM only when it really boots a guest (see detect_accel)
+#   VM_MEM=2G VM_SMP=2       guest size
+#   VM_MODULES="a b"         modules /init loads before the scenarios (all scenarios
+#                            can modprobe on their own; this is for boot-time needs)
+#   VM_APPEND="..."          more kernel command line, e.g. ib_core.netns_mode=0
+#   VM_LOG=FILE              where the serial console goes (default $VM_CACHE/logs/)
+#   VM_QUIET=1               echo only the verdict lines and failure details
+#   VM_BZIMAGE=1             boot the bzImage even where a PVH vmlinux was extracted
+#   VM_QEMU=PATH             the qemu binary (default qemu-system-x86_64)
+#   VM_KVM_PROBE=1           probe KVM with a boot even where the CPU flags rule it out
+#   ERDMA_CNI, BUILD_DIR, VM_CACHE: see build-initramfs.sh and fetch-kernel.sh
+set -uo pipefail
+
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+if (($# < 2)); then
+  echo "usage: $0 7.3|6.12 SCENARIO..." >&2
+  exit 2
+fi
+series="$1"
+shift
+scenarios=()
+for s in "$@"; do
+  [[ -f $s ]] || { echo "run: no scenario file $s" >&2; exit 2; }
+  scenarios+=("$(realpath "$s")")
+done
+
+VM_TIMEOUT="${VM_TIMEOUT:-600}"
+VM_SCENARIO_TIMEOUT="${VM_SCENARIO_TIMEOUT:-300}"
+
+# qemu first: without it there is nothing to run (as root, packages.txt is installed).
+vm_ensure_packages >&2 || true
+qemu="${VM_QEMU:-qemu-system-x86_64}"
+if ! command -v "$qemu" >/dev/null; then
+  echo "SKIPPED: $qemu is not installed (apt-get install qemu-system-x86); no VM test ran"
+  exit 77
+fi
+vm_ensure_packages || { echo "run: the host lacks packages the VM image needs" >&2; exit 1; }
+
+mkdir -p "$VM_CACHE/logs" "$VM_CACHE/run"
+kdir="$("$VM_HERE/fetch-kernel.sh" "$series" | tail -n1)" || { echo "run: fetching kernel $series failed" >&2; exit 1; }
+img="$VM_CACHE/run/$series.$$.img"
+probe_log="$VM_CACHE/run/$series.$$.probe.log"
+trap 'rm -f "$img" "$probe_log"' EXIT
+"$VM_HERE/build-initramfs.sh" "$series" "$img" "${scenarios[@]}" >/dev/null ||
+  { echo "run: building the initramfs failed" >&2; exit 1; }
+
+# The kernel: the uncompressed PVH ELF if fetch-kernel.sh could extract one (qemu jumps
+# straight into it), else the bzImage (SeaBIOS, then the kernel decompresses itself).
+kernel="$kdir/vmlinuz"
+[[ -f $kdir/vmlinux && -z ${VM_BZIMAGE:-} ]] && kernel="$kdir/vmlinux"
+
+qemu_base=(
+  "$qemu" -nodefaults -no-user-config -nographic -no-reboot
+  -monitor none -nic none
+  -m "${VM_MEM:-2G}" -smp "${VM_SMP:-2}"
+  -kernel "$kernel" -initrd "$img"
+)
+cmdline="console=ttyS0 panic=-1 quiet loglevel=3"
+
+# KVM only when it really works. /dev/kvm can be there and openable but be a flavour a
+# stock kernel cannot run on (no vmx/svm in the CPU flags; qemu with -cpu host then
+# aborts on an MSR, and with other CPU models the guest hangs silently). Where the
+# flags are there, a probe boot decides, and its verdict is cached per host kernel.
+# VM_KVM_PROBE=1 forces the probe boot (and ignores its cached verdict).
+accel=tcg
+accel_reason=""
+detect_accel() {
+  case "${VM_ACCEL:-auto}" in
+    tcg | kvm) accel="$VM_ACCEL" accel_reason="VM_ACCEL=$VM_ACCEL"; return ;;
+  esac
+  if [[ ! -c /dev/kvm || ! -r /dev/kvm || ! -w /dev/kvm ]]; then
+    accel_reason="no usable /dev/kvm"
+    return
+  fi
+  if ! grep -qwE 'vmx|svm' /proc/cpuinfo && [[ -z ${VM_KVM_PROBE:-} ]]; then
+    accel_reason="/dev/kvm exists but the CPU shows no vmx/svm, so not a KVM a stock kernel runs on"
+    return
+  fi
+  local cache
+  cache="$VM_CACHE/accel.$(uname -r)"
+  if [[ -f $cache && -z ${VM_KVM_PROBE:-} ]]; then
+    accel="$(cat "$cache")" accel_reason="probe verdict cached in $cache"
+    return
+  fi
+  local t0=$SECONDS
+  (timeout -k 5 "${VM_KVM_PROBE_TIMEOUT:-30}" "${qemu_base[@]}" -accel kvm -cpu host \
+    -serial "file:$probe_log" -append "$cmdline vm.probe" </dev/null >/dev/null 2>&1
+    true) 2>/dev/null # (the subshell, not run.sh, reports qemu's abort: to /dev/null)
+  if grep -q 'VM-PROBE ok' "$probe_log" 2>/dev/null; then
+    accel=kvm accel_reason="a KVM probe boot reached /init in $((SECONDS - t0))s"
+  else
+    accel=tcg accel_reason="a KVM probe boot did not reach /init ($((SECONDS - t0))s)"
+  fi
+  echo "$accel" >"$cache"
+}
+detect_accel
+case "$accel" in
+  kvm) accel_args=(-accel kvm -cpu host) ;;
+  *) accel_args=(-accel "tcg,thread=multi" -cpu max) ;;
+esac
+
+log="${VM_LOG:-$VM_CACHE/logs/$series.$$.log}"
+mkdir -p "$(dirname "$log")"
+: >"$log"
+ln -sfn "$(basename "$log")" "$VM_CACHE/logs/$series.latest.log" 2>/dev/null || true
+# Keep the last few logs of this series.
+ls -1t "$VM_CACHE/logs/$series".[0-9]*.log 2>/dev/null | tail -n +6 | xargs -r rm -f
+
+modules_arg=""
+[[ -n ${VM_MODULES:-} ]] && modules_arg="vm.modules=$(xargs <<<"$VM_MODULES" | tr ' ' ',')"
+append="$cmdline vm.timeout=$VM_SCENARIO_TIMEOUT $modules_arg ${VM_APPEND:-}"
+
+echo "== vm $series: kernel $(cat "$kdir/version") ($(basename "$kernel")), accel $accel ($accel_reason), timeout ${VM_TIMEOUT}s, log $log"
+start=$(date +%s.%N)
+timeout -k 10 "$VM_TIMEOUT" "${qemu_base[@]}" "${accel_args[@]}" -serial "file:$log" \
+  -append "$append" </dev/null >"$log.qemu" 2>&1 &
+qpid=$!
+# An interrupted run.sh takes its VM with it.
+trap 'kill "$qpid" 2>/dev/null; rm -f "$img" "$probe_log"' EXIT
+trap 'exit 130' INT TERM
+
+# Stream the console while the guest runs: \r out, BIOS and terminal junk out.
+filter() {
+  tr -d '\r' | sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' -e 's/^Booting from ROM\.*//' |
+    grep --line-buffered -vE '^(SeaBIOS|iPXE|Press Ctrl-B|[[:space:]]*$|\[ *[0-9.]+\] (sysrq: Power Off|reboot: Power down))' |
+    if [[ -n ${VM_QUIET:-} ]]; then grep --line-buffered -E '^(VM-TEST|VM-RESULT|VM-INIT|    \| )'; else cat; fi
+}
+tail -n +1 -F --pid="$qpid" "$log" 2>/dev/null | filter
+wait "$qpid"
+qrc=$?
+end=$(date +%s.%N)
+elapsed="$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.1f", b-a}')"
+
+clean="$(tr -d '\r' <"$log")"
+result="$(grep -oE 'VM-RESULT [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' <<<"$clean" | tail -n1)"
+init_line="$(grep -oE 'VM-INIT .* up [0-9.]+s' <<<"$clean" | head -n1)"
+echo "== vm $series: qemu exit $qrc after ${elapsed}s${init_line:+; /init reached at ${init_line##* up }}"
+
+if [[ -n $result ]]; then
+  read -r _ passed _ failed _ skipped _ <<<"$result"
+  rc=0
+  ((failed > 0)) && rc=1
+else
+  passed="$(grep -cE '^VM-TEST ok ' <<<"$clean")"
+  failed="$(grep -cE '^VM-TEST fail ' <<<"$clean")"
+  skipped="$(grep -cE '^VM-TEST skip ' <<<"$clean")"
+  failed=$((failed + 1))
+  if ((qrc == 124 || qrc == 137)); then
+    echo "VM FAILED: no VM-RESULT from the guest: timed out after ${VM_TIMEOUT}s (VM_TIMEOUT); log: $log"
+  elif grep -q 'Kernel panic' <<<"$clean"; then
+    echo "VM FAILED: no VM-RESULT from the guest: kernel panic:"
+    grep -A3 'Kernel panic' <<<"$clean" | head -n4 | sed 's/^/  /'
+  else
+    echo "VM FAILED: no VM-RESULT from the guest (qemu exit $qrc); log: $log"
+    [[ -s $log.qemu ]] && sed 's/^/  qemu: /' "$log.qemu" | head -n 10
+  fi
+  rc=1
+fi
+rm -f "$log.qemu"
+
+summary="$passed passed, $failed failed"
+((skipped > 0)) && summary+=", $skipped skipped"
+echo "$summary"
+exit "$rc"

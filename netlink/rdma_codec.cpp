@@ -1,0 +1,319 @@
+#include "netlink/rdma_codec.h"
+
+#include <libmnl/libmnl.h>
+#include <linux/netlink.h>
+#include <net/if.h>
+#include <rdma/rdma_netlink.h>
+
+#include <array>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+#include "netlink/extack.h"
+
+namespace netlink::nldev {
+namespace {
+
+using base::Error;
+using base::Result;
+
+constexpr size_t kRequestSize = 256;    // the largest request, NEWLINK, needs 124 bytes
+constexpr size_t kDeviceNameMax = 64;   // IB_DEVICE_NAME_MAX, the NUL included
+constexpr size_t kAttrTableSize = 128;  // covers every attribute read below
+static_assert(RDMA_NLDEV_NET_NS_FD < kAttrTableSize && RDMA_NLDEV_ATTR_DEV_PROTOCOL < kAttrTableSize);
+
+Error Malformed(const std::string& why) {
+  return Error(base::Code::kKernel, "malformed RDMA netlink reply: " + why, {}, EBADMSG);
+}
+
+Error BadRequest(const std::string& why) { return Error(base::Code::kKernel, why, {}, EINVAL); }
+
+/// Lays out one request in a buffer of its own with libmnl.
+class Request {
+ public:
+  Request(uint16_t op, uint16_t flags, uint32_t seq) {
+    nlh_ = mnl_nlmsg_put_header(buf_.data());
+    nlh_->nlmsg_type = MessageType(op);
+    nlh_->nlmsg_flags = flags;
+    nlh_->nlmsg_seq = seq;
+  }
+  void PutU8(uint16_t type, uint8_t v) { ok_ = ok_ && mnl_attr_put_u8_check(nlh_, buf_.size(), type, v); }
+  void PutU32(uint16_t type, uint32_t v) { ok_ = ok_ && mnl_attr_put_u32_check(nlh_, buf_.size(), type, v); }
+  void PutString(uint16_t type, const std::string& s) {
+    ok_ = ok_ && mnl_attr_put_strz_check(nlh_, buf_.size(), type, s.c_str());
+  }
+  Bytes Finish() && {
+    // Every caller validates its inputs first, so the buffer is big enough.
+    if (!ok_) return {};
+    buf_.resize(nlh_->nlmsg_len);
+    return std::move(buf_);
+  }
+
+ private:
+  Bytes buf_ = Bytes(kRequestSize);
+  nlmsghdr* nlh_ = nullptr;
+  bool ok_ = true;
+};
+
+constexpr uint16_t kCommand = NLM_F_REQUEST | NLM_F_ACK;
+constexpr uint16_t kDump = NLM_F_REQUEST | NLM_F_DUMP;
+
+/// The expected payload of each attribute the parsers read; others are skipped.
+std::optional<mnl_attr_data_type> KindOf(uint16_t type) {
+  switch (type) {
+    case RDMA_NLDEV_ATTR_DEV_INDEX:
+    case RDMA_NLDEV_ATTR_PORT_INDEX:
+    case RDMA_NLDEV_ATTR_NDEV_INDEX: return MNL_TYPE_U32;
+    case RDMA_NLDEV_ATTR_NODE_GUID: return MNL_TYPE_U64;
+    case RDMA_NLDEV_ATTR_PORT_STATE:
+    case RDMA_NLDEV_ATTR_PORT_PHYS_STATE:
+    case RDMA_NLDEV_SYS_ATTR_NETNS_MODE: return MNL_TYPE_U8;
+    case RDMA_NLDEV_ATTR_DEV_NAME:
+    case RDMA_NLDEV_ATTR_NDEV_NAME:
+    case RDMA_NLDEV_ATTR_DEV_PROTOCOL: return MNL_TYPE_NUL_STRING;
+    default: return std::nullopt;
+  }
+}
+
+/// One message's attributes by type, pointing into `storage`.
+struct Attrs {
+  Bytes storage;
+  std::array<const nlattr*, kAttrTableSize> tb{};
+
+  const nlattr* operator[](uint16_t type) const { return tb[type]; }
+  uint32_t U32(uint16_t type) const { return mnl_attr_get_u32(tb[type]); }
+  std::string Str(uint16_t type) const { return tb[type] ? mnl_attr_get_str(tb[type]) : std::string(); }
+};
+
+/// Checks the header of one message of type `op` (or `alt_op`) and indexes
+/// its attributes. The message is copied first: the caller's bytes need not
+/// be aligned for nlmsghdr, and libmnl's walkers must not step outside them.
+Result<Attrs> ParseMessage(std::span<const uint8_t> msg, const char* what, uint16_t op, uint16_t alt_op = 0) {
+  nlmsghdr hdr{};
+  if (msg.size() < sizeof hdr) {
+    return Malformed(std::string(what) + ": " + std::to_string(msg.size()) + " bytes, shorter than a header");
+  }
+  std::memcpy(&hdr, msg.data(), sizeof hdr);
+  if (hdr.nlmsg_len < sizeof hdr || hdr.nlmsg_len > msg.size()) {
+    return Malformed(std::string(what) + ": nlmsg_len " + std::to_string(hdr.nlmsg_len) + " with " +
+                     std::to_string(msg.size()) + " bytes at hand");
+  }
+  if (hdr.nlmsg_type != MessageType(op) && (alt_op == 0 || hdr.nlmsg_type != MessageType(alt_op))) {
+    return Malformed(std::string(what) + ": unexpected message type " + std::to_string(hdr.nlmsg_type));
+  }
+  Attrs a;
+  a.storage.assign(msg.begin(), msg.begin() + hdr.nlmsg_len);
+  const uint8_t* base = a.storage.data();
+  const size_t end = a.storage.size();
+  size_t off = MNL_NLMSG_HDRLEN;  // NLDEV messages have no family header
+  while (off < end) {
+    const auto* attr = reinterpret_cast<const nlattr*>(base + off);
+    // mnl_attr_ok: a whole header, nla_len covering it and within the message.
+    if (end - off < sizeof(nlattr) || !mnl_attr_ok(attr, static_cast<int>(end - off))) {
+      return Malformed(std::string(what) + ": truncated attribute at offset " + std::to_string(off));
+    }
+    const uint16_t type = mnl_attr_get_type(attr);
+    if (auto kind = KindOf(type)) {
+      if (mnl_attr_validate(attr, *kind) < 0) {
+        return Malformed(std::string(what) + ": attribute " + std::to_string(type) + " has a bad payload (" +
+                         std::to_string(mnl_attr_get_payload_len(attr)) + " bytes)");
+      }
+      a.tb[type] = attr;
+    }
+    off += MNL_ALIGN(attr->nla_len);
+  }
+  return a;
+}
+
+Error Missing(const char* what, const char* attr) {
+  return Malformed(std::string(what) + " without " + attr);
+}
+
+std::string StateName(uint8_t v, const std::array<const char*, 8>& names) {
+  if (v < names.size() && names[v]) return names[v];
+  return "UNKNOWN(" + std::to_string(v) + ")";
+}
+
+/// Accepts what the kernel would take whole: non-empty, no NUL, shorter than
+/// `limit` bytes (the NUL counts).
+std::optional<std::string> NameProblem(std::string_view name, const char* what, size_t limit) {
+  if (name.empty()) return std::string(what) + " is empty";
+  if (name.find('\0') != std::string_view::npos) return std::string(what) + " contains a NUL byte";
+  if (name.size() >= limit) {
+    return std::string(what) + " '" + std::string(name) + "' is longer than " + std::to_string(limit - 1) +
+           " bytes";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+uint16_t MessageType(uint16_t op) { return static_cast<uint16_t>(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op)); }
+
+Bytes BuildSysGet(uint32_t seq) { return Request(RDMA_NLDEV_CMD_SYS_GET, kCommand, seq).Finish(); }
+
+Bytes BuildSysSet(uint32_t seq, NetnsMode mode) {
+  Request r(RDMA_NLDEV_CMD_SYS_SET, kCommand, seq);
+  r.PutU8(RDMA_NLDEV_SYS_ATTR_NETNS_MODE, mode == NetnsMode::kShared ? 1 : 0);
+  return std::move(r).Finish();
+}
+
+Bytes BuildDeviceDump(uint32_t seq) { return Request(RDMA_NLDEV_CMD_GET, kDump, seq).Finish(); }
+
+Bytes BuildPortDump(uint32_t seq, uint32_t dev_index) {
+  Request r(RDMA_NLDEV_CMD_PORT_GET, kDump, seq);
+  r.PutU32(RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
+  return std::move(r).Finish();
+}
+
+Bytes BuildMoveDevice(uint32_t seq, uint32_t dev_index, uint32_t netns_fd) {
+  Request r(RDMA_NLDEV_CMD_SET, kCommand, seq);
+  r.PutU32(RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
+  r.PutU32(RDMA_NLDEV_NET_NS_FD, netns_fd);
+  return std::move(r).Finish();
+}
+
+base::Result<Bytes> BuildNewLink(uint32_t seq, std::string_view name, std::string_view type,
+                                 std::string_view netdev_name) {
+  if (auto p = NameProblem(name, "the RDMA device name", kDeviceNameMax)) return BadRequest(*p);
+  // nldev_newlink refuses it too; elsewhere in ib_core a '%' asks for a
+  // numbered name ("rxe%d"), which would leave us not knowing the name.
+  if (name.find('%') != std::string_view::npos) {
+    return BadRequest("the RDMA device name '" + std::string(name) + "' contains '%'");
+  }
+  if (auto p = NameProblem(type, "the RDMA link type", IFNAMSIZ)) return BadRequest(*p);
+  if (auto p = NameProblem(netdev_name, "the netdev name", IFNAMSIZ)) return BadRequest(*p);
+  Request r(RDMA_NLDEV_CMD_NEWLINK, kCommand, seq);
+  r.PutString(RDMA_NLDEV_ATTR_DEV_NAME, std::string(name));
+  r.PutString(RDMA_NLDEV_ATTR_LINK_TYPE, std::string(type));
+  r.PutString(RDMA_NLDEV_ATTR_NDEV_NAME, std::string(netdev_name));
+  return std::move(r).Finish();
+}
+
+Bytes BuildDelLink(uint32_t seq, uint32_t dev_index) {
+  Request r(RDMA_NLDEV_CMD_DELLINK, kCommand, seq);
+  r.PutU32(RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
+  return std::move(r).Finish();
+}
+
+base::Result<NetnsMode> ParseSysGet(std::span<const uint8_t> msg) {
+  constexpr const char* kWhat = "RDMA_NLDEV_CMD_SYS_GET answer";
+  ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, RDMA_NLDEV_CMD_SYS_GET));
+  const nlattr* mode = a[RDMA_NLDEV_SYS_ATTR_NETNS_MODE];
+  if (!mode) return Missing(kWhat, "RDMA_NLDEV_SYS_ATTR_NETNS_MODE");
+  switch (mnl_attr_get_u8(mode)) {
+    case 0: return NetnsMode::kExclusive;
+    case 1: return NetnsMode::kShared;
+    default:
+      return Malformed(std::string(kWhat) + ": unknown netns mode " + std::to_string(mnl_attr_get_u8(mode)));
+  }
+}
+
+base::Result<RdmaDevice> ParseDevice(std::span<const uint8_t> msg) {
+  constexpr const char* kWhat = "RDMA_NLDEV_CMD_GET message";
+  ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, RDMA_NLDEV_CMD_GET));
+  if (!a[RDMA_NLDEV_ATTR_DEV_INDEX]) return Missing(kWhat, "RDMA_NLDEV_ATTR_DEV_INDEX");
+  if (!a[RDMA_NLDEV_ATTR_DEV_NAME]) return Missing(kWhat, "RDMA_NLDEV_ATTR_DEV_NAME");
+  RdmaDevice d;
+  d.index = a.U32(RDMA_NLDEV_ATTR_DEV_INDEX);
+  d.name = a.Str(RDMA_NLDEV_ATTR_DEV_NAME);
+  // In a device message PORT_INDEX is the last port number (rdma_end_port).
+  if (a[RDMA_NLDEV_ATTR_PORT_INDEX]) d.num_ports = a.U32(RDMA_NLDEV_ATTR_PORT_INDEX);
+  if (const nlattr* guid = a[RDMA_NLDEV_ATTR_NODE_GUID]) d.node_guid = FormatGuid(mnl_attr_get_u64(guid));
+  d.protocol = a.Str(RDMA_NLDEV_ATTR_DEV_PROTOCOL);
+  return d;
+}
+
+base::Result<RdmaPort> ParsePort(std::span<const uint8_t> msg) {
+  constexpr const char* kWhat = "RDMA_NLDEV_CMD_PORT_GET message";
+  // nldev_port_get_doit answers with type GET, the dump with PORT_GET.
+  ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, RDMA_NLDEV_CMD_PORT_GET, RDMA_NLDEV_CMD_GET));
+  if (!a[RDMA_NLDEV_ATTR_DEV_INDEX]) return Missing(kWhat, "RDMA_NLDEV_ATTR_DEV_INDEX");
+  if (!a[RDMA_NLDEV_ATTR_DEV_NAME]) return Missing(kWhat, "RDMA_NLDEV_ATTR_DEV_NAME");
+  if (!a[RDMA_NLDEV_ATTR_PORT_INDEX]) return Missing(kWhat, "RDMA_NLDEV_ATTR_PORT_INDEX");
+  RdmaPort p;
+  p.dev_index = a.U32(RDMA_NLDEV_ATTR_DEV_INDEX);
+  p.dev_name = a.Str(RDMA_NLDEV_ATTR_DEV_NAME);
+  p.port = a.U32(RDMA_NLDEV_ATTR_PORT_INDEX);
+  // fill_port_info adds the netdev only when it lives in the asking
+  // socket's namespace.
+  if (a[RDMA_NLDEV_ATTR_NDEV_INDEX]) p.netdev_index = a.U32(RDMA_NLDEV_ATTR_NDEV_INDEX);
+  p.netdev_name = a.Str(RDMA_NLDEV_ATTR_NDEV_NAME);
+  if (const nlattr* s = a[RDMA_NLDEV_ATTR_PORT_STATE]) p.state = mnl_attr_get_u8(s);
+  if (const nlattr* s = a[RDMA_NLDEV_ATTR_PORT_PHYS_STATE]) p.phys_state = mnl_attr_get_u8(s);
+  return p;
+}
+
+std::string FormatGuid(uint64_t guid) {
+  char text[20];
+  std::snprintf(text, sizeof text, "%04x:%04x:%04x:%04x", static_cast<unsigned>(guid >> 48) & 0xffff,
+                static_cast<unsigned>(guid >> 32) & 0xffff, static_cast<unsigned>(guid >> 16) & 0xffff,
+                static_cast<unsigned>(guid) & 0xffff);
+  return text;
+}
+
+// Not mnl_cb_run: it gives up at the first NLM_F_DUMP_INTR message, leaving
+// the rest of the dump queued on the socket, and keeps only the errno of an
+// NLMSG_ERROR, dropping the extended ACK text.
+base::Status ReadDatagram(std::span<const uint8_t> datagram, uint32_t seq, uint32_t portid, Reply& reply) {
+  size_t off = 0;
+  while (off < datagram.size() && !reply.complete) {
+    const auto rest = datagram.subspan(off);
+    nlmsghdr hdr{};
+    if (rest.size() < sizeof hdr) {
+      return Malformed(std::to_string(rest.size()) + " stray bytes after the last message");
+    }
+    std::memcpy(&hdr, rest.data(), sizeof hdr);
+    if (hdr.nlmsg_len < sizeof hdr || hdr.nlmsg_len > rest.size()) {
+      return Malformed("a message of nlmsg_len " + std::to_string(hdr.nlmsg_len) + " with " +
+                       std::to_string(rest.size()) + " bytes left in the datagram");
+    }
+    const auto msg = rest.first(hdr.nlmsg_len);
+    if (hdr.nlmsg_seq != seq || (portid != 0 && hdr.nlmsg_pid != 0 && hdr.nlmsg_pid != portid)) {
+      return Error(base::Code::kKernel,
+                   "RDMA netlink answer for another request (sequence number " +
+                       std::to_string(hdr.nlmsg_seq) + ", port " + std::to_string(hdr.nlmsg_pid) +
+                       "; expected " + std::to_string(seq) + ", " + std::to_string(portid) + ")",
+                   {}, EPROTO);
+    }
+    if (hdr.nlmsg_flags & NLM_F_DUMP_INTR) reply.interrupted = true;
+    switch (hdr.nlmsg_type) {
+      case NLMSG_NOOP: break;
+      case NLMSG_ERROR:
+      case NLMSG_DONE: {
+        std::optional<AckInfo> ack = ParseAck(msg);
+        // A bare NLMSG_DONE (no error code) is still a clean end of dump.
+        if (!ack && hdr.nlmsg_type == NLMSG_DONE && hdr.nlmsg_len == sizeof hdr) ack = AckInfo{};
+        if (!ack) return Malformed("an NLMSG_ERROR too short for its error code");
+        reply.error = ack->error;
+        reply.extack = std::move(ack->msg);
+        reply.complete = true;
+        break;
+      }
+      case NLMSG_OVERRUN:
+        return Error(base::Code::kKernel,
+                     "RDMA netlink: the kernel dropped part of its answer (NLMSG_OVERRUN)", {}, ENOBUFS);
+      default:
+        if (hdr.nlmsg_type < NLMSG_MIN_TYPE) {
+          return Malformed("unknown control message type " + std::to_string(hdr.nlmsg_type));
+        }
+        reply.messages.emplace_back(msg.begin(), msg.end());
+    }
+    off += NLMSG_ALIGN(size_t{hdr.nlmsg_len});
+  }
+  return base::Ok();
+}
+
+std::string PortStateName(uint8_t state) {
+  return StateName(state, {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER", nullptr, nullptr});
+}
+
+std::string PhysStateName(uint8_t phys_state) {
+  return StateName(phys_state, {nullptr, "SLEEP", "POLLING", "DISABLED", "PORT_CONFIGURATION_TRAINING",
+                                "LINK_UP", "LINK_ERROR_RECOVERY", "PHY_TEST"});
+}
+
+}  // namespace netlink::nldev

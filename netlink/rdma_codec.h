@@ -1,0 +1,88 @@
+// RDMA netlink (NETLINK_RDMA, client NLDEV) messages as bytes: building the
+// requests erdma-cni sends and parsing what the kernel answers. Pure
+// functions over buffers, no socket; libmnl only lays out and walks the
+// bytes. Shapes follow the kernel's drivers/infiniband/core/nldev.c and
+// include/uapi/rdma/rdma_netlink.h.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/error.h"
+#include "netlink/rdma.h"
+
+namespace netlink::nldev {
+
+using Bytes = std::vector<uint8_t>;
+
+/// nlmsg_type of an NLDEV command: RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op).
+uint16_t MessageType(uint16_t op);
+
+// Requests. Each is one whole netlink message: nlmsghdr (pid 0, the given
+// sequence number) and attributes, no family header. Commands carry
+// NLM_F_REQUEST|NLM_F_ACK, dumps NLM_F_REQUEST|NLM_F_DUMP.
+
+/// RDMA_NLDEV_CMD_SYS_GET: the system settings (netns mode among them).
+Bytes BuildSysGet(uint32_t seq);
+/// RDMA_NLDEV_CMD_SYS_SET with RDMA_NLDEV_SYS_ATTR_NETNS_MODE (u8, 1 = shared).
+Bytes BuildSysSet(uint32_t seq, NetnsMode mode);
+/// RDMA_NLDEV_CMD_GET dump: every device the socket's namespace can see.
+Bytes BuildDeviceDump(uint32_t seq);
+/// RDMA_NLDEV_CMD_PORT_GET dump of one device's ports (the kernel refuses a
+/// port dump without RDMA_NLDEV_ATTR_DEV_INDEX).
+Bytes BuildPortDump(uint32_t seq, uint32_t dev_index);
+/// RDMA_NLDEV_CMD_SET with RDMA_NLDEV_ATTR_DEV_INDEX and RDMA_NLDEV_NET_NS_FD.
+Bytes BuildMoveDevice(uint32_t seq, uint32_t dev_index, uint32_t netns_fd);
+/// RDMA_NLDEV_CMD_NEWLINK with RDMA_NLDEV_ATTR_DEV_NAME, _LINK_TYPE and
+/// _NDEV_NAME. EINVAL (nothing sent) for names the kernel would refuse or
+/// truncate: empty, with '%' or NUL, a device name of 64 bytes or more, a
+/// type or netdev name of 16 or more.
+base::Result<Bytes> BuildNewLink(uint32_t seq, std::string_view name, std::string_view type,
+                                 std::string_view netdev_name);
+/// RDMA_NLDEV_CMD_DELLINK with RDMA_NLDEV_ATTR_DEV_INDEX.
+Bytes BuildDelLink(uint32_t seq, uint32_t dev_index);
+
+// Parsers of one whole message (its nlmsghdr first; bytes past nlmsg_len are
+// ignored). They never read outside `msg`; a message of another type, a
+// truncated one, a malformed attribute or a missing mandatory attribute is
+// Error{kKernel, "malformed RDMA netlink reply: ...", sys_errno = EBADMSG}.
+// Unknown attributes are skipped.
+
+/// The RDMA_NLDEV_CMD_SYS_GET answer: RDMA_NLDEV_SYS_ATTR_NETNS_MODE is 1
+/// for shared, 0 for exclusive (iproute2's rdma/sys.c; nldev_sys_get_doit
+/// sends ib_devices_shared_netns).
+base::Result<NetnsMode> ParseSysGet(std::span<const uint8_t> msg);
+/// One RDMA_NLDEV_CMD_GET message: needs DEV_INDEX and DEV_NAME.
+base::Result<RdmaDevice> ParseDevice(std::span<const uint8_t> msg);
+/// One port message (type PORT_GET from a dump, GET from a single query):
+/// needs DEV_INDEX, DEV_NAME and PORT_INDEX.
+base::Result<RdmaPort> ParsePort(std::span<const uint8_t> msg);
+
+/// "0216:3eff:fe10:f8b0" for 0x02163efffe10f8b0 (the node GUID attribute is
+/// in host byte order).
+std::string FormatGuid(uint64_t guid);
+
+/// The answer to one request, assembled from the datagrams it came in.
+struct Reply {
+  bool complete = false;        ///< the ACK, an NLMSG_ERROR or the NLMSG_DONE arrived
+  bool interrupted = false;     ///< a message carried NLM_F_DUMP_INTR: restart the dump
+  int error = 0;                ///< the kernel's errno; 0 = success
+  std::string extack;           ///< its extended ACK text, if any
+  std::vector<Bytes> messages;  ///< the data messages, each whole, in order
+};
+
+/// Adds one received datagram to `reply`. Each message must be whole, carry
+/// `seq` and, when both are non-zero, the socket's `portid`; otherwise
+/// Error{kKernel, ..., EBADMSG} for a malformed datagram and EPROTO for a
+/// stray message, and the caller should drain the socket. Messages after
+/// the one that completed the reply are ignored.
+base::Status ReadDatagram(std::span<const uint8_t> datagram, uint32_t seq, uint32_t portid, Reply& reply);
+
+/// Readable names for port states: "ACTIVE", "DOWN", ...; "UNKNOWN(9)".
+std::string PortStateName(uint8_t state);
+std::string PhysStateName(uint8_t phys_state);
+
+}  // namespace netlink::nldev
