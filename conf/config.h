@@ -3,11 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/log.h"
@@ -45,18 +44,18 @@ struct Config {
   std::string if_name = "erdma0";  ///< our interface's name when chained
   std::optional<uint32_t> mtu;
   AddressMode addresses = AddressMode::kInherit;
-  nlohmann::json ipam;             ///< the `ipam` object (null when absent)
-  std::string ipam_type;           ///< ipam.type
+  nlohmann::json ipam;    ///< the `ipam` object (null when absent)
+  std::string ipam_type;  ///< ipam.type
   Routing routing;
   RdmaConfig rdma;
   std::string data_dir = "/var/lib/cni/erdma-cni";
-  std::string log_file;            ///< empty: no log file (errors still go to stderr)
+  std::string log_file;  ///< empty: no log file (errors still go to stderr)
   base::LogLevel log_level = base::LogLevel::kInfo;
 
-  nlohmann::json prev_result;      ///< null when standalone
-  nlohmann::json runtime_config;   ///< object (maybe empty)
-  nlohmann::json args;             ///< the `args` object (maybe empty)
-  nlohmann::json raw;              ///< the whole stdin object, for IPAM delegation
+  nlohmann::json prev_result;     ///< null when standalone
+  nlohmann::json runtime_config;  ///< object (maybe empty)
+  nlohmann::json args;            ///< the `args` object (maybe empty)
+  nlohmann::json raw;             ///< the whole stdin object, for IPAM delegation
 
   bool chained() const { return !prev_result.is_null(); }
 };

@@ -139,9 +139,14 @@ filter() {
     grep --line-buffered -vE '^(SeaBIOS|iPXE|Press Ctrl-B|[[:space:]]*$|\[ *[0-9.]+\] (sysrq: Power Off|reboot: Power down))' |
     if [[ -n ${VM_QUIET:-} ]]; then grep --line-buffered -E '^(VM-TEST|VM-RESULT|VM-INIT|    \| )'; else cat; fi
 }
-tail -n +1 -F --pid="$qpid" "$log" 2>/dev/null | filter
+# In the background, so that `wait` (which a signal interrupts, unlike a foreground
+# pipeline) is what run.sh sits in.
+tail -n +1 -F --pid="$qpid" "$log" 2>/dev/null | filter &
+tpid=$!
+trap 'kill "$qpid" "$tpid" 2>/dev/null; rm -f "$img" "$probe_log"' EXIT
 wait "$qpid"
 qrc=$?
+wait "$tpid"
 end=$(date +%s.%N)
 elapsed="$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.1f", b-a}')"
 

@@ -45,8 +45,15 @@ start=$SECONDS
 # Install what is missing once, before VMs start side by side (run.sh checks again).
 vm_ensure_packages || true
 if [[ ${VM_JOBS:-2} -gt 1 && ${#series[@]} -gt 1 ]]; then
-  for k in "${series[@]}"; do run_one "$k" & done
+  pids=()
+  for k in "${series[@]}"; do
+    run_one "$k" &
+    pids+=($!)
+  done
+  # A signal interrupts `wait`; pass it on to the runs (each stops its own VM).
+  trap 'kill -TERM "${pids[@]}" 2>/dev/null; pkill -TERM -P "$(printf "%s," "${pids[@]}" | sed "s/,$//")" 2>/dev/null; exit 130' INT TERM
   wait
+  trap - INT TERM
   for k in "${series[@]}"; do cat "$outdir/$k.out"; done
 else
   for k in "${series[@]}"; do

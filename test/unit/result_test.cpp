@@ -35,7 +35,9 @@ json TerwayPrev(const std::string& version) {
   return prev;
 }
 
-ResultInterface OurInterface() { return {"erdma0", "02:00:00:3b:00:01", "/var/run/netns/p", 9000, "erdma_0"}; }
+ResultInterface OurInterface() {
+  return {"erdma0", "02:00:00:3b:00:01", "/var/run/netns/p", 9000, "erdma_0"};
+}
 
 std::vector<ResultIp> OurIps() {
   return {{Prefix("10.9.0.5/24"), Addr("10.9.0.1")}, {Prefix("fd00::5/64"), std::nullopt}};
