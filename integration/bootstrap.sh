@@ -18,6 +18,9 @@ packages=(
   iproute2 iputils-ping containernetworking-plugins
   clang-format clang-tidy
 )
+# The VM harness (RDMA and SMC need kernels this machine does not run).
+mapfile -t vm_packages < <(grep -v '^#' integration/vm/packages.txt | grep -v '^$')
+packages+=("${vm_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -250,6 +250,7 @@ trap 'rm -rf "$ov"' EXIT
 mkdir -p "$ov"/usr/bin "$ov"/vm/scenarios
 install -m 0755 "$here/guest/init" "$ov/init"
 install -m 0644 "$here/guest/lib.sh" "$ov/vm/lib.sh"
+install -m 0644 "$here/guest/plugin.sh" "$ov/vm/plugin.sh"
 i=0
 for s in "${scenarios[@]}"; do
   i=$((i + 1))

@@ -34,25 +34,22 @@ mapfile -t series < <(printf '%s\n' "${!by_kernel[@]}" | sort -rV)
 outdir="$(mktemp -d "${TMPDIR:-/tmp}/vm-test.XXXXXX")"
 trap 'rm -rf "$outdir"' EXIT
 
-run_one() { # run_one SERIES: run.sh for that kernel's scenarios, output to $outdir/SERIES
-  local k="$1"
-  # shellcheck disable=SC2086 # the list is space-separated absolute paths
-  "$VM_HERE/run.sh" "$k" ${by_kernel[$k]} >"$outdir/$k.out" 2>&1
-  echo $? >"$outdir/$k.rc"
-}
-
 start=$SECONDS
 # Install what is missing once, before VMs start side by side (run.sh checks again).
 vm_ensure_packages || true
 if [[ ${VM_JOBS:-2} -gt 1 && ${#series[@]} -gt 1 ]]; then
-  pids=()
+  declare -A pid_of=()
   for k in "${series[@]}"; do
-    run_one "$k" &
-    pids+=($!)
+    # shellcheck disable=SC2086 # the list is space-separated absolute paths
+    "$VM_HERE/run.sh" "$k" ${by_kernel[$k]} >"$outdir/$k.out" 2>&1 &
+    pid_of[$k]=$!
   done
   # A signal interrupts `wait`; pass it on to the runs (each stops its own VM).
-  trap 'kill -TERM "${pids[@]}" 2>/dev/null; pkill -TERM -P "$(printf "%s," "${pids[@]}" | sed "s/,$//")" 2>/dev/null; exit 130' INT TERM
-  wait
+  trap 'kill -TERM "${pid_of[@]}" 2>/dev/null; wait; exit 130' INT TERM
+  for k in "${series[@]}"; do
+    wait "${pid_of[$k]}"
+    echo $? >"$outdir/$k.rc"
+  done
   trap - INT TERM
   for k in "${series[@]}"; do cat "$outdir/$k.out"; done
 else

@@ -1,0 +1,40 @@
+# plugin.sh: a private node topology for erdma-cni scenarios (sourced, not a scenario).
+# The VM's root netns is the node; "vpc" holds the gateway 10.9.0.1 on a bridge; each
+# ENI stand-in ethN is a veth whose peer sits on that bridge, with 10.9.0.1N/24 and a
+# node-agent-style metric-200 subnet route.
+DATA=/var/lib/cni/erdma-cni
+LOG=/tmp/erdma-cni.log
+
+topo_up() { # topo_up N: vpc + eth1..ethN
+  ip netns add vpc
+  ip -n vpc link add br0 type bridge
+  ip -n vpc addr add 10.9.0.1/24 dev br0
+  ip -n vpc link set br0 up
+  ip -n vpc link set lo up
+  local i
+  for ((i = 1; i <= $1; i++)); do
+    ip link add "eth$i" type veth peer name "p$i" netns vpc
+    ip -n vpc link set "p$i" master br0 up
+    ip addr add "10.9.0.1$i/24" dev "eth$i" noprefixroute
+    ip link set "eth$i" up
+    ip route add 10.9.0.0/24 dev "eth$i" metric "$((200 + i))" src "10.9.0.1$i"
+  done
+}
+
+topo_down() {
+  local n
+  for n in $(ip netns list | awk '{print $1}'); do ip netns del "$n"; done
+  for n in eth1 eth2 eth3; do ip link del "$n" 2>/dev/null; done
+  rm -rf "$DATA"
+}
+
+# cni CMD CID NETNS IFNAME CONFIG: runs the plugin as a runtime would; prints its stdout.
+cni() {
+  printf '%s' "$5" | env -i PATH="$PATH" CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS="$3" \
+    CNI_IFNAME="$4" CNI_PATH=/usr/lib/cni erdma-cni
+}
+
+# conf RDMA_JSON [DEVICE]: a standalone (Multus-style) config.
+conf() {
+  echo "{\"cniVersion\":\"1.1.0\",\"name\":\"erdma\",\"type\":\"erdma-cni\",\"device\":{\"name\":\"${2:-eth1}\"},\"rdma\":$1,\"dataDir\":\"$DATA\",\"logFile\":\"$LOG\",\"logLevel\":\"debug\"}"
+}
