@@ -6,6 +6,8 @@ DATA=/var/lib/cni/erdma-cni
 LOG=/tmp/erdma-cni.log
 
 topo_up() { # topo_up N: vpc + eth1..ethN
+  # No IPv6 DAD: addresses must not change flags between two snapshots.
+  sysctl -qw net.ipv6.conf.default.accept_dad=0 net.ipv6.conf.all.accept_dad=0
   ip netns add vpc
   ip -n vpc link add br0 type bridge
   ip -n vpc addr add 10.9.0.1/24 dev br0

@@ -16,11 +16,11 @@ topo_down
 rdma system set netns shared
 topo_up 1
 ip netns add pa
-before="$(ip addr show eth1; ip route)"
+before="$(ip -4 addr show eth1; ip -4 route)"
 out="$(cni ADD pa /run/netns/pa net1 "$(conf '{"netnsMode":"exclusive","setSystemMode":true}')")"
 expect_match ebusy-code '"code":111' "$out"
 expect_match ebusy-fix 'EBUSY.*netns_mode=0' "$out"
-expect_eq ebusy-untouched "$before" "$(ip addr show eth1; ip route)"
+expect_eq ebusy-untouched "$before" "$(ip -4 addr show eth1; ip -4 route)"
 expect_eq ebusy-no-state "" "$(ls "$DATA/erdma" 2>/dev/null)"
 topo_down
 
@@ -33,10 +33,10 @@ else
   rdma system set netns exclusive
   topo_up 1
   ip netns add pa
-  before="$(ip addr show eth1; ip route)"
+  before="$(ip -4 addr show eth1; ip -4 route)"
   out="$(cni ADD pa /run/netns/pa net1 "$(conf '{"netnsMode":"exclusive","softRoce":true}')")"
   expect_match eopnotsupp-code '"code":113' "$out"
-  expect_eq eopnotsupp-untouched "$before" "$(ip addr show eth1; ip route)"
+  expect_eq eopnotsupp-untouched "$before" "$(ip -4 addr show eth1; ip -4 route)"
   expect_eq eopnotsupp-no-rxe "" "$(rdma dev | grep rxe_pa)"
   expect_eq eopnotsupp-no-state "" "$(ls "$DATA/erdma" 2>/dev/null)"
   topo_down
