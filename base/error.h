@@ -35,6 +35,7 @@ enum class Code : int {
   kRdmaMode = 111,            ///< the kernel's RDMA netns mode is not the one configured
   kRdmaNotPaired = 112,       ///< no usable RDMA device pairs with the netdev
   kRdmaCannotMove = 113,      ///< the RDMA driver cannot move between netns (EOPNOTSUPP)
+  kSmcUnsupported = 114,      ///< SMC-R asked for, the kernel lacks SMC or a configured sysctl
 };
 
 /// An error with a CNI code, a message naming what and how to fix, and details

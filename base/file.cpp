@@ -112,6 +112,22 @@ Result<std::vector<std::string>> ListFiles(const std::string& dir) {
   return names;
 }
 
+Result<std::vector<std::string>> ListDirs(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) {
+    if (errno == ENOENT) return names;
+    return SysError("opendir " + dir, errno);
+  }
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
+    names.emplace_back(e->d_name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 bool PathExists(const std::string& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0;

@@ -28,6 +28,8 @@ Status RemoveFile(const std::string& path);
 
 /// Regular files directly in `dir` (names only, sorted); a missing dir is empty.
 Result<std::vector<std::string>> ListFiles(const std::string& dir);
+/// Directories directly in `dir` (names only, sorted, no "." or "..").
+Result<std::vector<std::string>> ListDirs(const std::string& dir);
 
 bool PathExists(const std::string& path);
 

@@ -10,6 +10,7 @@
 #include "cni/plan.h"
 #include "cni/rdma.h"
 #include "cni/result.h"
+#include "cni/smcr.h"
 #include "cni/state.h"
 #include "ipam/inherit.h"
 
@@ -66,6 +67,94 @@ json BuildResult(const Context& ctx, const AttachmentState& st, const netlink::L
   return AppendToResult(ctx.cfg.prev_result, ctx.cfg.cni_version, iface, rips, routes);
 }
 
+// The pod-side handles SMC-R steps use; they live as long as the journal's env.
+struct SmcHandles {
+  std::unique_ptr<netlink::Sysctl> sysctl;
+  std::unique_ptr<netlink::Smc> smc;
+};
+
+// Plans SMC-R for `ifname` in the pod and runs the steps through the journal.
+base::Status ApplySmcr(Context& ctx, const std::string& ifname, const std::string& pnet_mac,
+                       const std::optional<netlink::PairMatch>& pair, Journal& journal, StepEnv& env,
+                       SmcHandles& h) {
+  ASSIGN_OR_RETURN(h.sysctl, ctx.netns.OpenSysctl(ctx.env.netns));
+  auto smc = ctx.netns.OpenSmc(ctx.env.netns);
+  if (smc.ok()) h.smc = std::move(smc).value();
+  env.pod_sysctl = h.sysctl.get();
+  env.pod_smc = h.smc.get();
+  StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
+  const std::string self = journal.path();
+  env.ueid_in_use = [store, self](const std::string& ueid) { return UeidUsedElsewhere(store, self, ueid); };
+  ASSIGN_OR_RETURN(auto steps, PlanSmcr(ctx.cfg, ifname, pnet_mac, pair, *h.sysctl, h.smc.get(),
+                                        smc.ok() ? nullptr : &smc.error(), env.ueid_in_use));
+  base::Log::Info("SMC-R for " + ifname + ": " + std::to_string(steps.size()) + " step(s)");
+  return journal.Run(steps, env);
+}
+
+// Mode none: no netdev moves. Chained after the primary plugin, SMC-R goes on
+// its interface (CNI_IFNAME) and prevResult passes through unchanged.
+Result<json> AddNone(Context& ctx, const StateStore& store, const std::string& path) {
+  const conf::Config& cfg = ctx.cfg;
+  json result = ConvertResult(
+      cfg.prev_result.is_null() ? json{{"cniVersion", cfg.cni_version}} : cfg.prev_result, cfg.cni_version);
+  if (cfg.rdma.netns_mode == conf::RdmaConfig::NetnsMode::kExclusive)
+    return Error(Code::kInvalidConfig,
+                 "rdma.netnsMode: mode \"none\" leaves the RDMA device on the node; "
+                 "use \"shared\" or \"auto\"");
+
+  // The RDMA checks of shared mode, when a device is selected: it exists,
+  // pairs, its port is ACTIVE; its netdev's MAC is the PNET ID.
+  std::optional<netlink::PairMatch> pair;
+  std::string pnet_mac;
+  if (!cfg.device.value.empty()) {
+    auto host_rdma = ctx.netns.OpenRdma("");
+    netlink::Rdma* rdma = host_rdma.ok() ? host_rdma->get() : nullptr;
+    const DeviceQuery query = QueryFor(cfg.device);
+    ASSIGN_OR_RETURN(auto device, FindDevice(ctx.host, rdma, query, ctx.sysfs_root));
+    if (!device)
+      return Error(Code::kDeviceNotFound,
+                   query.Describe() + " is not on the node; fix " + cfg.device.Describe());
+    pnet_mac = device->mac;
+    conf::RdmaConfig rc = cfg.rdma;
+    rc.soft_roce = false;
+    ASSIGN_OR_RETURN(
+        RdmaPlan plan,
+        PrepareRdma(rc, *device, rdma, host_rdma.ok() ? nullptr : &host_rdma.error(), ctx.sysfs_root, ""));
+    pair = plan.pair;
+  }
+  if (!cfg.smcr_wanted) return result;  // nothing to change, nothing to remember
+
+  AttachmentState st;
+  st.network = cfg.name;
+  st.container_id = ctx.env.container_id;
+  st.if_name = ctx.env.ifname;
+  st.netns = ctx.env.netns;
+  st.pod_if_name = ctx.env.ifname;
+  if (pair) {
+    st.rdma_device = pair->device.name;
+    st.rdma_mode = "shared";
+  }
+  Journal journal(store, path, st);
+  StepEnv env{ctx.host};
+  SmcHandles smc;
+  Status applied = ApplySmcr(ctx, ctx.env.ifname, pnet_mac, pair, journal, env, smc);
+  if (applied.ok()) {
+    st.complete = true;
+    st.result = result;
+    applied = journal.Persist();
+  }
+  if (applied.ok()) return result;
+  Error err = std::move(applied).error();
+  std::vector<Error> undo = UndoSteps(st, env);
+  if (!undo.empty()) {
+    (void)journal.Persist();
+    Error joined = JoinErrors(undo, "rollback");
+    return Error(Code::kRollbackIncomplete, err.msg + "; rollback incomplete: " + joined.msg, joined.details);
+  }
+  (void)store.Remove(path);
+  return err;
+}
+
 }  // namespace
 
 Result<json> Add(Context& ctx) {
@@ -84,6 +173,7 @@ Result<json> Add(Context& ctx) {
       return Error(Code::kTryAgainLater, "attachment " + ctx.env.container_id + "/" + ctx.env.ifname +
                                              " already exists (" + path + "); run DEL for it first");
   }
+  if (cfg.mode == conf::Mode::kNone) return AddNone(ctx, store, path);
 
   // 1. The device, on the node, claimed by us. RDMA netlink is optional:
   // a kernel without it fails socket() at once.
@@ -159,6 +249,7 @@ Result<json> Add(Context& ctx) {
                                 device->mac, PciAddressOf(ctx.sysfs_root, device->name)}));
   Journal journal(store, path, st);
   StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma, pod_rdma.get()};
+  SmcHandles smc;
 
   // 4. Apply, journaled; any failure rolls everything back.
   auto apply = [&]() -> Result<json> {
@@ -185,6 +276,8 @@ Result<json> Add(Context& ctx) {
       if (exclusive) RETURN_IF_ERROR(journal.Run({StepRdmaMove{st.rdma_device}}, env));
     }
     if (!st.rdma_device.empty()) st.rdma_mode = netlink::NetnsModeName(rdma_plan.mode);
+    if (cfg.smcr_wanted)
+      RETURN_IF_ERROR(ApplySmcr(ctx, pod_name, st.origin.mac, rdma_plan.pair, journal, env, smc));
     ASSIGN_OR_RETURN(auto link, pod->FindLinkByIndex(env.pod_index));
     if (!link) return Error(Code::kKernel, pod_name + " vanished from the pod during ADD");
     json result = BuildResult(ctx, st, *link, ips);

@@ -3,6 +3,7 @@
 
 #include "cni/commands.h"
 #include "cni/rdma.h"
+#include "cni/smcr.h"
 #include "cni/state.h"
 
 namespace cni {
@@ -87,6 +88,14 @@ Status Check(Context& ctx) {
     if (!index)
       return Mismatch("RDMA device " + st.rdma_device + " is not " +
                       (exclusive ? "in the pod (exclusive mode)" : "on the node (shared mode)"));
+  }
+  const bool has_smcr = std::any_of(st.steps.begin(), st.steps.end(), [](const Step& s) {
+    return std::holds_alternative<StepSysctl>(s) || std::holds_alternative<StepPnet>(s);
+  });
+  if (has_smcr) {
+    ASSIGN_OR_RETURN(auto sysctl, ctx.netns.OpenSysctl(ctx.env.netns));
+    auto smc = ctx.netns.OpenSmc(ctx.env.netns);
+    RETURN_IF_ERROR(CheckSmcr(st, *sysctl, smc.ok() ? smc->get() : nullptr));
   }
   for (const auto& step : st.steps) {
     if (const auto* ipam = std::get_if<StepIpam>(&step)) {

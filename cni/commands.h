@@ -12,6 +12,8 @@
 #include "ipam/ipam.h"
 #include "netlink/kernel.h"
 #include "netlink/rdma.h"
+#include "netlink/smc.h"
+#include "netlink/sysctl.h"
 
 namespace cni {
 
@@ -24,6 +26,11 @@ class NetnsOpener {
   /// RDMA netlink in the netns at `path`; "" is the node's own netns. Fails
   /// with sys_errno EPROTONOSUPPORT when the kernel has no RDMA.
   virtual base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) = 0;
+  /// The sysctls of the netns at `path`.
+  virtual base::Result<std::unique_ptr<netlink::Sysctl>> OpenSysctl(const std::string& path) = 0;
+  /// SMC generic netlink in the netns at `path` ("" = the node's). Fails with
+  /// sys_errno ENOENT when the kernel has no SMC.
+  virtual base::Result<std::unique_ptr<netlink::Smc>> OpenSmc(const std::string& path) = 0;
 };
 
 struct Context {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "base/file.h"
 #include "base/log.h"
 #include "cni/claim.h"
 #include "cni/commands.h"
@@ -36,8 +37,11 @@ std::unique_ptr<netlink::Kernel> OpenPod(Context& ctx, const AttachmentState& st
 
 // Shared by DEL and GC: undoes one attachment, removes its state and claim.
 Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path, AttachmentState& st) {
-  ASSIGN_OR_RETURN(DeviceClaim claim,
-                   DeviceClaim::Lock(store.DevicesDir(), st.origin.name, ctx.lock_wait_ms));
+  // Mode none moves no device and holds no claim.
+  std::optional<DeviceClaim> claim;
+  if (!st.origin.name.empty()) {
+    ASSIGN_OR_RETURN(claim, DeviceClaim::Lock(store.DevicesDir(), st.origin.name, ctx.lock_wait_ms));
+  }
   std::unique_ptr<netlink::Kernel> pod = OpenPod(ctx, st);
   // RDMA netlink only when the journal moved or made an RDMA device.
   std::unique_ptr<netlink::Rdma> host_rdma, pod_rdma;
@@ -55,6 +59,32 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
     }
   }
   StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, host_rdma.get(), pod_rdma.get()};
+  // SMC-R: the pod's sysctls and pnet table (gone with the netns, if it is),
+  // the node-wide UEID table.
+  std::unique_ptr<netlink::Sysctl> pod_sysctl;
+  std::unique_ptr<netlink::Smc> pod_smc, host_smc;
+  const std::string netns_path = ctx.env.netns.empty() ? st.netns : ctx.env.netns;
+  auto has = [&](auto pred) { return std::any_of(st.steps.begin(), st.steps.end(), pred); };
+  if (pod && has([](const Step& s) { return std::holds_alternative<StepSysctl>(s); })) {
+    auto s = ctx.netns.OpenSysctl(netns_path);
+    if (s.ok()) pod_sysctl = std::move(s).value();
+  }
+  if (pod && has([](const Step& s) {
+        return std::holds_alternative<StepPnet>(s) || std::holds_alternative<StepUeid>(s);
+      })) {
+    auto s = ctx.netns.OpenSmc(netns_path);
+    if (s.ok()) pod_smc = std::move(s).value();
+  }
+  if (has([](const Step& s) { return std::holds_alternative<StepUeid>(s); })) {
+    auto s = ctx.netns.OpenSmc("");
+    if (s.ok()) host_smc = std::move(s).value();
+    env.ueid_in_use = [&store, &path](const std::string& ueid) {
+      return UeidUsedElsewhere(store, path, ueid);
+    };
+  }
+  env.pod_sysctl = pod_sysctl.get();
+  env.pod_smc = pod_smc.get();
+  env.host_smc = host_smc.get();
   std::vector<Error> errors = UndoSteps(st, env);
   if (!errors.empty()) {
     Code code = Code::kDelIncomplete;
@@ -66,7 +96,7 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
     return joined;
   }
   RETURN_IF_ERROR(store.Remove(path));
-  claim.Remove();
+  if (claim) claim->Remove();
   base::Log::Info("detached: " + st.origin.name + " is back on the node");
   return base::Ok();
 }

@@ -118,33 +118,53 @@ Status Journal::Run(const std::vector<Step>& steps, StepEnv& env) {
 
 Status ApplyStep(const Step& step, const AttachmentState& state, StepEnv& env) {
   if (std::holds_alternative<StepIpam>(step)) return base::Ok();  // run by the caller: it yields addresses
-  if (!env.pod) return Error(Code::kInvalidEnv, "the pod netns is gone");
-  netlink::Kernel& pod = *env.pod;
+  const bool needs_pod = !std::holds_alternative<StepSysctl>(step) &&
+                         !std::holds_alternative<StepPnet>(step) && !std::holds_alternative<StepUeid>(step);
+  if (needs_pod && !env.pod) return Error(Code::kInvalidEnv, "the pod netns is gone");
   return std::visit(
       [&](const auto& s) -> Status {
         using T = std::decay_t<decltype(s)>;
+        netlink::Kernel* pod = env.pod;
         if constexpr (std::is_same_v<T, StepMove>) {
-          RETURN_IF_ERROR(env.host.MoveLink(state.origin.index, pod, s.pod_name));
-          ASSIGN_OR_RETURN(auto moved, pod.FindLink(s.pod_name));
+          RETURN_IF_ERROR(env.host.MoveLink(state.origin.index, *pod, s.pod_name));
+          ASSIGN_OR_RETURN(auto moved, pod->FindLink(s.pod_name));
           if (!moved) return Error(Code::kKernel, s.pod_name + " is not in the pod after the move");
           env.pod_index = moved->index;
           return base::Ok();
         } else if constexpr (std::is_same_v<T, StepMtu>) {
-          return pod.SetMtu(env.pod_index, s.mtu);
+          return pod->SetMtu(env.pod_index, s.mtu);
         } else if constexpr (std::is_same_v<T, StepAddr>) {
-          return pod.AddAddr(s.addr);
+          return pod->AddAddr(s.addr);
         } else if constexpr (std::is_same_v<T, StepUp>) {
-          return pod.SetUp(env.pod_index, true);
+          return pod->SetUp(env.pod_index, true);
         } else if constexpr (std::is_same_v<T, StepRoute>) {
-          return pod.AddRoute(s.route);
+          return pod->AddRoute(s.route);
         } else if constexpr (std::is_same_v<T, StepRule>) {
-          return pod.AddRule(s.rule);
+          return pod->AddRule(s.rule);
         } else if constexpr (std::is_same_v<T, StepRdmaMove>) {
           if (!env.host_rdma) return Error(Code::kRdmaUnavailable, "no RDMA netlink on the node");
-          return MoveRdmaDevice(*env.host_rdma, s.device, pod.NetnsFd());
+          return MoveRdmaDevice(*env.host_rdma, s.device, pod->NetnsFd());
         } else if constexpr (std::is_same_v<T, StepSoftRdma>) {
           if (!env.pod_rdma) return Error(Code::kRdmaUnavailable, "no RDMA netlink in the pod");
           return env.pod_rdma->AddSoftDevice(s.device, "rxe", state.pod_if_name);
+        } else if constexpr (std::is_same_v<T, StepSysctl>) {
+          if (!env.pod_sysctl) return Error(Code::kInvalidEnv, "the pod's sysctls are not reachable");
+          return env.pod_sysctl->Write(s.name, s.value);
+        } else if constexpr (std::is_same_v<T, StepPnet>) {
+          if (!env.pod_smc) return Error(Code::kSmcUnsupported, "no SMC netlink in the pod");
+          Status added = IgnoreExists(env.pod_smc->AddPnet(s.entry));
+          if (!added.ok() && s.entry.eth_name.empty()) {
+            // An RDMA device entry goes in only where the kernel accepts it
+            // (some kernels keep IB entries in the root netns alone).
+            base::Log::Info("SMC pnet entry for " + s.entry.ib_name +
+                            " not accepted in the pod: " + added.error().msg);
+            return base::Ok();
+          }
+          return added;
+        } else if constexpr (std::is_same_v<T, StepUeid>) {
+          netlink::Smc* smc = env.pod_smc ? env.pod_smc : env.host_smc;
+          if (!smc) return Error(Code::kSmcUnsupported, "no SMC netlink");
+          return IgnoreExists(smc->AddUeid(s.ueid));
         } else {
           return base::Ok();
         }
@@ -184,6 +204,17 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
       s = ReturnRdmaDevice(rdma->device, env.host_rdma, env.pod_rdma, env.host.NetnsFd());
     } else if (const auto* soft = std::get_if<StepSoftRdma>(&step)) {
       s = DeleteSoftDevice(soft->device, env.host_rdma, env.pod_rdma);
+    } else if (const auto* sysctl = std::get_if<StepSysctl>(&step)) {
+      // A pod netns that is gone took its sysctls with it.
+      if (env.pod_sysctl) s = IgnoreGone(env.pod_sysctl->Write(sysctl->name, sysctl->old));
+    } else if (const auto* pnet = std::get_if<StepPnet>(&step)) {
+      if (env.pod_smc) s = IgnoreGone(env.pod_smc->DelPnet(pnet->entry.pnet_id));
+    } else if (const auto* ueid = std::get_if<StepUeid>(&step)) {
+      netlink::Smc* smc = env.pod_smc ? env.pod_smc : env.host_smc;
+      if (env.ueid_in_use && env.ueid_in_use(ueid->ueid))
+        base::Log::Info("SMC UEID " + ueid->ueid + " stays: another attachment uses it");
+      else if (smc)
+        s = IgnoreGone(smc->DelUeid(ueid->ueid));
     }
     // StepMtu and StepUp: the pod-side link leaves with the move home.
     if (!s.ok()) {

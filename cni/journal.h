@@ -3,6 +3,7 @@
 // found" as done and collects every error instead of stopping at the first.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "ipam/ipam.h"
 #include "netlink/kernel.h"
 #include "netlink/rdma.h"
+#include "netlink/smc.h"
+#include "netlink/sysctl.h"
 
 namespace cni {
 
@@ -18,10 +21,15 @@ namespace cni {
 struct StepEnv {
   netlink::Kernel& host;
   netlink::Kernel* pod = nullptr;
-  int pod_index = 0;                   ///< our interface's index in the pod, once moved
-  ipam::Executor* ipam = nullptr;      ///< runs IPAM DEL for a journaled IPAM ADD
-  netlink::Rdma* host_rdma = nullptr;  ///< RDMA netlink on the node (null: none)
-  netlink::Rdma* pod_rdma = nullptr;   ///< RDMA netlink in the pod (null: none or gone)
+  int pod_index = 0;                      ///< our interface's index in the pod, once moved
+  ipam::Executor* ipam = nullptr;         ///< runs IPAM DEL for a journaled IPAM ADD
+  netlink::Rdma* host_rdma = nullptr;     ///< RDMA netlink on the node (null: none)
+  netlink::Rdma* pod_rdma = nullptr;      ///< RDMA netlink in the pod (null: none or gone)
+  netlink::Sysctl* pod_sysctl = nullptr;  ///< the pod's sysctls (null: gone)
+  netlink::Smc* pod_smc = nullptr;        ///< SMC netlink in the pod (null: none or gone)
+  netlink::Smc* host_smc = nullptr;       ///< SMC netlink on the node, for the node-wide UEID table
+  /// Whether another attachment still relies on a UEID (the table is node-wide).
+  std::function<bool(const std::string& ueid)> ueid_in_use = nullptr;
 };
 
 class Journal {

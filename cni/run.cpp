@@ -9,6 +9,7 @@
 #include "netlink/netns.h"
 #include "netlink/rdma_socket.h"
 #include "netlink/rtnl_kernel.h"
+#include "netlink/smc_socket.h"
 
 namespace cni {
 
@@ -31,6 +32,18 @@ class RtnlNetnsOpener : public NetnsOpener {
     }
     ASSIGN_OR_RETURN(auto ns, netlink::Netns::Open(path, "CNI_NETNS"));
     return netlink::OpenRdma(ns);
+  }
+  base::Result<std::unique_ptr<netlink::Sysctl>> OpenSysctl(const std::string& path) override {
+    ASSIGN_OR_RETURN(auto ns, netlink::Netns::Open(path, "CNI_NETNS"));
+    return netlink::OpenSysctl(ns);
+  }
+  base::Result<std::unique_ptr<netlink::Smc>> OpenSmc(const std::string& path) override {
+    if (path.empty()) {
+      ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
+      return netlink::OpenSmc(ns);
+    }
+    ASSIGN_OR_RETURN(auto ns, netlink::Netns::Open(path, "CNI_NETNS"));
+    return netlink::OpenSmc(ns);
   }
 };
 

@@ -115,6 +115,16 @@ json StepToJson(const Step& step) {
           return {{"op", "rdma-move"}, {"device", s.device}};
         else if constexpr (std::is_same_v<T, StepSoftRdma>)
           return {{"op", "rdma-soft"}, {"device", s.device}};
+        else if constexpr (std::is_same_v<T, StepSysctl>)
+          return {{"op", "sysctl"}, {"name", s.name}, {"value", s.value}, {"old", s.old}};
+        else if constexpr (std::is_same_v<T, StepPnet>)
+          return {{"op", "pnet"},
+                  {"pnetId", s.entry.pnet_id},
+                  {"eth", s.entry.eth_name},
+                  {"ib", s.entry.ib_name},
+                  {"ibPort", s.entry.ib_port}};
+        else if constexpr (std::is_same_v<T, StepUeid>)
+          return {{"op", "ueid"}, {"ueid", s.ueid}};
         else
           return {{"op", "rule"}, {"rule", ToJson(s.rule)}};
       },
@@ -142,6 +152,26 @@ Result<Step> StepFromJson(const json& j) {
     ASSIGN_OR_RETURN(const json* a, Field(j, "addr"));
     ASSIGN_OR_RETURN(auto addr, AddrFromJson(*a));
     return Step(StepAddr{addr});
+  }
+  if (op == "sysctl") {
+    StepSysctl s;
+    ASSIGN_OR_RETURN(s.name, Str(j, "name"));
+    ASSIGN_OR_RETURN(s.value, Str(j, "value"));
+    ASSIGN_OR_RETURN(s.old, Str(j, "old"));
+    return Step(s);
+  }
+  if (op == "pnet") {
+    StepPnet s;
+    ASSIGN_OR_RETURN(s.entry.pnet_id, Str(j, "pnetId"));
+    ASSIGN_OR_RETURN(s.entry.eth_name, Str(j, "eth"));
+    ASSIGN_OR_RETURN(s.entry.ib_name, Str(j, "ib"));
+    ASSIGN_OR_RETURN(uint64_t port, Uint(j, "ibPort"));
+    s.entry.ib_port = static_cast<uint8_t>(port);
+    return Step(s);
+  }
+  if (op == "ueid") {
+    ASSIGN_OR_RETURN(std::string ueid, Str(j, "ueid"));
+    return Step(StepUeid{ueid});
   }
   if (op == "rdma-move" || op == "rdma-soft") {
     ASSIGN_OR_RETURN(std::string device, Str(j, "device"));
@@ -250,6 +280,14 @@ std::string DescribeStep(const Step& step) {
           return "move RDMA device " + s.device + " into the pod";
         else if constexpr (std::is_same_v<T, StepSoftRdma>)
           return "create Soft-RoCE device " + s.device;
+        else if constexpr (std::is_same_v<T, StepSysctl>)
+          return "sysctl " + s.name + "=" + s.value + " (was " + s.old + ")";
+        else if constexpr (std::is_same_v<T, StepPnet>)
+          return "SMC pnet " + s.entry.pnet_id + " " +
+                 (s.entry.eth_name.empty() ? s.entry.ib_name + " port " + std::to_string(s.entry.ib_port)
+                                           : s.entry.eth_name);
+        else if constexpr (std::is_same_v<T, StepUeid>)
+          return "SMC UEID " + s.ueid;
         else if constexpr (std::is_same_v<T, StepRoute>) {
           std::string d =
               "add route " + (s.route.dst.IsDefault() ? std::string("default") : s.route.dst.ToString());
@@ -307,6 +345,24 @@ Result<AttachmentState> StateFromJson(const json& j) {
   ASSIGN_OR_RETURN(s.complete, Bool(j, "complete"));
   if (j.contains("result")) s.result = j["result"];
   return s;
+}
+
+bool UeidUsedElsewhere(const StateStore& store, const std::string& self, const std::string& ueid) {
+  auto networks = base::ListDirs(store.DataDir());
+  if (!networks.ok()) return true;  // unsure: keep it
+  for (const auto& net : *networks) {
+    StateStore other(store.DataDir(), net);
+    auto paths = other.List();
+    if (!paths.ok()) continue;
+    for (const auto& p : *paths) {
+      if (p == self) continue;
+      auto st = other.Load(p);
+      if (!st.ok() || !*st) continue;
+      for (const auto& step : (*st)->steps)
+        if (const auto* u = std::get_if<StepUeid>(&step); u && u->ueid == ueid) return true;
+    }
+  }
+  return false;
 }
 
 Status StateStore::Prepare() const {

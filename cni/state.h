@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "netlink/kernel.h"
+#include "netlink/smc.h"
 
 namespace cni {
 
@@ -54,8 +55,19 @@ struct StepRdmaMove {  ///< exclusive mode: RDMA device moved into the pod; inve
 struct StepSoftRdma {  ///< Soft-RoCE device created on the pod's interface; inverse: deleted
   std::string device;
 };
+struct StepSysctl {  ///< sysctl written in the pod; inverse: the old value back
+  std::string name;
+  std::string value;
+  std::string old;
+};
+struct StepPnet {  ///< SMC pnet table entry added in the pod; inverse: removed
+  netlink::PnetEntry entry;
+};
+struct StepUeid {  ///< SMC-Rv2 User EID added (node-wide); inverse: removed unless another attachment uses it
+  std::string ueid;
+};
 using Step = std::variant<StepIpam, StepMove, StepMtu, StepAddr, StepUp, StepRoute, StepRule, StepRdmaMove,
-                          StepSoftRdma>;
+                          StepSoftRdma, StepSysctl, StepPnet, StepUeid>;
 
 /// Short text for logs and errors: "move eth1 -> erdma0", "rule from 10.9.0.5 lookup 200".
 std::string DescribeStep(const Step& step);
@@ -91,6 +103,7 @@ class StateStore {
     return Dir() + "/" + container_id + "-" + if_name;
   }
   std::string DevicesDir() const { return data_dir_ + "/devices"; }
+  const std::string& DataDir() const { return data_dir_; }
 
   /// Creates the directories (0700, no symlinks).
   base::Status Prepare() const;
@@ -105,6 +118,10 @@ class StateStore {
   std::string data_dir_;
   std::string network_;
 };
+
+/// Whether an attachment other than the one at `self`, in any network of
+/// the same dataDir, journaled the SMC UEID `ueid` (the table is node-wide).
+bool UeidUsedElsewhere(const StateStore& store, const std::string& self, const std::string& ueid);
 
 // JSON for the kernel value types (also used by results and tests).
 nlohmann::json ToJson(const netlink::AddrInfo& a);

@@ -9,6 +9,7 @@
 #include "conf/fields.h"
 #include "conf/names.h"
 #include "conf/rdma.h"
+#include "conf/smcr.h"
 #include "conf/version.h"
 
 namespace conf {
@@ -171,10 +172,14 @@ Status ParseIdentity(const json& root, Config& c) {
     c.type = type->get<std::string>();
   }
   if (const json* mode = Get(root, "mode")) {
-    if (!mode->is_string()) return Invalid("mode: must be a string; use \"move\"");
+    if (!mode->is_string()) return Invalid("mode: must be a string; use \"move\" or \"none\"");
     const auto& m = mode->get_ref<const std::string&>();
-    if (m != "move") return Invalid("mode: " + Quote(m) + " is not supported; use \"move\"");
-    c.mode = Mode::kMove;
+    if (m == "move")
+      c.mode = Mode::kMove;
+    else if (m == "none")
+      c.mode = Mode::kNone;
+    else
+      return Invalid("mode: " + Quote(m) + " is not supported; use \"move\" or \"none\"");
   }
   return base::Ok();
 }
@@ -228,7 +233,7 @@ Status ParseDevice(const json& root, bool for_del, Config& c) {
   if (const json* rc = Get(root, "runtimeConfig"); rc && rc->is_object()) {
     if (const json* id = Get(*rc, "deviceID")) return ParseDeviceId(*id, "runtimeConfig.deviceID", c);
   }
-  if (for_del) return base::Ok();
+  if (for_del || c.mode == Mode::kNone) return base::Ok();  // mode none needs no device
   return Invalid(
       "device: missing; set device.name, device.mac or device.pci, or let the runtime pass "
       "deviceID");
@@ -397,6 +402,8 @@ base::Result<Config> ParseChecked(std::string_view stdin_bytes, bool for_del) {
   RETURN_IF_ERROR(ParseAddressing(root, c));
   RETURN_IF_ERROR(ParseRouting(root, c));
   RETURN_IF_ERROR(ParseRdma(root, c.rdma));
+  RETURN_IF_ERROR(ParseSmcr(root, c.smcr));
+  ASSIGN_OR_RETURN(c.smcr_wanted, SmcrWanted(c.smcr, c.runtime_config, c.args));
   RETURN_IF_ERROR(ParseFiles(root, c));
   c.raw = std::move(root);
   return c;

@@ -11,10 +11,13 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "conf/rdma.h"
+#include "conf/smcr.h"
 
 namespace conf {
 
-enum class Mode { kMove };  // later issues: kMacvlan, kIpvlan, kVf, kNone
+/// kMove: the node device moves into the pod. kNone: no netdev moves; SMC-R
+/// and the RDMA checks apply to the primary plugin's interface (CNI_IFNAME).
+enum class Mode { kMove, kNone };  // later: kMacvlan, kIpvlan, kVf
 
 enum class AddressMode { kInherit, kIpam, kNone };
 
@@ -48,6 +51,8 @@ struct Config {
   std::string ipam_type;  ///< ipam.type
   Routing routing;
   RdmaConfig rdma;
+  SmcrConfig smcr;
+  bool smcr_wanted = false;  ///< this pod asked for SMC-R (enable + annotation)
   std::string data_dir = "/var/lib/cni/erdma-cni";
   std::string log_file;  ///< empty: no log file (errors still go to stderr)
   base::LogLevel log_level = base::LogLevel::kInfo;

@@ -13,6 +13,8 @@
 #include "cni/state.h"
 #include "test/fake/fake_kernel.h"
 #include "test/fake/fake_rdma.h"
+#include "test/fake/fake_smc.h"
+#include "test/fake/fake_sysctl.h"
 
 namespace {
 
@@ -29,6 +31,22 @@ class FakeOpener : public cni::NetnsOpener {
   void Map(const std::string& path, int id) { paths_[path] = id; }
   void Forget(const std::string& path) { paths_.erase(path); }
   void EnableRdma(fake::RdmaWorld* rdma) { rdma_ = rdma; }
+  void EnableSmc(fake::SmcWorld* smc) { smc_ = smc; }
+  fake::SysctlWorld sysctls;
+  base::Result<std::unique_ptr<netlink::Sysctl>> OpenSysctl(const std::string& path) override {
+    auto it = paths_.find(path);
+    if (it == paths_.end() || !world_.NetnsAlive(it->second))
+      return base::Error(base::Code::kInvalidEnv, "CNI_NETNS: " + path + " does not exist", "", ENOENT);
+    return sysctls.Open(it->second);
+  }
+  base::Result<std::unique_ptr<netlink::Smc>> OpenSmc(const std::string& path) override {
+    if (!smc_) return base::Error(base::Code::kKernel, "kernel has no SMC", "", ENOENT);
+    if (path.empty()) return smc_->Open(fake::World::kRoot);
+    auto it = paths_.find(path);
+    if (it == paths_.end() || !world_.NetnsAlive(it->second))
+      return base::Error(base::Code::kInvalidEnv, "CNI_NETNS: " + path + " does not exist", "", ENOENT);
+    return smc_->Open(it->second);
+  }
   base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) override {
     if (!rdma_)
       return base::Error(base::Code::kKernel, "kernel has no RDMA netlink (NETLINK_RDMA)", "",
@@ -49,6 +67,7 @@ class FakeOpener : public cni::NetnsOpener {
  private:
   fake::World& world_;
   fake::RdmaWorld* rdma_ = nullptr;
+  fake::SmcWorld* smc_ = nullptr;
   std::map<std::string, int> paths_;
 };
 
@@ -530,4 +549,156 @@ TEST_CASE("CHECK fails when the pod lost its exclusive RDMA device", "[engine][r
   auto res = n.Check(cfg, n.MakeEnv(cni::Command::kCheck));
   REQUIRE_FALSE(res.ok());
   CHECK_THAT(res.error().msg, Catch::Contains("erdma_0"));
+}
+
+namespace {
+
+// A node whose kernel has SMC; the pod's sysctls exist as on Alibaba Cloud
+// Linux 3 (tcp2smc) unless a test says otherwise.
+struct SmcNode : Node {
+  fake::SmcWorld smc{world};
+  explicit SmcNode(bool tcp2smc = true) {
+    opener.EnableSmc(&smc);
+    if (tcp2smc) opener.sysctls.Set(pod_ns, "net.smc.tcp2smc", "0");
+    opener.sysctls.Set(pod_ns, "net.ipv6.conf.all.disable_ipv6", "0");
+    opener.sysctls.Set(fake::World::kRoot, "net.smc.tcp2smc", "0");
+  }
+  std::string Everything() {
+    return world.Snapshot().Describe() + smc.Describe() + opener.sysctls.Describe();
+  }
+};
+
+const char* kAnnotated = R"(,"runtimeConfig":{"io.kubernetes.cri.pod-annotations":)"
+                         R"({"network.alibabacloud.com/erdma-smcr":"true"}})";
+
+}  // namespace
+
+TEST_CASE("the erdma-smcr annotation turns on SMC-R in the pod only, and DEL turns it off",
+          "[engine][smcr]") {
+  SmcNode n;
+  const std::string before = n.Everything();
+  auto cfg = n.Config(kAnnotated);
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  CHECK(n.opener.sysctls.Get(n.pod_ns, "net.smc.tcp2smc") == "1");
+  CHECK(n.opener.sysctls.Get(n.pod_ns, "net.ipv6.conf.all.disable_ipv6") == "1");
+  CHECK(n.opener.sysctls.Get(fake::World::kRoot, "net.smc.tcp2smc") == "0");
+  auto table = n.smc.PnetTable(n.pod_ns);
+  REQUIRE(table.size() == 1);
+  CHECK(table[0].pnet_id == "00163E10F8B0");
+  CHECK(table[0].eth_name == "net1");
+  CHECK(n.Check(cfg, n.MakeEnv(cni::Command::kCheck)).ok());
+  REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
+  CHECK(n.Everything() == before);
+}
+
+TEST_CASE("without the annotation SMC-R is left alone", "[engine][smcr]") {
+  SmcNode n;
+  REQUIRE(n.Add(n.Config(), n.MakeEnv(cni::Command::kAdd)).ok());
+  CHECK(n.opener.sysctls.Get(n.pod_ns, "net.smc.tcp2smc") == "0");
+  CHECK(n.smc.PnetTable(n.pod_ns).empty());
+}
+
+TEST_CASE("ADD with SMC-R that fails at any step leaves everything as before", "[engine][smcr][rollback]") {
+  int kernel_calls = 0, smc_calls = 0, sysctl_writes = 0;
+  {
+    SmcNode n;
+    REQUIRE(n.Add(n.Config(kAnnotated), n.MakeEnv(cni::Command::kAdd)).ok());
+    kernel_calls = n.world.mutating_calls();
+    smc_calls = n.smc.mutating_calls();
+    sysctl_writes = n.opener.sysctls.writes();
+  }
+  REQUIRE(smc_calls == 1);
+  REQUIRE(sysctl_writes == 2);
+  for (int fail = 1; fail <= kernel_calls + smc_calls + sysctl_writes; ++fail) {
+    INFO("failing call " << fail);
+    SmcNode n;
+    const std::string before = n.Everything();
+    if (fail <= kernel_calls)
+      n.world.FailCall(fail);
+    else if (fail <= kernel_calls + smc_calls)
+      n.smc.FailCall(fail - kernel_calls);
+    else
+      n.opener.sysctls.FailWrite(fail - kernel_calls - smc_calls);
+    auto res = n.Add(n.Config(kAnnotated), n.MakeEnv(cni::Command::kAdd));
+    REQUIRE_FALSE(res.ok());
+    CHECK(n.Everything() == before);
+    CHECK(n.StateFiles().empty());
+  }
+}
+
+TEST_CASE("a kernel without tcp2smc fails ADD naming it, or warns with onUnsupported warn",
+          "[engine][smcr]") {
+  SmcNode n(/*tcp2smc=*/false);
+  const std::string before = n.Everything();
+  auto res = n.Add(n.Config(kAnnotated), n.MakeEnv(cni::Command::kAdd));
+  REQUIRE_FALSE(res.ok());
+  CHECK(res.error().code == base::Code::kSmcUnsupported);
+  CHECK_THAT(res.error().msg, Catch::Contains("net.smc.tcp2smc") && Catch::Contains("Alibaba Cloud Linux 3"));
+  CHECK(n.Everything() == before);
+  auto cfg = n.Config(std::string(kAnnotated) + R"(,"smcr":{"onUnsupported":"warn"})");
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  CHECK(n.smc.PnetTable(n.pod_ns).size() == 1);  // the rest still happens
+}
+
+TEST_CASE("a bad annotation value is code 7 naming the annotation", "[engine][smcr]") {
+  std::string text = R"({"cniVersion":"1.0.0","name":"n","type":"erdma-cni","device":{"name":"eth1"},)"
+                     R"("args":{"cni":{"erdma-smcr":"yes"}}})";
+  auto cfg = conf::Parse(text);
+  REQUIRE_FALSE(cfg.ok());
+  CHECK(cfg.error().code == base::Code::kInvalidConfig);
+  CHECK_THAT(cfg.error().msg, Catch::Contains("erdma-smcr"));
+}
+
+TEST_CASE("mode none applies SMC-R to the primary interface and passes prevResult through",
+          "[engine][smcr]") {
+  SmcNode n;
+  n.world.AddLink(n.pod_ns, {0, "eth0", "02:00:00:00:00:05", 1500, true, "veth"});
+  const std::string before = n.Everything();
+  json prev = {{"cniVersion", "1.0.0"},
+               {"interfaces", json::array({{{"name", "eth0"}, {"sandbox", "c1"}}})},
+               {"ips", json::array({{{"address", "172.16.0.5/24"}, {"interface", 0}}})}};
+  std::string text = R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","mode":"none",)"
+                     R"("device":{"name":"eth1"},"dataDir":")" +
+                     n.dir.path + "\"" + kAnnotated + R"(,"prevResult":)" + prev.dump() + "}";
+  auto cfg = conf::Parse(text);
+  REQUIRE(cfg.ok());
+  cni::Env env = n.MakeEnv(cni::Command::kAdd);
+  env.ifname = "eth0";
+  auto res = n.Add(*cfg, env);
+  REQUIRE(res.ok());
+  CHECK(*res == prev);
+  CHECK(n.world.NetnsOfLink(n.eth1) == fake::World::kRoot);  // nothing moved
+  auto table = n.smc.PnetTable(n.pod_ns);
+  REQUIRE(table.size() == 1);
+  CHECK(table[0].eth_name == "eth0");
+  CHECK(table[0].pnet_id == "00163E10F8B0");  // the eRDMA netdev's MAC
+  env.command = cni::Command::kCheck;
+  CHECK(n.Check(*cfg, env).ok());
+  env.command = cni::Command::kDel;
+  REQUIRE(n.Del(*cfg, env).ok());
+  CHECK(n.Everything() == before);
+}
+
+TEST_CASE("the node-wide UEID stays while another attachment uses it", "[engine][smcr]") {
+  SmcNode n;
+  int pod2 = n.world.AddNetns("pod2");
+  n.opener.Map("/run/netns/pod2", pod2);
+  n.opener.sysctls.Set(pod2, "net.smc.tcp2smc", "0");
+  n.opener.sysctls.Set(pod2, "net.ipv6.conf.all.disable_ipv6", "0");
+  int eth2 = n.world.AddLink(fake::World::kRoot, {0, "eth2", "00:16:3e:10:f8:b2", 1500, true, ""});
+  (void)eth2;
+  const std::string smcr = std::string(kAnnotated) + R"(,"smcr":{"ueid":"ERDMA-SMC"})";
+  auto cfg1 = n.Config(smcr);
+  std::string text2 = R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","device":{"name":"eth2"},)"
+                      R"("dataDir":")" +
+                      n.dir.path + "\"" + smcr + "}";
+  auto cfg2 = conf::Parse(text2);
+  REQUIRE(cfg2.ok());
+  REQUIRE(n.Add(cfg1, n.MakeEnv(cni::Command::kAdd, "c1")).ok());
+  REQUIRE(n.Add(*cfg2, n.MakeEnv(cni::Command::kAdd, "c2", "/run/netns/pod2")).ok());
+  CHECK(n.smc.Ueids().size() == 1);
+  REQUIRE(n.Del(cfg1, n.MakeEnv(cni::Command::kDel, "c1")).ok());
+  CHECK(n.smc.Ueids().size() == 1);  // c2 still relies on it
+  REQUIRE(n.Del(*cfg2, n.MakeEnv(cni::Command::kDel, "c2", "/run/netns/pod2")).ok());
+  CHECK(n.smc.Ueids().empty());
 }

@@ -1,0 +1,130 @@
+#include "cni/smcr.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "netlink/smc_codec.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Result;
+using base::Status;
+
+namespace {
+
+// onUnsupported: "error" fails ADD, "warn" logs and goes on without the piece.
+Status Unsupported(const conf::Config& cfg, const std::string& what) {
+  if (cfg.smcr.on_unsupported_error)
+    return Error(Code::kSmcUnsupported,
+                 "smcr: " + what + " (set smcr.onUnsupported to \"warn\" to go on without it)");
+  base::Log::Warn("smcr: " + what + "; continuing (onUnsupported is warn)");
+  return base::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const std::string& ifname,
+                                   const std::string& pnet_mac, const std::optional<netlink::PairMatch>& pair,
+                                   netlink::Sysctl& sysctl, netlink::Smc* smc, const Error* smc_error,
+                                   const std::function<bool(const std::string&)>& ueid_in_use) {
+  std::vector<Step> steps;
+  auto sysctls = cfg.smcr.sysctls;
+  if (cfg.smcr.disable_ipv6) sysctls.emplace_back("net.ipv6.conf.all.disable_ipv6", "1");
+  for (const auto& [name, value] : sysctls) {
+    ASSIGN_OR_RETURN(auto current, sysctl.Read(name));
+    if (!current) {
+      std::string why = "sysctl " + name + " does not exist in this kernel";
+      if (name == "net.smc.tcp2smc")
+        why +=
+            "; tcp2smc exists only on Alibaba Cloud Linux 3 kernels (not on Alibaba Cloud Linux 4 or "
+            "upstream Linux)";
+      else if (name.rfind("net.smc.", 0) == 0)
+        why += "; it needs CONFIG_SMC and the smc module";
+      RETURN_IF_ERROR(Unsupported(cfg, why));
+      continue;
+    }
+    if (*current == value) continue;  // nothing to change, nothing to undo
+    steps.push_back(StepSysctl{name, value, *current});
+  }
+
+  if (!smc) {
+    RETURN_IF_ERROR(Unsupported(cfg, "the kernel has no SMC netlink (" +
+                                         (smc_error ? smc_error->msg : std::string("unknown")) +
+                                         "); SMC-R needs CONFIG_SMC and the smc module"));
+    return steps;
+  }
+  std::string pnet_id = cfg.smcr.pnet_id;
+  if (pnet_id == "auto") {
+    pnet_id = netlink::PnetIdFromMac(pnet_mac);
+    if (pnet_id.empty())
+      return Error(
+          Code::kInvalidConfig,
+          "smcr.pnetId: \"auto\" derives the PNET ID from the eRDMA netdev's MAC, and no eRDMA device is "
+          "selected; set device/deviceID or an explicit smcr.pnetId");
+  }
+  ASSIGN_OR_RETURN(auto entries, smc->ListPnet());
+  auto have = [&](const netlink::PnetEntry& want) {
+    return std::any_of(entries.begin(), entries.end(), [&](const netlink::PnetEntry& e) {
+      return e.pnet_id == want.pnet_id && e.eth_name == want.eth_name && e.ib_name == want.ib_name;
+    });
+  };
+  netlink::PnetEntry eth;
+  eth.pnet_id = pnet_id;
+  eth.eth_name = ifname;
+  if (!have(eth)) steps.push_back(StepPnet{eth});
+  if (pair) {
+    netlink::PnetEntry ib;
+    ib.pnet_id = pnet_id;
+    ib.ib_name = pair->device.name;
+    ib.ib_port = static_cast<uint8_t>(pair->port.port ? pair->port.port : 1);
+    if (!have(ib)) steps.push_back(StepPnet{ib});
+  }
+  if (!cfg.smcr.ueid.empty()) {
+    if (!smc->HasUeid()) {
+      RETURN_IF_ERROR(Unsupported(cfg,
+                                  "the kernel has no SMC User EID table (SMC_GEN_NETLINK); smcr.ueid needs "
+                                  "SMC-Rv2 (Linux 5.11 or later)"));
+      return steps;
+    }
+    auto normalized = netlink::NormalizeUeid(cfg.smcr.ueid);
+    if (!normalized.ok()) return Error(Code::kInvalidConfig, "smcr.ueid: " + normalized.error().msg);
+    const std::string ueid = *normalized;
+    ASSIGN_OR_RETURN(auto ueids, smc->ListUeids());
+    // Journal it when absent, or when it is there because other attachments
+    // added it (then this one shares it); one an operator put there is theirs.
+    if (std::find(ueids.begin(), ueids.end(), ueid) == ueids.end() || (ueid_in_use && ueid_in_use(ueid)))
+      steps.push_back(StepUeid{ueid});
+  }
+  return steps;
+}
+
+Status CheckSmcr(const AttachmentState& st, netlink::Sysctl& sysctl, netlink::Smc* smc) {
+  std::optional<std::vector<netlink::PnetEntry>> entries;
+  for (const auto& step : st.steps) {
+    if (const auto* s = std::get_if<StepSysctl>(&step)) {
+      ASSIGN_OR_RETURN(auto v, sysctl.Read(s->name));
+      if (!v || *v != s->value)
+        return Error(Code::kCheckFailed, "CHECK: sysctl " + s->name + " is " +
+                                             (v ? *v : std::string("missing")) + " in the pod, expected " +
+                                             s->value);
+    } else if (const auto* p = std::get_if<StepPnet>(&step)) {
+      if (!p->entry.eth_name.empty()) {
+        if (!smc) return Error(Code::kCheckFailed, "CHECK: SMC netlink is gone from the pod");
+        if (!entries) {
+          ASSIGN_OR_RETURN(entries, smc->ListPnet());
+        }
+        bool found = std::any_of(entries->begin(), entries->end(), [&](const netlink::PnetEntry& e) {
+          return e.pnet_id == p->entry.pnet_id && e.eth_name == p->entry.eth_name;
+        });
+        if (!found)
+          return Error(Code::kCheckFailed, "CHECK: SMC pnet entry " + p->entry.pnet_id + " for " +
+                                               p->entry.eth_name + " is missing in the pod");
+      }
+    }
+  }
+  return base::Ok();
+}
+
+}  // namespace cni

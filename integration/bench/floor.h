@@ -1,0 +1,41 @@
+// The floor: the rtnetlink work of one erdma-cni ADD and DEL in move mode
+// (inherit addresses, policy routes), done in-process with no exec, no JSON
+// output, no state file, no claim. It calls the plugin's own library
+// (netlink::OpenRtnl, cni::ApplyStep, cni::UndoSteps, the pure planners), so
+// it sends exactly the requests the plugin sends, in the same order:
+//
+// ADD: node socket (+ the NETLINK_RDMA socket attempt), GETLINK by name,
+//      GETLINK by index (after the claim), pod netns open + socket, GETLINK
+//      of the pod-side name, GETRULE and GETROUTE dumps in the pod (table
+//      choice), GETADDR and GETROUTE dumps on the node (the origin), the move
+//      (GETLINK, one NEWLINK with IFLA_NET_NS_FD + IFLA_IFNAME, GETLINK in the
+//      pod), [MTU], NEWADDR, up, NEWROUTE x3, NEWRULE, GETLINK for the result.
+// DEL: node socket, pod netns open + socket, DELRULE, the move home (GETLINK
+//      on the node, GETLINK in the pod, GETLINK + NEWLINK back under the node
+//      name), then GETLINK, NEWADDR, up, NEWROUTE x2 on the node.
+#pragma once
+
+#include <string>
+
+#include "base/error.h"
+#include "cni/state.h"
+#include "conf/config.h"
+
+namespace bench {
+
+struct FloorSpec {
+  conf::Config cfg;       ///< parsed from the very config erdma-cni gets on stdin
+  std::string pod_netns;  ///< CNI_NETNS
+  std::string pod_if;     ///< CNI_IFNAME (standalone: the pod-side name)
+};
+
+/// What ADD leaves for DEL: the journal as erdma-cni would have written it.
+struct FloorAttachment {
+  cni::AttachmentState st;
+};
+
+/// Runs in the node netns (the calling thread's).
+base::Result<FloorAttachment> FloorAdd(const FloorSpec& spec);
+base::Status FloorDel(const FloorSpec& spec, const FloorAttachment& att);
+
+}  // namespace bench

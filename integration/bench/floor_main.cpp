@@ -1,0 +1,70 @@
+// erdma-bench-floor: the floor on its own, for profilers. Builds a one-ENI
+// topology, enters its node netns and runs N floor ADD+DEL pairs, printing
+// the median wall and CPU time of each. Under callgrind, collect only the
+// floor with --toggle-collect='bench::FloorAdd*' --toggle-collect='bench::FloorDel*'.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "conf/config.h"
+#include "integration/bench/floor.h"
+#include "integration/bench/spawn.h"
+#include "integration/bench/stats.h"
+#include "integration/bench/topology.h"
+
+int main(int argc, char** argv) {
+  int iterations = 100;
+  for (int i = 1; i + 1 < argc; i += 2)
+    if (std::string(argv[i]) == "--iterations") iterations = std::stoi(argv[i + 1]);
+  if (geteuid() != 0) {
+    std::cerr << "erdma-bench-floor: needs root\n";
+    return 2;
+  }
+  try {
+    bench::Topology topo(1, 1);
+    pid_t pid = fork();
+    if (pid == 0) {
+      int rc = 1;
+      try {
+        bench::EnterNetns(topo.node());
+        bench::FloorSpec spec;
+        auto cfg = conf::Parse(R"({"cniVersion":"1.0.0","name":"bench","type":"erdma-cni",
+            "device":{"name":"eth1"},"addresses":"inherit","dataDir":"/nonexistent"})");
+        if (!cfg.ok()) throw std::runtime_error(cfg.error().msg);
+        spec.cfg = *cfg;
+        spec.pod_netns = topo.PodPath(0);
+        spec.pod_if = "net1";
+        std::vector<double> aw, ac, dw, dc;
+        for (int i = 0; i < iterations; ++i) {
+          const double w0 = bench::NowMs(), c0 = bench::ThreadCpuMs();
+          auto att = bench::FloorAdd(spec);
+          const double w1 = bench::NowMs(), c1 = bench::ThreadCpuMs();
+          if (!att.ok()) throw std::runtime_error("floor ADD: " + att.error().msg);
+          auto del = bench::FloorDel(spec, *att);
+          const double w2 = bench::NowMs(), c2 = bench::ThreadCpuMs();
+          if (!del.ok()) throw std::runtime_error("floor DEL: " + del.error().msg);
+          aw.push_back(w1 - w0), ac.push_back(c1 - c0), dw.push_back(w2 - w1), dc.push_back(c2 - c1);
+        }
+        std::printf("floor ADD: wall %.2f ms, CPU %.3f ms (medians of %d)\n", bench::Summarize(aw).median,
+                    bench::Summarize(ac).median, iterations);
+        std::printf("floor DEL: wall %.2f ms, CPU %.3f ms\n", bench::Summarize(dw).median,
+                    bench::Summarize(dc).median);
+        rc = 0;
+      } catch (const std::exception& e) {
+        std::cerr << "erdma-bench-floor: " << e.what() << "\n";
+      }
+      std::fflush(stdout);
+      _exit(rc);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    topo.Teardown();
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "erdma-bench-floor: " << e.what() << "\n";
+    return 1;
+  }
+}

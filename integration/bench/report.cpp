@@ -1,0 +1,182 @@
+#include "integration/bench/report.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace bench {
+namespace {
+
+// Targets of issue 8.
+constexpr double kWallVsFloor = 1.10;
+constexpr double kCpuPerAddMs = 1.0;
+constexpr double kRssKib = 3 * 1024;
+constexpr double kGoWallRatio = 1.4;
+constexpr double kGoCpuRatio = 8.0;
+constexpr double kNoneWallMs = 2.0;
+constexpr double kParallelVsFloor = 1.1;
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string Ms(const std::vector<double>& v) {
+  if (v.empty()) return "n/a";
+  Summary s = Summarize(v);
+  return Fmt("%.2f", s.median) + " / " + Fmt("%.2f", s.p95);
+}
+
+std::string Kib(const std::vector<double>& v) {
+  if (v.empty()) return "n/a";
+  Summary s = Summarize(v);
+  return Fmt("%.0f", s.median) + " / " + Fmt("%.0f", s.p95);
+}
+
+const Series* Row(const Results& r, const std::string& key) {
+  auto it = r.rows.find(key);
+  return it == r.rows.end() || it->second.wall_ms.empty() ? nullptr : &it->second;
+}
+
+double Med(const std::vector<double>& v) { return Summarize(v).median; }
+
+std::string Verdict(bool pass) { return pass ? "**PASS**" : "**MISS**"; }
+
+}  // namespace
+
+std::string RenderReport(const Results& r) {
+  std::ostringstream o;
+  o << "# erdma-cni benchmark\n\n"
+    << "- date: " << r.date << "\n"
+    << "- load average before / after: " << r.load_before << " / " << r.load_after
+    << " (other work on the machine disturbs wall times; compare rows of the same run)\n"
+    << "- kernel: " << r.kernel << "; CPU: " << r.cpu << "; nproc: " << r.nproc << "\n"
+    << "- erdma-cni: " << r.plugin_path << " (" << r.plugin_info << ")\n"
+    << "- Go reference: " << r.go_info << "\n"
+    << "- " << r.iterations << " iterations after " << r.warmup << " warm-up, variants interleaved in each "
+    << "iteration; topology: a node netns with " << r.enis << " veth ENI stand-ins, empty pod netns; "
+    << "the driver lives in the node netns (private mount ns with the node's /sys), plugins are "
+    << "fork+exec'd with CNI_* env and the config on stdin\n"
+    << "- wall: clock_gettime around fork..wait4; CPU: ru_utime+ru_stime of the child from wait4 "
+    << "(floor: getrusage(RUSAGE_THREAD) delta); RSS: the child's ru_maxrss (it includes the forking "
+    << "driver's anonymous RSS, " << r.driver_rss_anon_kib << " KiB, see the /bin/true row)\n\n";
+
+  o << "## Per invocation (median / p95)\n\n"
+    << "| what | wall ms | CPU ms | peak RSS KiB |\n|---|---|---|---|\n";
+  auto line = [&](const std::string& label, const std::string& key) {
+    const Series* s = Row(r, key);
+    if (!s) return;
+    o << "| " << label << " | " << Ms(s->wall_ms) << " | " << Ms(s->cpu_ms) << " | " << Kib(s->rss_kib)
+      << " |\n";
+  };
+  line("floor ADD (in-process, same rtnetlink requests)", "floor ADD");
+  line("floor DEL", "floor DEL");
+  line("erdma-cni ADD (move, inherit, policy routes)", "erdma ADD");
+  line("erdma-cni DEL", "erdma DEL");
+  for (const auto& v : r.variant_labels) {
+    line("variant " + v + " ADD", "v:" + v + " ADD");
+    line("variant " + v + " DEL", "v:" + v + " DEL");
+  }
+  line("Go chain ADD (host-device + static IPAM, then sbr)", "go ADD");
+  line("&nbsp;&nbsp;host-device ADD (execs static)", "host-device ADD");
+  line("&nbsp;&nbsp;sbr ADD", "sbr ADD");
+  line("Go chain DEL (sbr, then host-device)", "go DEL");
+  line("&nbsp;&nbsp;sbr DEL", "sbr DEL");
+  line("&nbsp;&nbsp;host-device DEL (execs static)", "host-device DEL");
+  if (r.none_unavailable.empty()) {
+    line("erdma-cni mode none + SMC-R ADD", "none ADD");
+    line("erdma-cni mode none + SMC-R DEL", "none DEL");
+  } else {
+    o << "| erdma-cni mode none + SMC-R ADD | " << r.none_unavailable << " | | |\n";
+  }
+  line("calibration: erdma-cni VERSION (start, answer, exit)", "erdma VERSION");
+  line("calibration: fork+exec of /bin/true", "true");
+
+  const Series* fa = Row(r, "floor ADD");
+  const Series* fd = Row(r, "floor DEL");
+  const Series* ea = Row(r, "erdma ADD");
+  const Series* ed = Row(r, "erdma DEL");
+  const Series* ga = Row(r, "go ADD");
+  const Series* gd = Row(r, "go DEL");
+  const Series* na = r.none_unavailable.empty() ? Row(r, "none ADD") : nullptr;
+
+  auto ratio = [](const Series* a, const Series* b, bool cpu) {
+    if (!a || !b) return -1.0;
+    const double den = Med(cpu ? b->cpu_ms : b->wall_ms);
+    return den > 0 ? Med(cpu ? a->cpu_ms : a->wall_ms) / den : -1.0;
+  };
+  auto x = [](double v) { return v < 0 ? std::string("n/a") : Fmt("%.2f×", v); };
+  o << "\n## Ratios (of medians)\n\n| ratio | ADD | DEL |\n|---|---|---|\n"
+    << "| erdma-cni / floor, wall | " << x(ratio(ea, fa, false)) << " | " << x(ratio(ed, fd, false)) << " |\n"
+    << "| erdma-cni / floor, CPU | " << x(ratio(ea, fa, true)) << " | " << x(ratio(ed, fd, true)) << " |\n"
+    << "| Go chain / erdma-cni, wall | " << x(ratio(ga, ea, false)) << " | " << x(ratio(gd, ed, false))
+    << " |\n"
+    << "| Go chain / erdma-cni, CPU | " << x(ratio(ga, ea, true)) << " | " << x(ratio(gd, ed, true)) << " |\n";
+  for (const auto& v : r.variant_labels) {
+    const Series* va = Row(r, "v:" + v + " ADD");
+    const Series* vd = Row(r, "v:" + v + " DEL");
+    o << "| variant " << v << " / floor, wall | " << x(ratio(va, fa, false)) << " | " << x(ratio(vd, fd, false))
+      << " |\n"
+      << "| Go chain / variant " << v << ", CPU | " << x(ratio(ga, va, true)) << " | " << x(ratio(gd, vd, true))
+      << " |\n";
+  }
+
+  if (!r.parallel.empty()) {
+    o << "\n## Parallel ADDs (erdma-cni, distinct devices and pods; median of " << r.parallel_iterations
+      << " rounds)\n\n"
+      << "| N | total wall ms | N × floor ADD ms | total / (N × floor) | per-ADD wall ms (median / p95) "
+         "| per-ADD CPU ms (median / p95) | parallel DEL total ms |\n|---|---|---|---|---|---|---|\n";
+    for (const auto& p : r.parallel) {
+      const double floor_n = fa ? p.n * Med(fa->wall_ms) : -1;
+      const double total = Med(p.add_total_ms);
+      o << "| " << p.n << " | " << Fmt("%.1f", total) << " | " << (fa ? Fmt("%.1f", floor_n) : "n/a") << " | "
+        << (fa ? Fmt("%.2f", total / floor_n) : "n/a") << " | " << Ms(p.add_each_wall_ms) << " | "
+        << Ms(p.add_each_cpu_ms) << " | " << Fmt("%.1f", Med(p.del_total_ms)) << " |\n";
+    }
+  }
+
+  o << "\n## Targets (issue 8)\n\n| target | measured | result |\n|---|---|---|\n";
+  auto target = [&](const std::string& what, const std::string& measured, std::optional<bool> pass) {
+    o << "| " << what << " | " << measured << " | " << (pass ? Verdict(*pass) : "n/a") << " |\n";
+  };
+  auto wall_vs_floor = [&](const char* what, const Series* e, const Series* f) {
+    const double v = ratio(e, f, false);
+    target(std::string(what) + " wall ≤ 1.10 × floor", x(v),
+           v < 0 ? std::nullopt : std::optional<bool>(v <= kWallVsFloor));
+  };
+  wall_vs_floor("ADD", ea, fa);
+  wall_vs_floor("DEL", ed, fd);
+  if (ea) {
+    const double cpu = Med(ea->cpu_ms);
+    target("CPU ≤ 1.0 ms per ADD", Fmt("%.2f ms", cpu), cpu <= kCpuPerAddMs);
+  }
+  if (ea && ed && !ea->rss_kib.empty()) {
+    const double rss = std::max(Med(ea->rss_kib), Med(ed->rss_kib));
+    target("peak RSS ≤ 3 MiB (ADD and DEL)", Fmt("%.2f MiB", rss / 1024), rss <= kRssKib);
+  }
+  auto go = [&](const char* what, const Series* g, const Series* e, bool cpu, double want) {
+    const double v = ratio(g, e, cpu);
+    target(std::string(what), x(v), v < 0 ? std::nullopt : std::optional<bool>(v >= want));
+  };
+  go("Go chain ADD wall ≥ 1.4 × erdma-cni", ga, ea, false, kGoWallRatio);
+  go("Go chain DEL wall ≥ 1.4 × erdma-cni", gd, ed, false, kGoWallRatio);
+  go("Go chain ADD CPU ≥ 8 × erdma-cni", ga, ea, true, kGoCpuRatio);
+  go("Go chain DEL CPU ≥ 8 × erdma-cni", gd, ed, true, kGoCpuRatio);
+  if (na) {
+    const double w = Med(na->wall_ms);
+    target("mode none + SMC-R ADD wall ≤ 2 ms", Fmt("%.2f ms", w), w <= kNoneWallMs);
+  } else {
+    target("mode none + SMC-R ADD wall ≤ 2 ms", r.none_unavailable.empty() ? "n/a" : r.none_unavailable,
+           std::nullopt);
+  }
+  for (const auto& p : r.parallel) {
+    if (!fa) break;
+    const double v = Med(p.add_total_ms) / (p.n * Med(fa->wall_ms));
+    target(std::to_string(p.n) + " parallel ADDs total ≤ 1.1 × " + std::to_string(p.n) + " × floor ADD",
+           Fmt("%.2f×", v), v <= kParallelVsFloor);
+  }
+  if (!r.notes.empty()) o << "\n## Notes\n\n" << r.notes;
+  return o.str();
+}
+
+}  // namespace bench

@@ -1,0 +1,49 @@
+// The results of one benchmark run and their markdown report.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "integration/bench/stats.h"
+
+namespace bench {
+
+/// Samples of one row: per-invocation wall, CPU and peak RSS.
+struct Series {
+  std::vector<double> wall_ms, cpu_ms, rss_kib;  ///< rss empty: not applicable
+  void Add(double wall, double cpu, double rss = -1) {
+    wall_ms.push_back(wall);
+    cpu_ms.push_back(cpu);
+    if (rss >= 0) rss_kib.push_back(rss);
+  }
+};
+
+struct ParallelRun {
+  int n = 0;
+  std::vector<double> add_total_ms, del_total_ms;
+  std::vector<double> add_each_wall_ms, add_each_cpu_ms;
+};
+
+struct Results {
+  // Machine and build.
+  std::string kernel, cpu, date, plugin_path, plugin_info, go_info;
+  int nproc = 0;
+  int iterations = 0, warmup = 0, enis = 0, parallel_iterations = 0;
+  long driver_rss_anon_kib = 0;  ///< what a forked child inherits before exec
+
+  // Rows, keyed by a fixed set of names (see report.cpp).
+  std::map<std::string, Series> rows;
+  std::string none_unavailable;  ///< non-empty: why mode none has no row
+  std::vector<ParallelRun> parallel;
+  std::vector<std::string> variant_labels;  ///< rows "v:<label> ADD/DEL"
+  std::string load_before, load_after;      ///< /proc/loadavg around the run
+  std::string notes;  ///< anything the run noticed (state checks)
+};
+
+/// The markdown report: machine, per-invocation table, ratios, parallel
+/// ADDs, targets with PASS/MISS.
+std::string RenderReport(const Results& r);
+
+}  // namespace bench

@@ -1,0 +1,369 @@
+#include "integration/bench/runner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "conf/config.h"
+#include "integration/bench/floor.h"
+#include "integration/bench/spawn.h"
+#include "netlink/netns.h"
+#include "netlink/rtnl_kernel.h"
+
+namespace bench {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kVersion = "1.0.0";
+constexpr const char* kGateway = "10.9.0.1";
+
+struct Call {
+  std::string command, container_id, netns, ifname;
+  json config;
+};
+
+Invocation Make(const Options& opt, const std::string& binary, const Call& c,
+                const std::vector<std::string>& wrap = {}) {
+  Invocation inv;
+  inv.argv = wrap;
+  inv.argv.push_back(binary);
+  inv.env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+             "CNI_COMMAND=" + c.command,
+             "CNI_CONTAINERID=" + c.container_id,
+             "CNI_NETNS=" + c.netns,
+             "CNI_IFNAME=" + c.ifname,
+             "CNI_PATH=" + opt.cni_dir};
+  inv.stdin_text = c.config.dump();
+  return inv;
+}
+
+// The plugin's error message when it printed a CNI error, else its stderr.
+std::string Why(const Outcome& o) {
+  json j = json::parse(o.out, nullptr, false);
+  std::string why = j.is_object() && j.contains("msg") ? j["msg"].dump() : o.err;
+  if (why.size() > 300) why = why.substr(0, 300) + "...";
+  return why;
+}
+
+bool Ok(const Outcome& o, const std::string& what) {
+  if (o.exit == 0) return true;
+  std::cerr << "erdma-bench: " << what << " failed (exit " << o.exit << ")\nstdout: " << o.out
+            << "\nstderr: " << o.err << "\n";
+  return false;
+}
+
+json Parsed(const Outcome& o) {
+  json j = json::parse(o.out, nullptr, false);
+  return j.is_discarded() ? json() : j;
+}
+
+json ErdmaConfig(const Options& opt, const std::string& data_dir, const std::string& device) {
+  json c = {{"cniVersion", kVersion}, {"name", "bench"},         {"type", "erdma-cni"},
+            {"device", {{"name", device}}}, {"addresses", "inherit"}, {"dataDir", data_dir}};
+  if (opt.mtu > 0) c["mtu"] = opt.mtu;
+  return c;
+}
+
+// Mode none chained after Terway, SMC-R asked for through the pod annotation
+// (containerd's runtimeConfig), everything the kernel lacks only warned about.
+json NoneConfig(const Options& opt, const std::string& data_dir) {
+  if (!opt.none_config.empty()) {
+    std::ifstream in(opt.none_config);
+    return json::parse(in);
+  }
+  json prev = {{"cniVersion", kVersion},
+               {"interfaces", json::array({{{"name", "eth0"}, {"sandbox", "x"}}})},
+               {"ips", json::array({{{"address", "172.16.0.5/24"}, {"gateway", "172.16.0.1"}, {"interface", 0}}})},
+               {"routes", json::array({{{"dst", "0.0.0.0/0"}}})},
+               {"dns", json::object()}};
+  return {{"cniVersion", kVersion},
+          {"name", "bench-none"},
+          {"type", "erdma-cni"},
+          {"mode", "none"},
+          {"device", {{"name", "eth1"}}},
+          {"dataDir", data_dir},
+          {"capabilities", {{"io.kubernetes.cri.pod-annotations", true}}},
+          {"runtimeConfig",
+           {{"io.kubernetes.cri.pod-annotations", {{"network.alibabacloud.com/erdma-smcr", "true"}}}}},
+          {"smcr", {{"onUnsupported", "warn"}}},
+          {"prevResult", prev}};
+}
+
+json HostDeviceConfig(const Eni& e) {
+  return {{"cniVersion", kVersion},
+          {"name", "bench-go"},
+          {"type", "host-device"},
+          {"device", e.name},
+          {"ipam",
+           {{"type", "static"},
+            {"addresses", json::array({{{"address", e.ip4 + "/24"}, {"gateway", kGateway}}})},
+            {"routes", json::array({{{"dst", "0.0.0.0/0"}, {"gw", kGateway}}})}}}};
+}
+
+json SbrConfig() { return {{"cniVersion", kVersion}, {"name", "bench-go"}, {"type", "sbr"}}; }
+
+json WithPrev(json c, const json& prev) {
+  c["prevResult"] = prev;
+  return c;
+}
+
+std::string MakeDataDir(const std::string& root) {
+  std::string tmpl = (root.empty() ? std::string("/tmp") : root) + "/erdma-bench-XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp under " + root + " failed");
+  return tmpl + "/data";
+}
+
+}  // namespace
+
+bool Options::Wants(const std::string& what) const {
+  return only.empty() || std::find(only.begin(), only.end(), what) != only.end();
+}
+
+bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
+  const std::string data_dir = MakeDataDir(opt.data_root);
+  const std::string hd = opt.cni_dir + "/host-device", sbr = opt.cni_dir + "/sbr";
+  const Eni& eni = topo.eni(1);
+  const std::string pod = topo.PodPath(0), ifname = "net1";
+
+  auto host_ns = netlink::Netns::Current();
+  auto host = host_ns.ok() ? netlink::OpenRtnl(*host_ns) : host_ns.error();
+  if (!host.ok()) {
+    std::cerr << "erdma-bench: " << host.error().msg << "\n";
+    return false;
+  }
+  auto origin = ReadNodeState(**host, eni.name);
+  if (!origin.ok()) {
+    std::cerr << "erdma-bench: " << origin.error().msg << "\n";
+    return false;
+  }
+  auto check_node = [&](const std::string& after) {
+    auto now = ReadNodeState(**host, eni.name);
+    std::string why = now.ok() ? "" : now.error().msg;
+    if (now.ok() && SameNodeState(*origin, *now, &why)) return true;
+    std::cerr << "erdma-bench: after " << after << " the node's " << eni.name << " is not as before: " << why
+              << "\n";
+    return false;
+  };
+
+  const json ecfg = ErdmaConfig(opt, data_dir, eni.name);
+  struct PluginRun {
+    std::string key, label, binary;
+    json config;
+  };
+  std::vector<PluginRun> plugins = {{"erdma", "erdma-cni", opt.plugin, ecfg}};
+  for (const auto& v : opt.variants) {
+    plugins.push_back({"v:" + v.label, v.label, v.plugin, ErdmaConfig(opt, MakeDataDir(v.data_root), eni.name)});
+    r.variant_labels.push_back(v.label);
+  }
+  FloorSpec spec;
+  {
+    auto parsed = conf::Parse(ecfg.dump());
+    if (!parsed.ok()) {
+      std::cerr << "erdma-bench: floor config: " << parsed.error().msg << "\n";
+      return false;
+    }
+    spec.cfg = *parsed;
+    spec.pod_netns = pod;
+    spec.pod_if = ifname;
+  }
+
+  // Mode none: probe once; a build without it gets an n/a row.
+  const json ncfg = NoneConfig(opt, data_dir);
+  bool none = opt.Wants("none");
+  if (none) {
+    Outcome add = Spawn(Make(opt, opt.plugin, {"ADD", "bench-none-probe", topo.TerwayPodPath(), "eth0", ncfg}));
+    if (add.exit != 0) {
+      r.none_unavailable = "n/a (mode none not available in this build: " + Why(add) + ")";
+      none = false;
+    } else {
+      Outcome del = Spawn(Make(opt, opt.plugin,
+                               {"DEL", "bench-none-probe", topo.TerwayPodPath(), "eth0", WithPrev(ncfg, Parsed(add))}));
+      if (!Ok(del, "mode none DEL (probe)")) return false;
+    }
+  } else {
+    r.none_unavailable = "not run (--only)";
+  }
+
+  r.driver_rss_anon_kib = SelfStatusKib("RssAnon");
+  const int total = opt.warmup + opt.iterations;
+  for (int it = 0; it < total; ++it) {
+    const bool rec = it >= opt.warmup;
+    const bool verify = it < opt.warmup;  // the node must look the same after every variant
+    const std::string n = std::to_string(it);
+    if (it % 50 == 0) std::cerr << "erdma-bench: iteration " << it << "/" << total << "\n";
+
+    if (opt.Wants("floor")) {
+      const double w0 = NowMs(), c0 = ThreadCpuMs();
+      auto att = FloorAdd(spec);
+      const double w1 = NowMs(), c1 = ThreadCpuMs();
+      if (!att.ok()) {
+        std::cerr << "erdma-bench: floor ADD: " << att.error().msg << " (" << att.error().details << ")\n";
+        return false;
+      }
+      auto del = FloorDel(spec, *att);
+      const double w2 = NowMs(), c2 = ThreadCpuMs();
+      if (!del.ok()) {
+        std::cerr << "erdma-bench: floor DEL: " << del.error().msg << " (" << del.error().details << ")\n";
+        return false;
+      }
+      if (rec) {
+        r.rows["floor ADD"].Add(w1 - w0, c1 - c0);
+        r.rows["floor DEL"].Add(w2 - w1, c2 - c1);
+      }
+      if (verify && !check_node("floor DEL")) return false;
+    }
+
+    if (opt.Wants("erdma")) {
+      for (size_t v = 0; v < plugins.size(); ++v) {
+        const PluginRun& p = plugins[v];
+        const std::string cid = "bench-e" + std::to_string(v) + "-" + n;
+        Outcome add = Spawn(Make(opt, p.binary, {"ADD", cid, pod, ifname, p.config}));
+        if (!Ok(add, p.label + " ADD")) return false;
+        Outcome del = Spawn(Make(opt, p.binary, {"DEL", cid, pod, ifname, WithPrev(p.config, Parsed(add))}));
+        if (!Ok(del, p.label + " DEL")) return false;
+        if (rec) {
+          r.rows[p.key + " ADD"].Add(add.wall_ms, add.cpu_ms, static_cast<double>(add.maxrss_kib));
+          r.rows[p.key + " DEL"].Add(del.wall_ms, del.cpu_ms, static_cast<double>(del.maxrss_kib));
+        }
+        if (verify && !check_node(p.label + " DEL")) return false;
+      }
+      // The process alone: start, parse nothing, answer VERSION, exit.
+      Outcome ver = Spawn(Make(opt, opt.plugin, {"VERSION", "", "", "", json{{"cniVersion", kVersion}}}));
+      if (!Ok(ver, "erdma-cni VERSION")) return false;
+      if (rec) r.rows["erdma VERSION"].Add(ver.wall_ms, ver.cpu_ms, static_cast<double>(ver.maxrss_kib));
+    }
+
+    if (opt.Wants("go")) {
+      const std::string cid = "bench-g-" + n;
+      const json hcfg = HostDeviceConfig(eni);
+      Outcome a1 = Spawn(Make(opt, hd, {"ADD", cid, pod, ifname, hcfg}));
+      if (!Ok(a1, "host-device ADD")) return false;
+      Outcome a2 = Spawn(Make(opt, sbr, {"ADD", cid, pod, ifname, WithPrev(SbrConfig(), Parsed(a1))}));
+      if (!Ok(a2, "sbr ADD")) return false;
+      // libcni hands every plugin of the list the list's cached result on DEL.
+      const json final_result = Parsed(a2);
+      Outcome d1 = Spawn(Make(opt, sbr, {"DEL", cid, pod, ifname, WithPrev(SbrConfig(), final_result)}));
+      if (!Ok(d1, "sbr DEL")) return false;
+      Outcome d2 = Spawn(Make(opt, hd, {"DEL", cid, pod, ifname, WithPrev(hcfg, final_result)}));
+      if (!Ok(d2, "host-device DEL")) return false;
+      if (rec) {
+        auto rss = [](const Outcome& a, const Outcome& b) {
+          return static_cast<double>(std::max(a.maxrss_kib, b.maxrss_kib));
+        };
+        r.rows["host-device ADD"].Add(a1.wall_ms, a1.cpu_ms, static_cast<double>(a1.maxrss_kib));
+        r.rows["sbr ADD"].Add(a2.wall_ms, a2.cpu_ms, static_cast<double>(a2.maxrss_kib));
+        r.rows["sbr DEL"].Add(d1.wall_ms, d1.cpu_ms, static_cast<double>(d1.maxrss_kib));
+        r.rows["host-device DEL"].Add(d2.wall_ms, d2.cpu_ms, static_cast<double>(d2.maxrss_kib));
+        r.rows["go ADD"].Add(a1.wall_ms + a2.wall_ms, a1.cpu_ms + a2.cpu_ms, rss(a1, a2));
+        r.rows["go DEL"].Add(d1.wall_ms + d2.wall_ms, d1.cpu_ms + d2.cpu_ms, rss(d1, d2));
+      }
+      // host-device returns the device bare (down, no addresses, no routes):
+      // put the node back as it was, untimed, so every variant starts alike.
+      auto restored = RestoreNodeState(**host, *origin);
+      if (!restored.ok()) {
+        std::cerr << "erdma-bench: restoring " << eni.name << " after the Go chain: " << restored.error().msg
+                  << "\n";
+        return false;
+      }
+      if (verify && !check_node("the Go chain's DEL and the restore")) return false;
+    }
+
+    if (none) {
+      const std::string cid = "bench-n-" + n;
+      Outcome add = Spawn(Make(opt, opt.plugin, {"ADD", cid, topo.TerwayPodPath(), "eth0", ncfg}));
+      if (!Ok(add, "mode none ADD")) return false;
+      Outcome del =
+          Spawn(Make(opt, opt.plugin, {"DEL", cid, topo.TerwayPodPath(), "eth0", WithPrev(ncfg, Parsed(add))}));
+      if (!Ok(del, "mode none DEL")) return false;
+      if (rec) {
+        r.rows["none ADD"].Add(add.wall_ms, add.cpu_ms, static_cast<double>(add.maxrss_kib));
+        r.rows["none DEL"].Add(del.wall_ms, del.cpu_ms, static_cast<double>(del.maxrss_kib));
+      }
+    }
+
+    {
+      Invocation t;
+      t.argv = {"/bin/true"};
+      Outcome o = Spawn(t);
+      if (rec) r.rows["true"].Add(o.wall_ms, o.cpu_ms, static_cast<double>(o.maxrss_kib));
+    }
+  }
+  if (!check_node("the last iteration")) return false;
+
+  if (opt.Wants("parallel")) {
+    for (int n : opt.parallel) {
+      if (n > topo.enis()) continue;
+      ParallelRun pr;
+      pr.n = n;
+      for (int round = 0; round <= opt.parallel_iterations; ++round) {  // round 0: warm-up
+        std::cerr << "erdma-bench: " << n << " parallel ADDs, round " << round << "/" << opt.parallel_iterations
+                  << "\n";
+        std::vector<Invocation> adds, dels;
+        std::vector<Call> calls;
+        for (int i = 0; i < n; ++i) {
+          calls.push_back({"ADD", "bench-p" + std::to_string(n) + "-" + std::to_string(round) + "-" + std::to_string(i),
+                           topo.PodPath(i), ifname, ErdmaConfig(opt, data_dir, topo.eni(i + 1).name)});
+          adds.push_back(Make(opt, opt.plugin, calls.back()));
+        }
+        double add_total = 0, del_total = 0;
+        std::vector<Outcome> outs = SpawnAll(adds, &add_total);
+        bool all_ok = true;
+        for (int i = 0; i < n; ++i) {
+          all_ok = Ok(outs[static_cast<size_t>(i)], "parallel erdma-cni ADD " + std::to_string(i)) && all_ok;
+          Call del = calls[static_cast<size_t>(i)];
+          del.command = "DEL";
+          del.config = WithPrev(del.config, Parsed(outs[static_cast<size_t>(i)]));
+          dels.push_back(Make(opt, opt.plugin, del));
+        }
+        std::vector<Outcome> douts = SpawnAll(dels, &del_total);
+        for (int i = 0; i < n; ++i)
+          all_ok = Ok(douts[static_cast<size_t>(i)], "parallel erdma-cni DEL " + std::to_string(i)) && all_ok;
+        if (!all_ok) return false;
+        if (round == 0) continue;
+        pr.add_total_ms.push_back(add_total);
+        pr.del_total_ms.push_back(del_total);
+        for (const auto& o : outs) {
+          pr.add_each_wall_ms.push_back(o.wall_ms);
+          pr.add_each_cpu_ms.push_back(o.cpu_ms);
+        }
+      }
+      r.parallel.push_back(pr);
+    }
+    if (!check_node("the parallel rounds")) return false;
+  }
+  return true;
+}
+
+bool RunProfile(const Options& opt, const Topology& topo) {
+  const std::string data_dir = MakeDataDir(opt.data_root);
+  const Eni& eni = topo.eni(1);
+  const std::string pod = topo.PodPath(0);
+  const json ecfg = ErdmaConfig(opt, data_dir, eni.name);
+  for (int i = 0; i <= 3; ++i) {
+    const bool wrapped = i == 3;
+    const std::string cid = "bench-prof-" + std::to_string(i);
+    // "%c" in the wrapper's arguments becomes the command, so ADD and DEL write separate files.
+    auto wrap = [&](const std::string& command) {
+      std::vector<std::string> w;
+      if (!wrapped) return w;
+      for (std::string a : opt.profile) {
+        for (size_t at; (at = a.find("%c")) != std::string::npos;) a.replace(at, 2, command);
+        w.push_back(a);
+      }
+      return w;
+    };
+    Outcome add = Spawn(Make(opt, opt.plugin, {"ADD", cid, pod, "net1", ecfg}, wrap("ADD")));
+    if (wrapped) std::cerr << "--- wrapped ADD: exit " << add.exit << ", wall " << add.wall_ms << " ms\n" << add.err;
+    if (!Ok(add, "erdma-cni ADD")) return false;
+    Outcome del = Spawn(Make(opt, opt.plugin, {"DEL", cid, pod, "net1", WithPrev(ecfg, Parsed(add))}, wrap("DEL")));
+    if (wrapped) std::cerr << "--- wrapped DEL: exit " << del.exit << ", wall " << del.wall_ms << " ms\n" << del.err;
+    if (!Ok(del, "erdma-cni DEL")) return false;
+  }
+  return true;
+}
+
+}  // namespace bench

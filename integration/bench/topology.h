@@ -1,0 +1,72 @@
+// The benchmark's private world, built from the host netns with `ip` and torn
+// down at the end; the host's own interfaces are never touched:
+//  - node: ENI stand-ins eth1..ethK, veths whose peers sit on a bridge in the
+//    vpc netns; ethI has 10.9.0.(10+I)/24 noprefixroute and the node agent's
+//    routes `10.9.0.0/24 dev ethI proto static scope link src ... metric
+//    200+I-1` and `default via 10.9.0.1 dev ethI metric 200+I-1` (the kernel
+//    tests' topology, test/kernel/topology.cpp);
+//  - vpc: bridge br0 with the gateway 10.9.0.1;
+//  - pod0..podP-1: empty pods (lo up);
+//  - tpod: a pod with a Terway-like eth0 (172.16.0.5/24, default via .1),
+//    for mode "none".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "netlink/kernel.h"
+
+namespace bench {
+
+struct Eni {
+  std::string name;  ///< eth1, eth2, ...
+  std::string ip4;   ///< 10.9.0.(10+i)
+  uint32_t metric = 0;
+};
+
+class Topology {
+ public:
+  Topology(int enis, int pods);
+  ~Topology();
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+
+  const std::string& node() const { return node_; }
+  std::string PodPath(int i) const { return "/run/netns/" + pods_.at(static_cast<size_t>(i)); }
+  std::string TerwayPodPath() const { return "/run/netns/" + tpod_; }
+  const Eni& eni(int i) const { return enis_.at(static_cast<size_t>(i - 1)); }
+  int enis() const { return static_cast<int>(enis_.size()); }
+
+  /// Removes the namespaces now (idempotent).
+  void Teardown();
+
+ private:
+  std::string prefix_, node_, vpc_, tpod_;
+  std::vector<std::string> pods_, live_;
+  std::vector<Eni> enis_;
+};
+
+/// Moves the calling process into `netns` (a name under /run/netns) the way
+/// `ip netns exec` does, once: a private mount namespace whose /sys is a
+/// fresh sysfs of that netns, so /sys/class/net shows the node's devices.
+/// Children inherit it: nothing sits between the driver and the plugin.
+void EnterNetns(const std::string& netns);
+
+/// Runs `/bin/sh -c cmd`; throws with the command on a non-zero exit.
+void ShOk(const std::string& cmd);
+
+/// Name, addresses and routes of a node device, as DEL restores them.
+struct NodeState {
+  netlink::LinkInfo link;
+  std::vector<netlink::AddrInfo> addrs;
+  std::vector<netlink::RouteInfo> routes;
+};
+base::Result<NodeState> ReadNodeState(netlink::Kernel& host, const std::string& name);
+/// Puts a device back to `want` (up, addresses, routes): the Go chain's DEL
+/// returns the device without them. Not timed.
+base::Status RestoreNodeState(netlink::Kernel& host, const NodeState& want);
+/// Whether `now` matches `want` (ignoring the ifindex).
+bool SameNodeState(const NodeState& want, const NodeState& now, std::string* why);
+
+}  // namespace bench

@@ -1,0 +1,460 @@
+#include "netlink/smc_codec.h"
+
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/smc.h>
+#include <net/if.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "netlink/extack.h"
+
+namespace netlink {
+namespace {
+
+using smcnl::Bytes;
+using smcnl::kMaxIbPort;
+using smcnl::kPnetIdMax;
+using smcnl::kUeidLen;
+
+using base::Error;
+using base::Result;
+
+constexpr size_t kRequestSize = 256;           // the largest request, an IB PNETID_ADD, needs 124 bytes
+constexpr size_t kIbDeviceNameMax = 64;        // IB_DEVICE_NAME_MAX, the NUL included
+constexpr size_t kAttrTableSize = 16;          // covers every attribute read below
+constexpr uint8_t kRequestVersion = 1;         // SMCR_GENL_FAMILY_VERSION = SMC_GENL_FAMILY_VERSION = 1
+constexpr const char* kNotApplicable = "n/a";  // smc_pnet_set_nla's filler for the unused side
+constexpr uint8_t kNoIbPort = 0xff;            // ... and its port
+static_assert(CTRL_ATTR_OPS < kAttrTableSize && SMC_PNETID_IBPORT < kAttrTableSize &&
+              SMC_NLA_EID_TABLE_ENTRY < kAttrTableSize);
+static_assert(GENL_HDRLEN == 4);
+
+constexpr uint16_t kCommand = NLM_F_REQUEST | NLM_F_ACK;
+constexpr uint16_t kDump = NLM_F_REQUEST | NLM_F_DUMP;
+
+Error Malformed(const std::string& why) {
+  return Error(base::Code::kKernel, "malformed generic netlink reply: " + why, {}, EBADMSG);
+}
+
+Error BadInput(const std::string& why) { return Error(base::Code::kInvalidConfig, why, {}, EINVAL); }
+
+bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
+char Upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsBlank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+/// Lays out one generic netlink request in a buffer of its own with libmnl.
+class Request {
+ public:
+  Request(uint16_t family, uint8_t cmd, uint16_t flags, uint32_t seq) {
+    nlh_ = mnl_nlmsg_put_header(buf_.data());
+    nlh_->nlmsg_type = family;
+    nlh_->nlmsg_flags = flags;
+    nlh_->nlmsg_seq = seq;
+    auto* genl = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh_, sizeof(genlmsghdr)));
+    genl->cmd = cmd;
+    genl->version = kRequestVersion;
+  }
+  void PutU8(uint16_t type, uint8_t v) { ok_ = ok_ && mnl_attr_put_u8_check(nlh_, buf_.size(), type, v); }
+  void PutString(uint16_t type, const std::string& s) {
+    ok_ = ok_ && mnl_attr_put_strz_check(nlh_, buf_.size(), type, s.c_str());
+  }
+  Bytes Finish() && {
+    // Every caller validates its inputs first, so the buffer is big enough.
+    if (!ok_) return {};
+    buf_.resize(nlh_->nlmsg_len);
+    return std::move(buf_);
+  }
+
+ private:
+  Bytes buf_ = Bytes(kRequestSize);
+  nlmsghdr* nlh_ = nullptr;
+  bool ok_ = true;
+};
+
+/// One message's attributes by type, pointing into `storage`.
+struct Attrs {
+  Bytes storage;
+  std::array<const nlattr*, kAttrTableSize> tb{};
+
+  const nlattr* operator[](uint16_t type) const { return tb[type]; }
+  std::string Str(uint16_t type) const { return tb[type] ? mnl_attr_get_str(tb[type]) : std::string(); }
+};
+
+using KindFn = std::optional<mnl_attr_data_type> (*)(uint16_t type);
+
+/// Checks that [off, end) of `base` is a run of well-formed attributes and
+/// calls `each` on every one. Never reads outside the run.
+template <typename Fn>
+std::optional<std::string> WalkAttrs(const uint8_t* base, size_t off, size_t end, Fn&& each) {
+  while (off < end) {
+    const auto* attr = reinterpret_cast<const nlattr*>(base + off);
+    // mnl_attr_ok: a whole header, nla_len covering it and within the run.
+    if (end - off < sizeof(nlattr) || !mnl_attr_ok(attr, static_cast<int>(end - off))) {
+      return "truncated attribute at offset " + std::to_string(off);
+    }
+    if (auto problem = each(attr, off)) return problem;
+    off += MNL_ALIGN(attr->nla_len);
+  }
+  return std::nullopt;
+}
+
+/// Checks the headers of one message of type `type` and generic netlink
+/// command `cmd`, and indexes its top-level attributes of the kinds `kind_of`
+/// knows. The message is copied first: the caller's bytes need not be
+/// aligned for nlmsghdr, and libmnl's walkers must not step outside them.
+Result<Attrs> ParseMessage(std::span<const uint8_t> msg, const char* what, uint16_t type, uint8_t cmd,
+                           KindFn kind_of) {
+  constexpr size_t kHeaders = MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(genlmsghdr));
+  nlmsghdr hdr{};
+  if (msg.size() < sizeof hdr) {
+    return Malformed(std::string(what) + ": " + std::to_string(msg.size()) + " bytes, shorter than a header");
+  }
+  std::memcpy(&hdr, msg.data(), sizeof hdr);
+  if (hdr.nlmsg_len < kHeaders || hdr.nlmsg_len > msg.size()) {
+    return Malformed(std::string(what) + ": nlmsg_len " + std::to_string(hdr.nlmsg_len) + " with " +
+                     std::to_string(msg.size()) + " bytes at hand (headers need " + std::to_string(kHeaders) +
+                     ")");
+  }
+  if (hdr.nlmsg_type != type) {
+    return Malformed(std::string(what) + ": unexpected message type " + std::to_string(hdr.nlmsg_type) +
+                     " (expected " + std::to_string(type) + ")");
+  }
+  genlmsghdr genl{};
+  std::memcpy(&genl, msg.data() + MNL_NLMSG_HDRLEN, sizeof genl);
+  if (genl.cmd != cmd) {
+    return Malformed(std::string(what) + ": unexpected command " + std::to_string(genl.cmd) + " (expected " +
+                     std::to_string(cmd) + ")");
+  }
+  Attrs a;
+  a.storage.assign(msg.begin(), msg.begin() + hdr.nlmsg_len);
+  auto problem = WalkAttrs(a.storage.data(), kHeaders, a.storage.size(),
+                           [&](const nlattr* attr, size_t) -> std::optional<std::string> {
+                             const uint16_t t = mnl_attr_get_type(attr);
+                             const auto kind = t < kAttrTableSize ? kind_of(t) : std::nullopt;
+                             if (!kind) return std::nullopt;
+                             if (mnl_attr_validate(attr, *kind) < 0) {
+                               return "attribute " + std::to_string(t) + " has a bad payload (" +
+                                      std::to_string(mnl_attr_get_payload_len(attr)) + " bytes)";
+                             }
+                             a.tb[t] = attr;
+                             return std::nullopt;
+                           });
+  if (problem) return Malformed(std::string(what) + ": " + *problem);
+  return a;
+}
+
+Error Missing(const char* what, const char* attr) {
+  return Malformed(std::string(what) + " without " + attr);
+}
+
+/// Accepts what the kernel would take whole: non-empty, no NUL, shorter than
+/// `limit` bytes (the NUL counts).
+std::optional<std::string> NameProblem(std::string_view name, const char* what, size_t limit) {
+  if (name.empty()) return std::string(what) + " is empty";
+  if (name.find('\0') != std::string_view::npos) return std::string(what) + " contains a NUL byte";
+  if (name.size() >= limit) {
+    return std::string(what) + " '" + std::string(name) + "' is longer than " + std::to_string(limit - 1) +
+           " bytes";
+  }
+  return std::nullopt;
+}
+
+Result<Bytes> BuildUeidCommand(uint32_t seq, uint16_t family, uint8_t cmd, std::string_view ueid) {
+  ASSIGN_OR_RETURN(std::string padded, NormalizeUeid(ueid));
+  // smc_clc_ueid_valid takes trailing blanks as padding, and the table
+  // compares all 32 bytes: `smcd ueid add` pads with blanks, so must we.
+  padded.resize(kUeidLen, ' ');
+  Request r(family, cmd, kCommand, seq);
+  // smc_nl_add_ueid and smc_nl_remove_ueid insist on nla_len(...) == 33.
+  r.PutString(SMC_NLA_EID_TABLE_ENTRY, padded);
+  return std::move(r).Finish();
+}
+
+}  // namespace
+
+base::Result<std::string> NormalizePnetId(std::string_view pnet_id) {
+  const std::string_view s = Trim(pnet_id);
+  const std::string shown = "the SMC PNET ID '" + std::string(pnet_id) + "'";
+  if (s.empty()) return BadInput(shown + " is empty");
+  if (s.size() > kPnetIdMax) return BadInput(shown + " is longer than 16 characters");
+  std::string out;
+  for (char c : s) {
+    const char u = Upper(c);
+    if (!IsUpper(u) && !IsDigit(u)) return BadInput(shown + " may hold only letters and digits");
+    out.push_back(u);
+  }
+  return out;
+}
+
+base::Result<std::string> NormalizeUeid(std::string_view ueid) {
+  const std::string_view s = Trim(ueid);
+  const std::string shown = "the SMC user EID '" + std::string(ueid) + "'";
+  if (s.empty()) return BadInput(shown + " is empty");
+  if (s.size() > kUeidLen) return BadInput(shown + " is longer than 32 characters");
+  std::string out;
+  for (char c : s) {
+    const char u = Upper(c);
+    const bool alnum = IsUpper(u) || IsDigit(u);
+    if (out.empty() && !alnum) return BadInput(shown + " must start with a letter or digit");
+    if (!alnum && u != '.' && u != '-') return BadInput(shown + " may hold only A-Z, 0-9, '.' and '-'");
+    out.push_back(u);
+  }
+  return out;
+}
+
+std::string TrimUeid(std::string_view ueid) {
+  while (!ueid.empty() && IsBlank(ueid.back())) ueid.remove_suffix(1);
+  return std::string(ueid);
+}
+
+std::string PnetIdFromMac(std::string_view mac) {
+  constexpr size_t kMacText = 17;  // "xx:xx:xx:xx:xx:xx"
+  if (mac.size() != kMacText) return {};
+  std::string out;
+  for (size_t i = 0; i < mac.size(); ++i) {
+    const char c = Upper(mac[i]);
+    if (i % 3 == 2) {
+      if (c != ':') return {};
+      continue;
+    }
+    if (!IsDigit(c) && !(c >= 'A' && c <= 'F')) return {};
+    out.push_back(c);
+  }
+  return out;
+}
+
+base::Result<PnetEntry> NormalizePnetEntry(const PnetEntry& entry) {
+  PnetEntry out = entry;
+  ASSIGN_OR_RETURN(out.pnet_id, NormalizePnetId(entry.pnet_id));
+  const bool eth = !entry.eth_name.empty();
+  const bool ib = !entry.ib_name.empty();
+  if (eth == ib) {
+    return BadInput("the SMC pnet entry for " + out.pnet_id +
+                    (eth ? " names both a netdev and an RDMA device; add them one at a time"
+                         : " names neither a netdev nor an RDMA device"));
+  }
+  if (eth) {
+    if (auto p = NameProblem(entry.eth_name, "the netdev name", IFNAMSIZ)) return BadInput(*p);
+    if (entry.ib_port != 0)
+      return BadInput("the SMC pnet entry for netdev " + entry.eth_name + " has an IB port");
+    return out;
+  }
+  if (auto p = NameProblem(entry.ib_name, "the RDMA device name", kIbDeviceNameMax)) return BadInput(*p);
+  if (entry.ib_port < 1 || entry.ib_port > kMaxIbPort) {
+    return BadInput("the SMC pnet entry for " + entry.ib_name + " has port " + std::to_string(entry.ib_port) +
+                    "; SMC knows ports 1 and 2");
+  }
+  return out;
+}
+
+std::string DescribePnetEntry(const PnetEntry& entry) {
+  if (!entry.eth_name.empty()) return entry.pnet_id + " netdev " + entry.eth_name;
+  return entry.pnet_id + " ib " + entry.ib_name + " port " + std::to_string(entry.ib_port);
+}
+
+namespace smcnl {
+
+base::Result<Bytes> BuildGetFamily(uint32_t seq, std::string_view name) {
+  if (auto p = NameProblem(name, "the generic netlink family name", GENL_NAMSIZ)) {
+    return Error(base::Code::kKernel, *p, {}, EINVAL);
+  }
+  Request r(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, kCommand, seq);
+  r.PutString(CTRL_ATTR_FAMILY_NAME, std::string(name));
+  return std::move(r).Finish();
+}
+
+Bytes BuildPnetDump(uint32_t seq, uint16_t family) {
+  return Request(family, SMC_PNETID_GET, kDump, seq).Finish();
+}
+
+base::Result<Bytes> BuildPnetAdd(uint32_t seq, uint16_t family, const PnetEntry& entry) {
+  ASSIGN_OR_RETURN(const PnetEntry e, NormalizePnetEntry(entry));
+  Request r(family, SMC_PNETID_ADD, kCommand, seq);
+  r.PutString(SMC_PNETID_NAME, e.pnet_id);
+  if (!e.eth_name.empty()) {
+    r.PutString(SMC_PNETID_ETHNAME, e.eth_name);
+  } else {
+    r.PutString(SMC_PNETID_IBNAME, e.ib_name);
+    r.PutU8(SMC_PNETID_IBPORT, e.ib_port);
+  }
+  return std::move(r).Finish();
+}
+
+base::Result<Bytes> BuildPnetDel(uint32_t seq, uint16_t family, std::string_view pnet_id) {
+  // smc_pnet_del hands the attribute to the table walk as it came: "net1"
+  // would never match the "NET1" that SMC_PNETID_ADD stored.
+  ASSIGN_OR_RETURN(const std::string id, NormalizePnetId(pnet_id));
+  Request r(family, SMC_PNETID_DEL, kCommand, seq);
+  r.PutString(SMC_PNETID_NAME, id);
+  return std::move(r).Finish();
+}
+
+Bytes BuildUeidDump(uint32_t seq, uint16_t family) {
+  return Request(family, SMC_NETLINK_DUMP_UEID, kDump, seq).Finish();
+}
+
+base::Result<Bytes> BuildUeidAdd(uint32_t seq, uint16_t family, std::string_view ueid) {
+  return BuildUeidCommand(seq, family, SMC_NETLINK_ADD_UEID, ueid);
+}
+
+base::Result<Bytes> BuildUeidRemove(uint32_t seq, uint16_t family, std::string_view ueid) {
+  return BuildUeidCommand(seq, family, SMC_NETLINK_REMOVE_UEID, ueid);
+}
+
+bool Family::HasOp(uint32_t cmd) const {
+  if (!ops_listed) return true;
+  for (uint32_t op : ops)
+    if (op == cmd) return true;
+  return false;
+}
+
+base::Result<Family> ParseFamily(std::span<const uint8_t> msg) {
+  constexpr const char* kWhat = "CTRL_CMD_GETFAMILY answer";
+  ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, GENL_ID_CTRL, CTRL_CMD_NEWFAMILY,
+                                         [](uint16_t t) -> std::optional<mnl_attr_data_type> {
+                                           switch (t) {
+                                             case CTRL_ATTR_FAMILY_ID: return MNL_TYPE_U16;
+                                             case CTRL_ATTR_FAMILY_NAME: return MNL_TYPE_NUL_STRING;
+                                             case CTRL_ATTR_VERSION: return MNL_TYPE_U32;
+                                             case CTRL_ATTR_OPS: return MNL_TYPE_NESTED;
+                                             default: return std::nullopt;
+                                           }
+                                         }));
+  if (!a[CTRL_ATTR_FAMILY_ID]) return Missing(kWhat, "CTRL_ATTR_FAMILY_ID");
+  if (!a[CTRL_ATTR_FAMILY_NAME]) return Missing(kWhat, "CTRL_ATTR_FAMILY_NAME");
+  Family f;
+  f.id = mnl_attr_get_u16(a[CTRL_ATTR_FAMILY_ID]);
+  f.name = a.Str(CTRL_ATTR_FAMILY_NAME);
+  if (const nlattr* v = a[CTRL_ATTR_VERSION]) f.version = mnl_attr_get_u32(v);
+  if (const nlattr* ops = a[CTRL_ATTR_OPS]) {
+    // CTRL_ATTR_OPS holds one nest per operation (numbered from 1), each
+    // with CTRL_ATTR_OP_ID and CTRL_ATTR_OP_FLAGS (u32).
+    f.ops_listed = true;
+    const auto* base = static_cast<const uint8_t*>(mnl_attr_get_payload(ops));
+    const size_t len = mnl_attr_get_payload_len(ops);
+    auto problem = WalkAttrs(base, 0, len, [&](const nlattr* op, size_t) -> std::optional<std::string> {
+      const auto* inner = static_cast<const uint8_t*>(mnl_attr_get_payload(op));
+      return WalkAttrs(inner, 0, mnl_attr_get_payload_len(op),
+                       [&](const nlattr* field, size_t) -> std::optional<std::string> {
+                         if (mnl_attr_get_type(field) != CTRL_ATTR_OP_ID) return std::nullopt;
+                         if (mnl_attr_validate(field, MNL_TYPE_U32) < 0) return "a bad CTRL_ATTR_OP_ID";
+                         f.ops.push_back(mnl_attr_get_u32(field));
+                         return std::nullopt;
+                       });
+    });
+    if (problem) return Malformed(std::string(kWhat) + ": CTRL_ATTR_OPS: " + *problem);
+  }
+  return f;
+}
+
+base::Result<PnetEntry> ParsePnetEntry(std::span<const uint8_t> msg, uint16_t family) {
+  constexpr const char* kWhat = "SMC_PNETID_GET message";
+  ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, family, SMC_PNETID_GET,
+                                         [](uint16_t t) -> std::optional<mnl_attr_data_type> {
+                                           switch (t) {
+                                             case SMC_PNETID_NAME:
+                                             case SMC_PNETID_ETHNAME:
+                                             case SMC_PNETID_IBNAME: return MNL_TYPE_NUL_STRING;
+                                             case SMC_PNETID_IBPORT: return MNL_TYPE_U8;
+                                             default: return std::nullopt;
+                                           }
+                                         }));
+  if (!a[SMC_PNETID_NAME]) return Missing(kWhat, "SMC_PNETID_NAME");
+  if (!a[SMC_PNETID_ETHNAME]) return Missing(kWhat, "SMC_PNETID_ETHNAME");
+  if (!a[SMC_PNETID_IBNAME]) return Missing(kWhat, "SMC_PNETID_IBNAME");
+  if (!a[SMC_PNETID_IBPORT]) return Missing(kWhat, "SMC_PNETID_IBPORT");
+  PnetEntry e;
+  e.pnet_id = a.Str(SMC_PNETID_NAME);
+  // Netdev names cannot hold '/', so "n/a" is never a real one; RDMA device
+  // names are sysfs names and cannot either.
+  e.eth_name = a.Str(SMC_PNETID_ETHNAME);
+  if (e.eth_name == kNotApplicable) e.eth_name.clear();
+  e.ib_name = a.Str(SMC_PNETID_IBNAME);
+  if (e.ib_name == kNotApplicable) e.ib_name.clear();
+  e.ib_port = mnl_attr_get_u8(a[SMC_PNETID_IBPORT]);
+  if (e.ib_port == kNoIbPort) e.ib_port = 0;
+  if (e.eth_name.empty() == e.ib_name.empty()) {
+    return Malformed(
+        std::string(kWhat) + " for " + e.pnet_id +
+        (e.eth_name.empty() ? " names neither a netdev nor a device" : " names both a netdev and a device"));
+  }
+  return e;
+}
+
+base::Result<std::string> ParseUeid(std::span<const uint8_t> msg, uint16_t family) {
+  constexpr const char* kWhat = "SMC_NETLINK_DUMP_UEID message";
+  ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, family, SMC_NETLINK_DUMP_UEID,
+                                         [](uint16_t t) -> std::optional<mnl_attr_data_type> {
+                                           if (t == SMC_NLA_EID_TABLE_ENTRY) return MNL_TYPE_NUL_STRING;
+                                           return std::nullopt;
+                                         }));
+  if (!a[SMC_NLA_EID_TABLE_ENTRY]) return Missing(kWhat, "SMC_NLA_EID_TABLE_ENTRY");
+  return TrimUeid(a.Str(SMC_NLA_EID_TABLE_ENTRY));
+}
+
+// Not mnl_cb_run: it gives up at the first NLM_F_DUMP_INTR message, leaving
+// the rest of the dump queued on the socket, and keeps only the errno of an
+// NLMSG_ERROR, dropping the extended ACK text.
+base::Status ReadDatagram(std::span<const uint8_t> datagram, uint32_t seq, uint32_t portid, Reply& reply) {
+  size_t off = 0;
+  while (off < datagram.size() && !reply.complete) {
+    const auto rest = datagram.subspan(off);
+    nlmsghdr hdr{};
+    if (rest.size() < sizeof hdr) {
+      return Malformed(std::to_string(rest.size()) + " stray bytes after the last message");
+    }
+    std::memcpy(&hdr, rest.data(), sizeof hdr);
+    if (hdr.nlmsg_len < sizeof hdr || hdr.nlmsg_len > rest.size()) {
+      return Malformed("a message of nlmsg_len " + std::to_string(hdr.nlmsg_len) + " with " +
+                       std::to_string(rest.size()) + " bytes left in the datagram");
+    }
+    const auto msg = rest.first(hdr.nlmsg_len);
+    if (hdr.nlmsg_seq != seq || (portid != 0 && hdr.nlmsg_pid != 0 && hdr.nlmsg_pid != portid)) {
+      return Error(base::Code::kKernel,
+                   "generic netlink answer for another request (sequence number " +
+                       std::to_string(hdr.nlmsg_seq) + ", port " + std::to_string(hdr.nlmsg_pid) +
+                       "; expected " + std::to_string(seq) + ", " + std::to_string(portid) + ")",
+                   {}, EPROTO);
+    }
+    if (hdr.nlmsg_flags & NLM_F_DUMP_INTR) reply.interrupted = true;
+    switch (hdr.nlmsg_type) {
+      case NLMSG_NOOP: break;
+      case NLMSG_ERROR:
+      case NLMSG_DONE: {
+        std::optional<AckInfo> ack = ParseAck(msg);
+        // A bare NLMSG_DONE (no error code) is still a clean end of dump.
+        if (!ack && hdr.nlmsg_type == NLMSG_DONE && hdr.nlmsg_len == sizeof hdr) ack = AckInfo{};
+        if (!ack) return Malformed("an NLMSG_ERROR too short for its error code");
+        reply.error = ack->error;
+        reply.extack = std::move(ack->msg);
+        reply.complete = true;
+        break;
+      }
+      case NLMSG_OVERRUN:
+        return Error(base::Code::kKernel,
+                     "generic netlink: the kernel dropped part of its answer (NLMSG_OVERRUN)", {}, ENOBUFS);
+      default:
+        if (hdr.nlmsg_type < NLMSG_MIN_TYPE) {
+          return Malformed("unknown control message type " + std::to_string(hdr.nlmsg_type));
+        }
+        reply.messages.emplace_back(msg.begin(), msg.end());
+    }
+    off += NLMSG_ALIGN(size_t{hdr.nlmsg_len});
+  }
+  return base::Ok();
+}
+
+}  // namespace smcnl
+}  // namespace netlink

@@ -1,0 +1,127 @@
+// SMC generic netlink messages as bytes: resolving a generic netlink family
+// by name (nlctrl's CTRL_CMD_GETFAMILY), the SMC_PNETID family's pnet table
+// commands and the SMC_GEN_NETLINK family's user EID commands, and parsing
+// what the kernel answers. Pure functions over buffers, no socket; libmnl
+// only lays out and walks the bytes. Shapes follow include/uapi/linux/smc.h,
+// include/uapi/linux/genetlink.h and the kernel's net/smc/smc_pnet.c,
+// smc_clc.c, smc_netlink.c and net/netlink/genetlink.c.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/error.h"
+#include "netlink/smc.h"
+
+namespace netlink {
+
+// --- input as the kernel wants it -------------------------------------------
+// Each fails with Error{kInvalidConfig, "<what>: <why>", {}, EINVAL}.
+
+/// smc_pnetid_valid's rule: surrounding blanks dropped, then 1-16 letters and
+/// digits, lower case raised ("net1" -> "NET1").
+base::Result<std::string> NormalizePnetId(std::string_view pnet_id);
+/// smc_clc_ueid_valid's rule in canonical form: surrounding blanks dropped,
+/// lower case raised, then 1-32 characters of A-Z 0-9 '.' '-' starting with
+/// a letter or digit ("erdma-smc " -> "ERDMA-SMC"), the form ListUeids
+/// returns. On the wire the kernel wants it padded with blanks to exactly 32
+/// characters (as `smcd ueid add` does); the request builders add that.
+base::Result<std::string> NormalizeUeid(std::string_view ueid);
+/// A UEID without its padding blanks ("ERDMA-SMC" for "ERDMA-SMC" + 23 blanks).
+std::string TrimUeid(std::string_view ueid);
+/// The PNET ID the ACK controller derives from a netdev MAC: its hex digits,
+/// upper case, no separators ("00:16:3e:10:f8:b0" -> "00163E10F8B0"). Empty
+/// when `mac` is not six colon-separated hex bytes.
+std::string PnetIdFromMac(std::string_view mac);
+/// The entry with its PNET ID normalized, after checking it is exactly one
+/// of ETH (netdev name 1-15 bytes) or IB (device name 1-63 bytes, port 1-2).
+base::Result<PnetEntry> NormalizePnetEntry(const PnetEntry& entry);
+/// "00163E10F8B0 netdev eth0" or "NET1 ib mlx5_0 port 1", for messages.
+std::string DescribePnetEntry(const PnetEntry& entry);
+
+}  // namespace netlink
+
+namespace netlink::smcnl {
+
+using Bytes = std::vector<uint8_t>;
+
+inline constexpr const char* kPnetFamily = "SMC_PNETID";      ///< SMCR_GENL_FAMILY_NAME
+inline constexpr const char* kGenFamily = "SMC_GEN_NETLINK";  ///< SMC_GENL_FAMILY_NAME
+inline constexpr size_t kPnetIdMax = 16;                      ///< SMC_MAX_PNETID_LEN
+inline constexpr size_t kUeidLen = 32;                        ///< SMC_MAX_EID_LEN
+inline constexpr size_t kMaxUeids = 4;                        ///< SMC_MAX_UEID
+inline constexpr uint8_t kMaxIbPort = 2;                      ///< SMC_MAX_PORTS
+
+// --- requests ---------------------------------------------------------------
+// Each is one whole netlink message: nlmsghdr (type = the family id, pid 0,
+// the given sequence number), genlmsghdr (cmd, version 1) and attributes.
+// Commands carry NLM_F_REQUEST|NLM_F_ACK, dumps NLM_F_REQUEST|NLM_F_DUMP.
+
+/// CTRL_CMD_GETFAMILY to nlctrl (GENL_ID_CTRL) with CTRL_ATTR_FAMILY_NAME.
+/// EINVAL for an empty name or one of GENL_NAMSIZ (16) bytes or more.
+base::Result<Bytes> BuildGetFamily(uint32_t seq, std::string_view name);
+/// SMC_PNETID_GET dump: the pnet table of the socket's namespace.
+Bytes BuildPnetDump(uint32_t seq, uint16_t family);
+/// SMC_PNETID_ADD with SMC_PNETID_NAME (normalized) and either
+/// SMC_PNETID_ETHNAME or SMC_PNETID_IBNAME + SMC_PNETID_IBPORT (u8).
+base::Result<Bytes> BuildPnetAdd(uint32_t seq, uint16_t family, const PnetEntry& entry);
+/// SMC_PNETID_DEL with SMC_PNETID_NAME (normalized).
+base::Result<Bytes> BuildPnetDel(uint32_t seq, uint16_t family, std::string_view pnet_id);
+/// SMC_NETLINK_DUMP_UEID dump.
+Bytes BuildUeidDump(uint32_t seq, uint16_t family);
+/// SMC_NETLINK_ADD_UEID / _REMOVE_UEID with SMC_NLA_EID_TABLE_ENTRY: the
+/// normalized UEID padded with blanks to 32 characters, and a NUL (the
+/// kernel wants exactly 33 payload bytes).
+base::Result<Bytes> BuildUeidAdd(uint32_t seq, uint16_t family, std::string_view ueid);
+base::Result<Bytes> BuildUeidRemove(uint32_t seq, uint16_t family, std::string_view ueid);
+
+// --- answers ----------------------------------------------------------------
+// Parsers of one whole message (nlmsghdr first; bytes past nlmsg_len are
+// ignored). They never read outside `msg`; a message of another type or
+// command, a truncated one, a malformed attribute or a missing mandatory one
+// is Error{kKernel, "malformed generic netlink reply: ...", {}, EBADMSG}.
+// Unknown attributes are skipped.
+
+/// A generic netlink family as nlctrl describes it.
+struct Family {
+  uint16_t id = 0;            ///< CTRL_ATTR_FAMILY_ID: the nlmsg_type of its messages
+  std::string name;           ///< CTRL_ATTR_FAMILY_NAME
+  uint32_t version = 0;       ///< CTRL_ATTR_VERSION
+  bool ops_listed = false;    ///< the answer carried CTRL_ATTR_OPS
+  std::vector<uint32_t> ops;  ///< CTRL_ATTR_OP_ID of each operation, in the kernel's order
+
+  /// Whether the family has command `cmd`; true when the kernel listed no
+  /// operations at all (then there is nothing to go by).
+  bool HasOp(uint32_t cmd) const;
+  bool operator==(const Family&) const = default;
+};
+
+/// The CTRL_CMD_NEWFAMILY answer to BuildGetFamily: needs FAMILY_ID and FAMILY_NAME.
+base::Result<Family> ParseFamily(std::span<const uint8_t> msg);
+/// One SMC_PNETID_GET dump message of family `family`: needs NAME, ETHNAME,
+/// IBNAME and IBPORT. The kernel fills the unused side with "n/a" (and port
+/// 255); that side comes back empty (and port 0).
+base::Result<PnetEntry> ParsePnetEntry(std::span<const uint8_t> msg, uint16_t family);
+/// One SMC_NETLINK_DUMP_UEID dump message: the UEID, trimmed (TrimUeid).
+base::Result<std::string> ParseUeid(std::span<const uint8_t> msg, uint16_t family);
+
+/// The answer to one request, assembled from the datagrams it came in.
+struct Reply {
+  bool complete = false;        ///< the ACK, an NLMSG_ERROR or the NLMSG_DONE arrived
+  bool interrupted = false;     ///< a message carried NLM_F_DUMP_INTR: restart the dump
+  int error = 0;                ///< the kernel's errno; 0 = success
+  std::string extack;           ///< its extended ACK text, if any
+  std::vector<Bytes> messages;  ///< the data messages, each whole, in order
+};
+
+/// Adds one received datagram to `reply`. Each message must be whole, carry
+/// `seq` and, when both are non-zero, the socket's `portid`; otherwise
+/// Error{kKernel, ..., EBADMSG} for a malformed datagram and EPROTO for a
+/// stray message, and the caller should drain the socket. Messages after
+/// the one that completed the reply are ignored.
+base::Status ReadDatagram(std::span<const uint8_t> datagram, uint32_t seq, uint32_t portid, Reply& reply);
+
+}  // namespace netlink::smcnl

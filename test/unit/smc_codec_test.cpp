@@ -1,0 +1,542 @@
+// netlink::smcnl and the SMC input rules: requests checked byte for byte
+// against the layout of include/uapi/linux/{genetlink,smc}.h (numbers written
+// out, so a wrong enum is caught), and answers laid out by hand the way
+// net/netlink/genetlink.c, net/smc/smc_pnet.c and smc_clc.c send them.
+#include "netlink/smc_codec.h"
+
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using netlink::PnetEntry;
+using netlink::smcnl::Bytes;
+using netlink::smcnl::Reply;
+
+constexpr uint32_t kPortid = 4242;
+constexpr uint16_t kPnetFamily = 0x1c;  // what nlctrl happened to give SMC_PNETID
+constexpr uint16_t kGenFamily = 0x1d;   // ... and SMC_GEN_NETLINK
+constexpr uint16_t kCommand = NLM_F_REQUEST | NLM_F_ACK;
+constexpr uint16_t kDump = NLM_F_REQUEST | NLM_F_DUMP;
+
+// --- expected request bytes, little endian --------------------------------
+
+void PutU16(Bytes& b, uint16_t v) { b.insert(b.end(), {uint8_t(v), uint8_t(v >> 8)}); }
+void PutU32(Bytes& b, uint32_t v) {
+  for (int i = 0; i < 4; ++i) b.push_back(uint8_t(v >> (8 * i)));
+}
+void Append(Bytes& b, const Bytes& more) { b.insert(b.end(), more.begin(), more.end()); }
+/// nlmsghdr (pid 0: the kernel's) and genlmsghdr {cmd, version 1, reserved 0}.
+Bytes Headers(uint32_t len, uint16_t type, uint16_t flags, uint32_t seq, uint8_t cmd) {
+  Bytes b;
+  PutU32(b, len);
+  PutU16(b, type);
+  PutU16(b, flags);
+  PutU32(b, seq);
+  PutU32(b, 0);
+  Append(b, {cmd, 1, 0, 0});
+  return b;
+}
+Bytes AttrString(uint16_t type, const std::string& s) {
+  Bytes b;
+  PutU16(b, uint16_t(4 + s.size() + 1));
+  PutU16(b, type);
+  b.insert(b.end(), s.begin(), s.end());
+  b.push_back(0);
+  while (b.size() % 4) b.push_back(0);
+  return b;
+}
+Bytes AttrU8(uint16_t type, uint8_t v) {
+  Bytes b;
+  PutU16(b, 5);
+  PutU16(b, type);
+  Append(b, {v, 0, 0, 0});
+  return b;
+}
+
+// --- canned answers, laid out with libmnl on a buffer ----------------------
+
+/// One message the kernel could send; genl ones get a genlmsghdr.
+class Msg {
+ public:
+  Msg(uint16_t type, uint16_t flags, uint32_t seq, uint32_t pid = kPortid) {
+    nlh_ = mnl_nlmsg_put_header(buf_.data());
+    nlh_->nlmsg_type = type;
+    nlh_->nlmsg_flags = flags;
+    nlh_->nlmsg_seq = seq;
+    nlh_->nlmsg_pid = pid;
+  }
+  static Msg Genl(uint16_t family, uint8_t cmd, uint16_t flags, uint32_t seq, uint8_t version = 1) {
+    Msg m(family, flags, seq);
+    auto* g = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(m.nlh_, sizeof(genlmsghdr)));
+    g->cmd = cmd;
+    g->version = version;
+    return m;
+  }
+  Msg& U8(uint16_t type, uint8_t v) {
+    mnl_attr_put_u8(nlh_, type, v);
+    return *this;
+  }
+  Msg& U16(uint16_t type, uint16_t v) {
+    mnl_attr_put_u16(nlh_, type, v);
+    return *this;
+  }
+  Msg& U32(uint16_t type, uint32_t v) {
+    mnl_attr_put_u32(nlh_, type, v);
+    return *this;
+  }
+  Msg& Str(uint16_t type, const std::string& s) {
+    mnl_attr_put_strz(nlh_, type, s.c_str());
+    return *this;
+  }
+  Msg& Raw(uint16_t type, const Bytes& payload) {
+    static const uint8_t kNothing = 0;
+    mnl_attr_put(nlh_, type, payload.size(), payload.empty() ? &kNothing : payload.data());
+    return *this;
+  }
+  nlattr* Begin(uint16_t type) { return mnl_attr_nest_start(nlh_, type); }
+  Msg& End(nlattr* nest) {
+    mnl_attr_nest_end(nlh_, nest);
+    return *this;
+  }
+  nlmsghdr* nlh() { return nlh_; }
+  Bytes bytes() const { return Bytes(buf_.begin(), buf_.begin() + nlh_->nlmsg_len); }
+
+ private:
+  Bytes buf_ = Bytes(4096);
+  nlmsghdr* nlh_;
+};
+
+/// smc_pnet_set_nla's layout: all four attributes, "n/a" and 255 on the unused side.
+Bytes PnetMsg(uint32_t seq, const std::string& id, const std::string& eth, const std::string& ib,
+              uint8_t port) {
+  return Msg::Genl(kPnetFamily, 1 /* SMC_PNETID_GET */, NLM_F_MULTI, seq)
+      .Str(1, id)
+      .Str(2, eth.empty() ? "n/a" : eth)
+      .Str(3, ib.empty() ? "n/a" : ib)
+      .U8(4, ib.empty() ? 0xff : port)
+      .bytes();
+}
+
+/// smc_nl_ueid_dumpinfo: the 32 stored bytes and a NUL.
+Bytes UeidMsg(uint32_t seq, const std::string& padded) {
+  return Msg::Genl(kGenFamily, 9 /* SMC_NETLINK_DUMP_UEID */, NLM_F_MULTI, seq).Str(1, padded).bytes();
+}
+
+/// ctrl_fill_info's answer: id, name, version, hdrsize, maxattr, then the ops.
+Bytes FamilyMsg(uint32_t seq, uint16_t id, const std::string& name, const std::vector<uint32_t>& ops) {
+  Msg m = Msg::Genl(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, seq, 2);
+  m.U16(CTRL_ATTR_FAMILY_ID, id).Str(CTRL_ATTR_FAMILY_NAME, name).U32(CTRL_ATTR_VERSION, 1);
+  m.U32(CTRL_ATTR_HDRSIZE, 0).U32(CTRL_ATTR_MAXATTR, 1);
+  if (!ops.empty()) {
+    nlattr* all = m.Begin(CTRL_ATTR_OPS);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      nlattr* one = m.Begin(uint16_t(i + 1));
+      m.U32(CTRL_ATTR_OP_ID, ops[i]).U32(CTRL_ATTR_OP_FLAGS, 0x0a);
+      m.End(one);
+    }
+    m.End(all);
+  }
+  return m.bytes();
+}
+
+Bytes Done(uint32_t seq, int32_t error = 0) {
+  Msg m(NLMSG_DONE, NLM_F_MULTI, seq);
+  auto* e = static_cast<int32_t*>(mnl_nlmsg_put_extra_header(m.nlh(), sizeof(int32_t)));
+  *e = error;
+  return m.bytes();
+}
+
+/// NLMSG_ERROR as netlink_ack sends it on a socket with CAP_ACK and EXT_ACK.
+Bytes ErrorMsg(uint32_t seq, int error, const std::string& extack = "") {
+  Msg m(NLMSG_ERROR, uint16_t(NLM_F_CAPPED | (extack.empty() ? 0 : NLM_F_ACK_TLVS)), seq);
+  auto* e = static_cast<nlmsgerr*>(mnl_nlmsg_put_extra_header(m.nlh(), sizeof(nlmsgerr)));
+  e->error = -error;
+  e->msg.nlmsg_len = 48;
+  e->msg.nlmsg_type = kPnetFamily;
+  e->msg.nlmsg_flags = kCommand;
+  e->msg.nlmsg_seq = seq;
+  if (!extack.empty()) mnl_attr_put_strz(m.nlh(), NLMSGERR_ATTR_MSG, extack.c_str());
+  return m.bytes();
+}
+
+Bytes Datagram(std::initializer_list<Bytes> messages) {
+  Bytes d;
+  for (const Bytes& m : messages) Append(d, m);
+  return d;
+}
+
+Reply ReadAll(std::initializer_list<Bytes> datagrams, uint32_t seq) {
+  Reply r;
+  for (const Bytes& d : datagrams) {
+    auto s = netlink::smcnl::ReadDatagram(d, seq, kPortid, r);
+    INFO((s.ok() ? "" : s.error().msg));
+    REQUIRE(s.ok());
+  }
+  return r;
+}
+
+template <typename R>
+void CheckInvalid(const R& r, const std::string& fragment) {
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == base::Code::kInvalidConfig);
+  CHECK(r.error().sys_errno == EINVAL);
+  INFO(r.error().msg);
+  CHECK(r.error().msg.find(fragment) != std::string::npos);
+}
+
+template <typename R>
+void CheckMalformed(const R& r) {
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == base::Code::kKernel);
+  CHECK(r.error().sys_errno == EBADMSG);
+}
+
+PnetEntry Eth(const std::string& id, const std::string& eth) { return PnetEntry{id, eth, "", 0}; }
+PnetEntry Ib(const std::string& id, const std::string& ib, uint8_t port) {
+  return PnetEntry{id, "", ib, port};
+}
+
+}  // namespace
+
+// --- input rules ------------------------------------------------------------
+
+TEST_CASE("SMC PNET IDs are trimmed and upper-cased, and only 1-16 letters and digits pass", "[smc]") {
+  CHECK(*netlink::NormalizePnetId("net1") == "NET1");
+  CHECK(*netlink::NormalizePnetId(" \t00163e10f8b0 \n") == "00163E10F8B0");
+  CHECK(*netlink::NormalizePnetId("ABCDEFGHIJ123456") == "ABCDEFGHIJ123456");  // 16
+  CheckInvalid(netlink::NormalizePnetId(""), "is empty");
+  CheckInvalid(netlink::NormalizePnetId("   "), "is empty");
+  CheckInvalid(netlink::NormalizePnetId("ABCDEFGHIJ1234567"), "longer than 16");
+  CheckInvalid(netlink::NormalizePnetId("NET-1"), "only letters and digits");
+  CheckInvalid(netlink::NormalizePnetId("NET 1"), "only letters and digits");
+  CheckInvalid(netlink::NormalizePnetId("N\xc3\x84T"), "only letters and digits");
+  CheckInvalid(netlink::NormalizePnetId(std::string("NET\0"
+                                                    "1",
+                                                    5)),
+               "only letters and digits");
+}
+
+TEST_CASE("SMC user EIDs are upper-cased and hold 1-32 of A-Z 0-9 . - starting alphanumeric", "[smc]") {
+  CHECK(*netlink::NormalizeUeid("erdma-smc.v2 ") == "ERDMA-SMC.V2");
+  CHECK(*netlink::NormalizeUeid("0") == "0");
+  const std::string full(32, 'A');
+  CHECK(*netlink::NormalizeUeid(full) == full);
+  CheckInvalid(netlink::NormalizeUeid(""), "is empty");
+  CheckInvalid(netlink::NormalizeUeid(full + "B"), "longer than 32");
+  CheckInvalid(netlink::NormalizeUeid("-ERDMA"), "must start with a letter or digit");
+  CheckInvalid(netlink::NormalizeUeid(".ERDMA"), "must start with a letter or digit");
+  CheckInvalid(netlink::NormalizeUeid("ERDMA SMC"), "only A-Z, 0-9");
+  CheckInvalid(netlink::NormalizeUeid("ERDMA_SMC"), "only A-Z, 0-9");
+  CHECK(netlink::TrimUeid("ERDMA-SMC" + std::string(23, ' ')) == "ERDMA-SMC");
+}
+
+TEST_CASE("the PNET ID derived from a MAC is its hex digits in upper case, like the ACK controller's",
+          "[smc]") {
+  CHECK(netlink::PnetIdFromMac("00:16:3e:10:f8:b0") == "00163E10F8B0");
+  CHECK(netlink::PnetIdFromMac("AA:BB:CC:DD:EE:FF") == "AABBCCDDEEFF");
+  CHECK(*netlink::NormalizePnetId(netlink::PnetIdFromMac("00:16:3e:10:f8:b0")) == "00163E10F8B0");
+  for (const char* bad : {"", "00:16:3e:10:f8", "00:16:3e:10:f8:b0:01", "00-16-3e-10-f8-b0",
+                          "00:16:3e:10:f8:g0", "0:16:3e:10:f8:b0a", "00:16:3e:10:f8:b"}) {
+    INFO(bad);
+    CHECK(netlink::PnetIdFromMac(bad).empty());
+  }
+}
+
+TEST_CASE("an SMC pnet entry is exactly one of a netdev or a device port 1 or 2", "[smc]") {
+  CHECK(*netlink::NormalizePnetEntry(Eth("net1", "eth0")) == Eth("NET1", "eth0"));
+  CHECK(*netlink::NormalizePnetEntry(Ib("net1", "erdma_0", 2)) == Ib("NET1", "erdma_0", 2));
+  CheckInvalid(netlink::NormalizePnetEntry(PnetEntry{"NET1", "eth0", "erdma_0", 1}), "both a netdev");
+  CheckInvalid(netlink::NormalizePnetEntry(PnetEntry{"NET1", "", "", 0}), "neither");
+  CheckInvalid(netlink::NormalizePnetEntry(Ib("NET1", "erdma_0", 0)), "port 0");
+  CheckInvalid(netlink::NormalizePnetEntry(Ib("NET1", "erdma_0", 3)), "port 3");
+  CheckInvalid(netlink::NormalizePnetEntry(PnetEntry{"NET1", "eth0", "", 1}), "has an IB port");
+  CheckInvalid(netlink::NormalizePnetEntry(Eth("NET1", "abcdefghijklmnop")), "longer than 15");
+  CheckInvalid(netlink::NormalizePnetEntry(Ib("NET1", std::string(64, 'x'), 1)), "longer than 63");
+  CheckInvalid(netlink::NormalizePnetEntry(Eth("NET-1", "eth0")), "only letters and digits");
+  CHECK(netlink::DescribePnetEntry(Eth("NET1", "eth0")) == "NET1 netdev eth0");
+  CHECK(netlink::DescribePnetEntry(Ib("NET1", "erdma_0", 1)) == "NET1 ib erdma_0 port 1");
+}
+
+// --- requests ---------------------------------------------------------------
+
+TEST_CASE("resolving an SMC family asks nlctrl (type 16, CTRL_CMD_GETFAMILY 3) for it by name", "[smc]") {
+  // CTRL_ATTR_FAMILY_NAME is attribute 2.
+  Bytes pnet = Headers(36, 0x10, kCommand, 7, 3);
+  Append(pnet, AttrString(2, "SMC_PNETID"));
+  CHECK(*netlink::smcnl::BuildGetFamily(7, "SMC_PNETID") == pnet);
+  Bytes gen = Headers(40, 0x10, kCommand, 8, 3);
+  Append(gen, AttrString(2, "SMC_GEN_NETLINK"));  // 15 characters: the longest GENL_NAMSIZ allows
+  CHECK(*netlink::smcnl::BuildGetFamily(8, "SMC_GEN_NETLINK") == gen);
+  CHECK(netlink::smcnl::BuildGetFamily(1, "").error().sys_errno == EINVAL);
+  CHECK(netlink::smcnl::BuildGetFamily(1, "SMC_GEN_NETLINK1").error().sys_errno == EINVAL);
+}
+
+TEST_CASE("the SMC pnet dump is SMC_PNETID_GET (1) with REQUEST and DUMP, typed by the family id", "[smc]") {
+  CHECK(netlink::smcnl::BuildPnetDump(5, kPnetFamily) == Headers(20, kPnetFamily, kDump, 5, 1));
+}
+
+TEST_CASE("adding an SMC netdev entry sends SMC_PNETID_ADD (2) with the upper-cased NAME and ETHNAME",
+          "[smc]") {
+  Bytes want = Headers(52, kPnetFamily, kCommand, 9, 2);
+  Append(want, AttrString(1, "00163E10F8B0"));  // SMC_PNETID_NAME
+  Append(want, AttrString(2, "eth0"));          // SMC_PNETID_ETHNAME
+  CHECK(*netlink::smcnl::BuildPnetAdd(9, kPnetFamily, Eth("00163e10f8b0", "eth0")) == want);
+}
+
+TEST_CASE("adding an SMC device entry sends SMC_PNETID_IBNAME (3) and the port as a u8 SMC_PNETID_IBPORT (4)",
+          "[smc]") {
+  Bytes want = Headers(52, kPnetFamily, kCommand, 10, 2);
+  Append(want, AttrString(1, "NET1"));
+  Append(want, AttrString(3, "erdma_0"));
+  Append(want, AttrU8(4, 2));
+  CHECK(*netlink::smcnl::BuildPnetAdd(10, kPnetFamily, Ib("net1", "erdma_0", 2)) == want);
+}
+
+TEST_CASE("deleting an SMC pnet ID sends SMC_PNETID_DEL (3) with the name as the add stored it", "[smc]") {
+  Bytes want = Headers(32, kPnetFamily, kCommand, 11, 3);
+  Append(want, AttrString(1, "NET1"));
+  CHECK(*netlink::smcnl::BuildPnetDel(11, kPnetFamily, " net1 ") == want);
+}
+
+TEST_CASE("SMC requests with input the kernel would refuse are not built", "[smc]") {
+  CheckInvalid(netlink::smcnl::BuildPnetAdd(1, kPnetFamily, Eth("NET_1", "eth0")), "only letters and digits");
+  CheckInvalid(netlink::smcnl::BuildPnetAdd(1, kPnetFamily, PnetEntry{"N", "eth0", "mlx5_0", 1}), "both");
+  CheckInvalid(netlink::smcnl::BuildPnetDel(1, kPnetFamily, ""), "is empty");
+  CheckInvalid(netlink::smcnl::BuildUeidAdd(1, kGenFamily, "a b"), "only A-Z");
+  CheckInvalid(netlink::smcnl::BuildUeidRemove(1, kGenFamily, std::string(33, 'A')), "longer than 32");
+}
+
+TEST_CASE("SMC user EID commands carry the EID padded with blanks to 32 bytes plus a NUL", "[smc]") {
+  const std::string padded = "ERDMA-SMC" + std::string(23, ' ');
+  // SMC_NLA_EID_TABLE_ENTRY (1): 4 + 33 = 37 bytes, padded to 40.
+  Bytes add = Headers(60, kGenFamily, kCommand, 12, 10);  // SMC_NETLINK_ADD_UEID
+  Append(add, AttrString(1, padded));
+  CHECK(*netlink::smcnl::BuildUeidAdd(12, kGenFamily, "erdma-smc") == add);
+  Bytes remove = Headers(60, kGenFamily, kCommand, 13, 11);  // SMC_NETLINK_REMOVE_UEID
+  Append(remove, AttrString(1, padded));
+  CHECK(*netlink::smcnl::BuildUeidRemove(13, kGenFamily, "ERDMA-SMC") == remove);
+  CHECK(netlink::smcnl::BuildUeidDump(14, kGenFamily) == Headers(20, kGenFamily, kDump, 14, 9));
+}
+
+// --- answers ----------------------------------------------------------------
+
+TEST_CASE("a GETFAMILY answer gives the family id, name, version and its operations", "[smc]") {
+  auto f = netlink::smcnl::ParseFamily(FamilyMsg(3, 0x1d, "SMC_GEN_NETLINK", {1, 2, 9, 10, 11, 12}));
+  REQUIRE(f.ok());
+  CHECK(f->id == 0x1d);
+  CHECK(f->name == "SMC_GEN_NETLINK");
+  CHECK(f->version == 1);
+  CHECK(f->ops_listed);
+  CHECK(f->ops == std::vector<uint32_t>{1, 2, 9, 10, 11, 12});
+  CHECK(f->HasOp(10));
+  CHECK_FALSE(f->HasOp(13));
+}
+
+TEST_CASE("a GETFAMILY answer without operations is taken to have them all", "[smc]") {
+  auto f = netlink::smcnl::ParseFamily(FamilyMsg(3, 0x1c, "SMC_PNETID", {}));
+  REQUIRE(f.ok());
+  CHECK_FALSE(f->ops_listed);
+  CHECK(f->HasOp(10));
+}
+
+TEST_CASE("a GETFAMILY answer of an older SMC_GEN_NETLINK lacks the user EID operations", "[smc]") {
+  auto f = netlink::smcnl::ParseFamily(FamilyMsg(3, 0x1d, "SMC_GEN_NETLINK", {1, 2, 3, 4, 5, 6}));
+  REQUIRE(f.ok());
+  CHECK_FALSE(f->HasOp(10));  // SMC_NETLINK_ADD_UEID
+}
+
+TEST_CASE("a GETFAMILY answer without id or name, or of another command, is malformed", "[smc]") {
+  CheckMalformed(netlink::smcnl::ParseFamily(
+      Msg::Genl(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1).Str(CTRL_ATTR_FAMILY_NAME, "SMC_PNETID").bytes()));
+  CheckMalformed(netlink::smcnl::ParseFamily(
+      Msg::Genl(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1).U16(CTRL_ATTR_FAMILY_ID, 0x1c).bytes()));
+  CheckMalformed(netlink::smcnl::ParseFamily(Msg::Genl(GENL_ID_CTRL, CTRL_CMD_DELFAMILY, 0, 1)
+                                                 .U16(CTRL_ATTR_FAMILY_ID, 0x1c)
+                                                 .Str(CTRL_ATTR_FAMILY_NAME, "SMC_PNETID")
+                                                 .bytes()));
+  CheckMalformed(netlink::smcnl::ParseFamily(PnetMsg(1, "NET1", "eth0", "", 0)));  // another type
+  // A u32 where nlctrl sends a u16 id.
+  CheckMalformed(netlink::smcnl::ParseFamily(Msg::Genl(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1)
+                                                 .U32(CTRL_ATTR_FAMILY_ID, 0x1c)
+                                                 .Str(CTRL_ATTR_FAMILY_NAME, "SMC_PNETID")
+                                                 .bytes()));
+  // An operation nest whose inner attribute overruns it.
+  Msg broken = Msg::Genl(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1);
+  broken.U16(CTRL_ATTR_FAMILY_ID, 0x1c).Str(CTRL_ATTR_FAMILY_NAME, "SMC_PNETID");
+  broken.Raw(CTRL_ATTR_OPS, {12, 0, 1, 0, 40, 0, 1, 0, 1, 0, 0, 0});
+  CheckMalformed(netlink::smcnl::ParseFamily(broken.bytes()));
+}
+
+TEST_CASE("an SMC pnet dump message gives a netdev entry with the kernel's n/a side left empty", "[smc]") {
+  auto e = netlink::smcnl::ParsePnetEntry(PnetMsg(4, "00163E10F8B0", "eth0", "", 0), kPnetFamily);
+  REQUIRE(e.ok());
+  CHECK(*e == Eth("00163E10F8B0", "eth0"));
+  auto ib = netlink::smcnl::ParsePnetEntry(PnetMsg(4, "NET1", "", "erdma_0", 1), kPnetFamily);
+  REQUIRE(ib.ok());
+  CHECK(*ib == Ib("NET1", "erdma_0", 1));
+}
+
+TEST_CASE("an SMC pnet dump message needs all four attributes, the right family and command", "[smc]") {
+  CheckMalformed(netlink::smcnl::ParsePnetEntry(PnetMsg(4, "NET1", "eth0", "", 0), kGenFamily));
+  CheckMalformed(netlink::smcnl::ParsePnetEntry(Msg::Genl(kPnetFamily, 2, NLM_F_MULTI, 4)
+                                                    .Str(1, "NET1")
+                                                    .Str(2, "eth0")
+                                                    .Str(3, "n/a")
+                                                    .U8(4, 255)
+                                                    .bytes(),
+                                                kPnetFamily));
+  CheckMalformed(netlink::smcnl::ParsePnetEntry(
+      Msg::Genl(kPnetFamily, 1, NLM_F_MULTI, 4).Str(1, "NET1").Str(2, "eth0").Str(3, "n/a").bytes(),
+      kPnetFamily));
+  CheckMalformed(netlink::smcnl::ParsePnetEntry(
+      Msg::Genl(kPnetFamily, 1, NLM_F_MULTI, 4).Str(2, "eth0").Str(3, "n/a").U8(4, 255).bytes(),
+      kPnetFamily));
+  // A name without its NUL, a port of four bytes.
+  CheckMalformed(netlink::smcnl::ParsePnetEntry(Msg::Genl(kPnetFamily, 1, NLM_F_MULTI, 4)
+                                                    .Raw(1, {'N', 'E', 'T'})
+                                                    .Str(2, "eth0")
+                                                    .Str(3, "n/a")
+                                                    .U8(4, 255)
+                                                    .bytes(),
+                                                kPnetFamily));
+  CheckMalformed(netlink::smcnl::ParsePnetEntry(Msg::Genl(kPnetFamily, 1, NLM_F_MULTI, 4)
+                                                    .Str(1, "NET1")
+                                                    .Str(2, "eth0")
+                                                    .Str(3, "n/a")
+                                                    .U32(4, 255)
+                                                    .bytes(),
+                                                kPnetFamily));
+  // Both sides "n/a".
+  CheckMalformed(netlink::smcnl::ParsePnetEntry(PnetMsg(4, "NET1", "", "", 0), kPnetFamily));
+}
+
+TEST_CASE("an SMC user EID dump message gives the EID without its padding", "[smc]") {
+  auto u = netlink::smcnl::ParseUeid(UeidMsg(5, "ERDMA-SMC" + std::string(23, ' ')), kGenFamily);
+  REQUIRE(u.ok());
+  CHECK(*u == "ERDMA-SMC");
+  CheckMalformed(netlink::smcnl::ParseUeid(UeidMsg(5, "X"), kPnetFamily));
+  CheckMalformed(netlink::smcnl::ParseUeid(Msg::Genl(kGenFamily, 9, NLM_F_MULTI, 5).bytes(), kGenFamily));
+}
+
+TEST_CASE("an SMC pnet dump in one datagram completes at NLMSG_DONE with every entry", "[smc]") {
+  Reply r = ReadAll(
+      {Datagram({PnetMsg(6, "NET1", "eth0", "", 0), PnetMsg(6, "NET1", "", "erdma_0", 1), Done(6)})}, 6);
+  CHECK(r.complete);
+  CHECK(r.error == 0);
+  CHECK_FALSE(r.interrupted);
+  REQUIRE(r.messages.size() == 2);
+  CHECK(*netlink::smcnl::ParsePnetEntry(r.messages[1], kPnetFamily) == Ib("NET1", "erdma_0", 1));
+}
+
+TEST_CASE("an SMC command refused by the kernel gives the errno and its extended ACK text", "[smc]") {
+  Reply r = ReadAll({ErrorMsg(7, EEXIST, "pnet entry exists")}, 7);
+  CHECK(r.complete);
+  CHECK(r.error == EEXIST);
+  CHECK(r.extack == "pnet entry exists");
+  Reply plain = ReadAll({ErrorMsg(8, 0)}, 8);
+  CHECK(plain.complete);
+  CHECK(plain.error == 0);
+}
+
+TEST_CASE("an SMC dump answer split over datagrams completes only at NLMSG_DONE, marked when interrupted",
+          "[smc]") {
+  Reply r;
+  REQUIRE(netlink::smcnl::ReadDatagram(UeidMsg(9, "A"), 9, kPortid, r).ok());
+  CHECK_FALSE(r.complete);
+  Msg intr = Msg::Genl(kGenFamily, 9, NLM_F_MULTI | NLM_F_DUMP_INTR, 9);
+  intr.Str(1, "B");
+  REQUIRE(netlink::smcnl::ReadDatagram(Datagram({intr.bytes(), Done(9)}), 9, kPortid, r).ok());
+  CHECK(r.complete);
+  CHECK(r.interrupted);
+  CHECK(r.messages.size() == 2);
+}
+
+TEST_CASE("an SMC answer for another sequence number or port is refused with EPROTO", "[smc]") {
+  Reply r;
+  auto other_seq = netlink::smcnl::ReadDatagram(Done(10), 11, kPortid, r);
+  REQUIRE_FALSE(other_seq.ok());
+  CHECK(other_seq.error().sys_errno == EPROTO);
+  Msg other_port(NLMSG_DONE, NLM_F_MULTI, 11, kPortid + 1);
+  auto* e = static_cast<int32_t*>(mnl_nlmsg_put_extra_header(other_port.nlh(), sizeof(int32_t)));
+  *e = 0;
+  auto refused = netlink::smcnl::ReadDatagram(other_port.bytes(), 11, kPortid, r);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().sys_errno == EPROTO);
+  CHECK_FALSE(r.complete);
+}
+
+TEST_CASE("truncated SMC datagrams and control messages are errors", "[smc]") {
+  const Bytes whole = Datagram({PnetMsg(12, "NET1", "eth0", "", 0), Done(12)});
+  for (size_t n = 1; n < whole.size(); ++n) {
+    Reply r;
+    auto s = netlink::smcnl::ReadDatagram(std::span<const uint8_t>(whole.data(), n), 12, kPortid, r);
+    INFO("first " << n << " bytes");
+    // Either an error, or a consistent prefix: never a completed answer.
+    if (s.ok()) {
+      CHECK_FALSE(r.complete);
+    } else {
+      CHECK(s.error().sys_errno == EBADMSG);
+    }
+  }
+  Reply r;
+  auto overrun = netlink::smcnl::ReadDatagram(Msg(NLMSG_OVERRUN, 0, 12).bytes(), 12, kPortid, r);
+  REQUIRE_FALSE(overrun.ok());
+  CHECK(overrun.error().sys_errno == ENOBUFS);
+  auto unknown = netlink::smcnl::ReadDatagram(Msg(7, 0, 12).bytes(), 12, kPortid, r);
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().sys_errno == EBADMSG);
+}
+
+TEST_CASE("every truncation of an SMC answer message is malformed, never a parse", "[smc]") {
+  const Bytes pnet = PnetMsg(13, "00163E10F8B0", "eth0", "", 0);
+  const Bytes family = FamilyMsg(13, 0x1d, "SMC_GEN_NETLINK", {9, 10, 11});
+  const Bytes ueid = UeidMsg(13, "ERDMA-SMC" + std::string(23, ' '));
+  for (const Bytes* whole : {&pnet, &family, &ueid}) {
+    for (size_t n = 0; n < whole->size(); ++n) {
+      // The header keeps claiming the whole length: the parser must see the shortfall.
+      const std::span<const uint8_t> cut(whole->data(), n);
+      INFO("first " << n << " of " << whole->size() << " bytes");
+      if (whole == &pnet) CheckMalformed(netlink::smcnl::ParsePnetEntry(cut, kPnetFamily));
+      if (whole == &family) CheckMalformed(netlink::smcnl::ParseFamily(cut));
+      if (whole == &ueid) CheckMalformed(netlink::smcnl::ParseUeid(cut, kGenFamily));
+    }
+  }
+}
+
+TEST_CASE("an SMC message at an odd address parses like an aligned one", "[smc]") {
+  const Bytes msg = PnetMsg(14, "NET1", "veth0", "", 0);
+  Bytes shifted(msg.size() + 1);
+  std::memcpy(shifted.data() + 1, msg.data(), msg.size());
+  auto e = netlink::smcnl::ParsePnetEntry(std::span<const uint8_t>(shifted).subspan(1), kPnetFamily);
+  REQUIRE(e.ok());
+  CHECK(*e == Eth("NET1", "veth0"));
+}
+
+TEST_CASE("random bytes never crash the SMC parsers", "[smc]") {
+  std::mt19937 rng(20240603);
+  std::uniform_int_distribution<int> byte(0, 255);
+  const Bytes seeds[] = {PnetMsg(15, "NET1", "eth0", "", 0), FamilyMsg(15, 0x1d, "SMC_GEN_NETLINK", {9, 10}),
+                         UeidMsg(15, "ERDMA"), ErrorMsg(15, EINVAL, "bad")};
+  for (int round = 0; round < 4000; ++round) {
+    Bytes b = seeds[round % 4];
+    // Flip a few bytes past the length field, so that most rounds get deep.
+    for (int k = 0; k < 1 + round % 5; ++k) b[4 + size_t(byte(rng)) % (b.size() - 4)] = uint8_t(byte(rng));
+    if (round % 7 == 0) b.resize(size_t(byte(rng)) % (b.size() + 1));
+    (void)netlink::smcnl::ParsePnetEntry(b, kPnetFamily);
+    (void)netlink::smcnl::ParseFamily(b);
+    (void)netlink::smcnl::ParseUeid(b, kGenFamily);
+    Reply r;
+    (void)netlink::smcnl::ReadDatagram(b, 15, kPortid, r);
+  }
+  SUCCEED("no crash");
+}
