@@ -49,7 +49,8 @@ std::string RenderReport(const Results& r) {
   o << "# erdma-cni benchmark\n\n"
     << "- date: " << r.date << "\n"
     << "- load average before / after: " << r.load_before << " / " << r.load_after
-    << " (other work on the machine disturbs wall times; compare rows of the same run)\n"
+    << " (other work on the machine disturbs wall times; compare rows of the same run)"
+    << (r.nice ? "; measured at nice " + std::to_string(r.nice) : std::string()) << "\n"
     << "- kernel: " << r.kernel << "; CPU: " << r.cpu << "; nproc: " << r.nproc << "\n"
     << "- erdma-cni: " << r.plugin_path << " (" << r.plugin_info << ")\n"
     << "- Go reference: " << r.go_info << "\n"
@@ -124,14 +125,18 @@ std::string RenderReport(const Results& r) {
   if (!r.parallel.empty()) {
     o << "\n## Parallel ADDs (erdma-cni, distinct devices and pods; median of " << r.parallel_iterations
       << " rounds)\n\n"
-      << "| N | total wall ms | N × floor ADD ms | total / (N × floor) | per-ADD wall ms (median / p95) "
-         "| per-ADD CPU ms (median / p95) | parallel DEL total ms |\n|---|---|---|---|---|---|---|\n";
+      << "| N | total wall ms | N × floor ADD ms | total / (N × floor) | N floors at once (forked, no exec) ms "
+         "| total / floors at once | per-ADD wall ms (median / p95) | per-ADD CPU ms (median / p95) "
+         "| parallel DEL total ms | N floor DELs at once ms |\n|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& p : r.parallel) {
       const double floor_n = fa ? p.n * Med(fa->wall_ms) : -1;
       const double total = Med(p.add_total_ms);
       o << "| " << p.n << " | " << Fmt("%.1f", total) << " | " << (fa ? Fmt("%.1f", floor_n) : "n/a") << " | "
-        << (fa ? Fmt("%.2f", total / floor_n) : "n/a") << " | " << Ms(p.add_each_wall_ms) << " | "
-        << Ms(p.add_each_cpu_ms) << " | " << Fmt("%.1f", Med(p.del_total_ms)) << " |\n";
+        << (fa ? Fmt("%.2f", total / floor_n) : "n/a") << " | "
+        << (p.floor_add_total_ms.empty() ? "n/a" : Fmt("%.1f", Med(p.floor_add_total_ms))) << " | "
+        << (p.floor_add_total_ms.empty() ? "n/a" : Fmt("%.2f", total / Med(p.floor_add_total_ms))) << " | "
+        << Ms(p.add_each_wall_ms) << " | " << Ms(p.add_each_cpu_ms) << " | " << Fmt("%.1f", Med(p.del_total_ms))
+        << " | " << (p.floor_del_total_ms.empty() ? "n/a" : Fmt("%.1f", Med(p.floor_del_total_ms))) << " |\n";
     }
   }
 

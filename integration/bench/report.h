@@ -24,12 +24,16 @@ struct ParallelRun {
   int n = 0;
   std::vector<double> add_total_ms, del_total_ms;
   std::vector<double> add_each_wall_ms, add_each_cpu_ms;
+  /// The floor run by N forked children at once (no exec): what the kernel
+  /// itself makes of N concurrent ADDs.
+  std::vector<double> floor_add_total_ms, floor_del_total_ms;
 };
 
 struct Results {
   // Machine and build.
   std::string kernel, cpu, date, plugin_path, plugin_info, go_info;
   int nproc = 0;
+  int nice = 0;
   int iterations = 0, warmup = 0, enis = 0, parallel_iterations = 0;
   long driver_rss_anon_kib = 0;  ///< what a forked child inherits before exec
 

@@ -1,5 +1,9 @@
 #include "integration/bench/runner.h"
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -119,6 +123,54 @@ std::string MakeDataDir(const std::string& root) {
 
 }  // namespace
 
+// N forked children run the floor at once, each on its own device and pod:
+// all ADDs, then (once every child has reported) all DELs. The children are
+// copies of this process, so there is no exec and no startup to pay.
+bool ParallelFloor(const std::vector<FloorSpec>& specs, double* add_total, double* del_total) {
+  const size_t n = specs.size();
+  int done[2], go[2];
+  if (pipe2(done, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) return false;
+  std::vector<pid_t> pids;
+  const double t0 = NowMs();
+  for (size_t i = 0; i < n; ++i) {
+    pid_t pid = fork();
+    if (pid < 0) return false;
+    if (pid == 0) {
+      auto att = FloorAdd(specs[i]);
+      char c = att.ok() ? 'a' : 'x';
+      (void)!write(done[1], &c, 1);
+      if (!att.ok()) _exit(1);
+      (void)!read(go[0], &c, 1);
+      auto del = FloorDel(specs[i], *att);
+      c = del.ok() ? 'd' : 'x';
+      (void)!write(done[1], &c, 1);
+      _exit(del.ok() ? 0 : 1);
+    }
+    pids.push_back(pid);
+  }
+  bool ok = true;
+  auto collect = [&](char want) {
+    for (size_t i = 0; i < n; ++i) {
+      char c = 0;
+      if (read(done[0], &c, 1) != 1 || c != want) ok = false;
+    }
+  };
+  collect('a');
+  const double t1 = NowMs();
+  for (size_t i = 0; i < n; ++i) (void)!write(go[1], "g", 1);
+  collect('d');
+  const double t2 = NowMs();
+  for (pid_t p : pids) {
+    int st = 0;
+    waitpid(p, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) ok = false;
+  }
+  for (int fd : {done[0], done[1], go[0], go[1]}) close(fd);
+  *add_total = t1 - t0;
+  *del_total = t2 - t1;
+  return ok;
+}
+
 bool Options::Wants(const std::string& what) const {
   return only.empty() || std::find(only.begin(), only.end(), what) != only.end();
 }
@@ -140,7 +192,27 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
     std::cerr << "erdma-bench: " << origin.error().msg << "\n";
     return false;
   }
+  // The pod must be empty again after every DEL (links, rules, routes).
+  auto pod_ns = netlink::Netns::Open(pod, "the pod");
+  auto pod_k = pod_ns.ok() ? netlink::OpenRtnl(*pod_ns) : pod_ns.error();
+  if (!pod_k.ok()) {
+    std::cerr << "erdma-bench: " << pod_k.error().msg << "\n";
+    return false;
+  }
+  auto pod_counts = [&]() -> std::string {
+    auto l = (*pod_k)->ListLinks();
+    auto ru = (*pod_k)->ListRules();
+    auto ro = (*pod_k)->ListRoutes(0);
+    if (!l.ok() || !ru.ok() || !ro.ok()) return "unreadable";
+    return std::to_string(l->size()) + " links, " + std::to_string(ru->size()) + " rules, " +
+           std::to_string(ro->size()) + " routes";
+  };
+  const std::string empty_pod = pod_counts();
   auto check_node = [&](const std::string& after) {
+    if (const std::string now = pod_counts(); now != empty_pod) {
+      std::cerr << "erdma-bench: after " << after << " the pod has " << now << " (empty: " << empty_pod << ")\n";
+      return false;
+    }
     auto now = ReadNodeState(**host, eni.name);
     std::string why = now.ok() ? "" : now.error().msg;
     if (now.ok() && SameNodeState(*origin, *now, &why)) return true;
@@ -299,9 +371,27 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
       if (n > topo.enis()) continue;
       ParallelRun pr;
       pr.n = n;
+      std::vector<FloorSpec> specs;
+      for (int i = 0; i < n; ++i) {
+        FloorSpec s = spec;
+        s.cfg.device.value = topo.eni(i + 1).name;
+        s.pod_netns = topo.PodPath(i);
+        specs.push_back(s);
+      }
       for (int round = 0; round <= opt.parallel_iterations; ++round) {  // round 0: warm-up
         std::cerr << "erdma-bench: " << n << " parallel ADDs, round " << round << "/" << opt.parallel_iterations
                   << "\n";
+        if (opt.Wants("floor")) {
+          double fa = 0, fd = 0;
+          if (!ParallelFloor(specs, &fa, &fd)) {
+            std::cerr << "erdma-bench: " << n << " parallel floor ADDs/DELs failed\n";
+            return false;
+          }
+          if (round > 0) {
+            pr.floor_add_total_ms.push_back(fa);
+            pr.floor_del_total_ms.push_back(fd);
+          }
+        }
         std::vector<Invocation> adds, dels;
         std::vector<Call> calls;
         for (int i = 0; i < n; ++i) {

@@ -30,6 +30,7 @@ struct Options {
   std::vector<std::string> only;      ///< empty: everything (floor erdma go none parallel)
   std::vector<std::string> profile;   ///< wrapper argv for one erdma-cni ADD and DEL
   std::string none_config;            ///< a file with the mode-none config to use instead of ours
+  int nice = 0;                       ///< setpriority() of the measuring process and its children
   int mtu = 0;                        ///< > 0: set `mtu` in the config (and the floor)
   bool Wants(const std::string& what) const;
 };

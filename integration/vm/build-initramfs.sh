@@ -13,7 +13,7 @@
 #     $VM_MODULES plus their dependencies, decompressed, with a fresh modules.dep.
 #   overlay (rebuilt on every call, it is small):
 #     /init, /vm/lib.sh, /vm/scenarios/NN-NAME.sh (the SCENARIO files, in order),
-#     /usr/bin/smc_probe (static), and the plugin from $ERDMA_CNI with its libraries.
+#     /usr/bin/smc_probe, smc_dump and smc_conn (static), and the plugin from $ERDMA_CNI with its libraries.
 #
 # OUTPUT is the two gzip'd cpio archives concatenated, each padded to 4 bytes
 # (the kernel looks for the next archive only at a 4-byte boundary).
@@ -264,6 +264,14 @@ if [[ ! -x $probe || $here/guest/smc_probe.c -nt $probe ]]; then
   mv "$probe.$$.tmp" "$probe"
 fi
 install -m 0755 "$probe" "$ov/usr/bin/smc_probe"
+# smc_dump (SMC tables and sockets) and smc_conn (one IPPROTO_SMC connection), the same way.
+for tool in smc_dump smc_conn; do
+  if [[ ! -x $VM_CACHE/$tool || $here/guest/$tool.c -nt $VM_CACHE/$tool ]]; then
+    gcc -static -s -O2 -Wall -o "$VM_CACHE/$tool.$$.tmp" "$here/guest/$tool.c"
+    mv "$VM_CACHE/$tool.$$.tmp" "$VM_CACHE/$tool"
+  fi
+  install -m 0755 "$VM_CACHE/$tool" "$ov/usr/bin/$tool"
+done
 
 if [[ $ERDMA_CNI != none ]]; then
   copy_file "$ov" "$ERDMA_CNI" /usr/bin/erdma-cni

@@ -7,7 +7,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "netlink/smc_codec.h"
+#include "netlink/smc_input.h"
 
 namespace fake {
 

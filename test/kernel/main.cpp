@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "test/kernel/skip.h"
+
 int main(int argc, char* argv[]) {
   bool listing = false;
   for (int i = 1; i < argc; ++i) {
@@ -25,5 +27,15 @@ int main(int argc, char* argv[]) {
       return 77;
     }
   }
-  return Catch::Session().run(argc, argv);
+  const int rc = Catch::Session().run(argc, argv);
+  if (rc == 0 && kt::AnySkipped()) return 77;  // skipped, and said why above
+  return rc;
 }
+
+namespace kt {
+namespace {
+bool g_skipped = false;
+}
+void NoteSkip() { g_skipped = true; }
+bool AnySkipped() { return g_skipped; }
+}  // namespace kt

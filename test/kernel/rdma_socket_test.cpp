@@ -19,6 +19,7 @@
 #include "netlink/netns.h"
 #include "netlink/rdma.h"
 #include "test/kernel/scratch_netns.h"
+#include "test/kernel/skip.h"
 
 namespace {
 
@@ -60,8 +61,7 @@ const RdmaDevice* ByName(const std::vector<RdmaDevice>& devices, const std::stri
 
 TEST_CASE("opening RDMA netlink on a kernel without it names NETLINK_RDMA and ib_core", "[rdma]") {
   if (KernelHasRdmaNetlink()) {
-    WARN("SKIPPED: this kernel has RDMA netlink (NETLINK_RDMA), so its absence cannot be tested here");
-    return;
+    KT_SKIP("this kernel has RDMA netlink (NETLINK_RDMA), so its absence cannot be tested here");
   }
   auto here = netlink::Netns::Current();
   REQUIRE_OK(here);
@@ -76,8 +76,7 @@ TEST_CASE("opening RDMA netlink on a kernel without it names NETLINK_RDMA and ib
 
 TEST_CASE("RDMA netlink reads the netns mode and lists devices and ports as rdma does", "[rdma]") {
   if (!KernelHasRdmaNetlink()) {
-    WARN("SKIPPED: kernel has no RDMA netlink (NETLINK_RDMA; ib_core not loaded)");
-    return;
+    KT_SKIP("kernel has no RDMA netlink (NETLINK_RDMA; ib_core not loaded)");
   }
   auto rdma = OpenIn("/proc/self/ns/net");
   auto mode = rdma->GetNetnsMode();
@@ -112,8 +111,7 @@ TEST_CASE("RDMA netlink reads the netns mode and lists devices and ports as rdma
 TEST_CASE("a Soft-RoCE device made on a scratch veth shows its netdev on its port and goes away again",
           "[rdma]") {
   if (!KernelHasRdmaNetlink()) {
-    WARN("SKIPPED: kernel has no RDMA netlink (NETLINK_RDMA; ib_core not loaded)");
-    return;
+    KT_SKIP("kernel has no RDMA netlink (NETLINK_RDMA; ib_core not loaded)");
   }
   ScratchNetns ns;
   ns.Ip("link add ecni-rxe-a type veth peer name ecni-rxe-b");
@@ -124,8 +122,7 @@ TEST_CASE("a Soft-RoCE device made on a scratch veth shows its netdev on its por
   const std::string name = "ecni_rxe" + std::to_string(::getpid() % 100000);
   auto added = pod->AddSoftDevice(name, "rxe", "ecni-rxe-a");
   if (!added.ok() && added.error().sys_errno == EINVAL) {
-    WARN("SKIPPED: the kernel has no Soft-RoCE (rdma_rxe): " << added.error().msg);
-    return;
+    KT_SKIP("the kernel has no Soft-RoCE (rdma_rxe): " << added.error().msg);
   }
   REQUIRE_OK(added);
 
@@ -190,8 +187,7 @@ TEST_CASE("a Soft-RoCE device made on a scratch veth shows its netdev on its por
 
 TEST_CASE("moving an RDMA device in shared mode is refused with EOPNOTSUPP", "[rdma]") {
   if (!KernelHasRdmaNetlink()) {
-    WARN("SKIPPED: kernel has no RDMA netlink (NETLINK_RDMA; ib_core not loaded)");
-    return;
+    KT_SKIP("kernel has no RDMA netlink (NETLINK_RDMA; ib_core not loaded)");
   }
   auto host = OpenIn("/proc/self/ns/net");
   auto mode = host->GetNetnsMode();
@@ -199,9 +195,8 @@ TEST_CASE("moving an RDMA device in shared mode is refused with EOPNOTSUPP", "[r
   auto devices = host->ListDevices();
   REQUIRE_OK(devices);
   if (*mode != NetnsMode::kShared || devices->empty()) {
-    WARN("SKIPPED: needs shared netns mode and an RDMA device (mode " << netlink::NetnsModeName(*mode) << ", "
-                                                                      << devices->size() << " devices)");
-    return;
+    KT_SKIP("needs shared netns mode and an RDMA device (mode " << netlink::NetnsModeName(*mode) << ", "
+                                                                << devices->size() << " devices)");
   }
   ScratchNetns ns;
   auto target = netlink::Netns::Open(ns.path(), "test netns");

@@ -21,6 +21,7 @@
 #include "netlink/smc.h"
 #include "netlink/smc_codec.h"
 #include "test/kernel/scratch_netns.h"
+#include "test/kernel/skip.h"
 
 namespace {
 
@@ -116,8 +117,7 @@ TEST_CASE("the SMC codec's family lookup, sent to this kernel, resolves nlctrl a
 TEST_CASE("opening SMC netlink on a kernel without SMC names the SMC_PNETID family and the smc module",
           "[smc]") {
   if (KernelHasFamily("SMC_PNETID")) {
-    WARN("SKIPPED: this kernel has SMC (generic netlink family SMC_PNETID), so its absence cannot be tested");
-    return;
+    KT_SKIP("this kernel has SMC (generic netlink family SMC_PNETID), so its absence cannot be tested");
   }
   auto here = netlink::Netns::Current();
   REQUIRE_OK(here);
@@ -141,8 +141,7 @@ TEST_CASE("opening SMC netlink on a kernel without SMC names the SMC_PNETID fami
 TEST_CASE("an SMC pnet entry for a veth in a scratch namespace is listed there only and deleted by its ID",
           "[smc]") {
   if (!KernelHasFamily("SMC_PNETID")) {
-    WARN("SKIPPED: kernel has no SMC (generic netlink family SMC_PNETID; CONFIG_SMC, smc module)");
-    return;
+    KT_SKIP("kernel has no SMC (generic netlink family SMC_PNETID; CONFIG_SMC, smc module)");
   }
   ScratchNetns ns;
   ns.Ip("link add ecni-smc-a type veth peer name ecni-smc-b");
@@ -185,8 +184,7 @@ TEST_CASE("an SMC pnet entry for a veth in a scratch namespace is listed there o
 TEST_CASE("an SMC pnet entry outlives its netdev and the kernel takes one for a netdev that does not exist",
           "[smc]") {
   if (!KernelHasFamily("SMC_PNETID")) {
-    WARN("SKIPPED: kernel has no SMC (generic netlink family SMC_PNETID; CONFIG_SMC, smc module)");
-    return;
+    KT_SKIP("kernel has no SMC (generic netlink family SMC_PNETID; CONFIG_SMC, smc module)");
   }
   ScratchNetns ns;
   ns.Ip("link add ecni-smc-a type veth peer name ecni-smc-b");
@@ -202,22 +200,19 @@ TEST_CASE("an SMC pnet entry outlives its netdev and the kernel takes one for a 
 TEST_CASE("an SMC user EID added from a scratch namespace is in the one global table until removed",
           "[smc]") {
   if (!KernelHasFamily("SMC_GEN_NETLINK")) {
-    WARN("SKIPPED: kernel has no SMC_GEN_NETLINK generic netlink family (no SMC, or SMC older than 5.11)");
-    return;
+    KT_SKIP("kernel has no SMC_GEN_NETLINK generic netlink family (no SMC, or SMC older than 5.11)");
   }
   ScratchNetns ns;
   auto pod = OpenIn(ns.path());
   auto host = OpenIn("/proc/self/ns/net");
   if (!pod->HasUeid()) {
-    WARN("SKIPPED: SMC_GEN_NETLINK has no user EID commands on this kernel");
-    return;
+    KT_SKIP("SMC_GEN_NETLINK has no user EID commands on this kernel");
   }
   auto before = host->ListUeids();
   REQUIRE_OK(before);
   // The table is the whole machine's: leave one in use alone.
   if (!before->empty()) {
-    WARN("SKIPPED: the machine's SMC user EID table is in use (" << before->size() << " entries)");
-    return;
+    KT_SKIP("the machine's SMC user EID table is in use (" << before->size() << " entries)");
   }
   const std::string ueid = "ECNI-TEST." + std::to_string(::getpid());
   REQUIRE_OK(pod->AddUeid(ueid));

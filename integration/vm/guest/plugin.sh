@@ -40,3 +40,12 @@ cni() {
 conf() {
   echo "{\"cniVersion\":\"1.1.0\",\"name\":\"erdma\",\"type\":\"erdma-cni\",\"device\":{\"name\":\"${2:-eth1}\"},\"rdma\":$1,\"dataDir\":\"$DATA\",\"logFile\":\"$LOG\",\"logLevel\":\"debug\"}"
 }
+
+# conf_smcr RDMA_JSON DEVICE SMCR_JSON [ANNOTATION]: conf with an `smcr` section and the
+# pod annotation network.alibabacloud.com/erdma-smcr=ANNOTATION (default "true") in
+# runtimeConfig["io.kubernetes.cri.pod-annotations"], as containerd passes it.
+conf_smcr() {
+  local ann="${4-true}"
+  conf "$1" "$2" | jq -c --argjson smcr "$3" --arg ann "$ann" \
+    '. + {smcr: $smcr, runtimeConfig: {"io.kubernetes.cri.pod-annotations": {"network.alibabacloud.com/erdma-smcr": $ann}}}'
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Where erdma-cni's time goes, as root: one ADD and one DEL (after warm-ups,
+# in the benchmark's private topology) under callgrind, strace and perf stat.
+#   integration/bench/profile.sh [--plugin PATH]   (default: build-bench/erdma-cni/erdma-cni)
+# Writes build/bench/profile/ and prints a summary: user-space instructions
+# by object and by top-level phase, syscall time, page faults.
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+plugin_args=()
+[[ "${1:-}" == --plugin ]] && plugin_args=(--plugin "$(realpath "$2")")
+out=build/bench/profile
+mkdir -p "$out"
+rm -f "$out"/*
+
+for p in valgrind strace; do
+  command -v "$p" >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$p" >/dev/null; }
+done
+cmake -S integration/bench -B build-bench -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build-bench -j"$(nproc)" --target erdma-bench >/dev/null
+bench=(build-bench/erdma-bench "${plugin_args[@]}" --parallel "")
+
+"${bench[@]}" --profile "valgrind --tool=callgrind --callgrind-out-file=$PWD/$out/callgrind.%c" 2>"$out/callgrind.log" >/dev/null
+"${bench[@]}" --profile "strace -f -c -w -o $PWD/$out/strace.%c" 2>"$out/strace.log" >/dev/null
+if perf stat -e task-clock true >/dev/null 2>&1; then
+  "${bench[@]}" --profile "perf stat -e task-clock,page-faults,context-switches -o $PWD/$out/perfstat.%c" \
+    2>"$out/perfstat.log" >/dev/null
+fi
+
+# Self cost summed per object (ld.so's inlined helpers have no object name).
+by_object() {
+  callgrind_annotate --threshold=100 --inclusive=no "$1" 2>/dev/null | awk '
+    /PROGRAM TOTALS/ { next }
+    /^ *[0-9,]+ \(/ { n = $1; gsub(",", "", n); o = "?";
+      if (match($0, /\[[^]]*\]$/)) o = substr($0, RSTART + 1, RLENGTH - 2); else if ($0 ~ /\/elf\//) o = "ld.so";
+      sub(/.*\//, "", o); s[o] += n; t += n }
+    END { for (o in s) printf "  %12d  %5.1f%%  %s\n", s[o], 100 * s[o] / t, o }' | sort -rn | head -8
+}
+phases() {
+  callgrind_annotate --inclusive=yes "$1" 2>/dev/null |
+    grep -E "PROGRAM TOTALS|rtld.c:_dl_start |_dl_runtime_resolve|_dl_fixup|\?\?\?:main |_GLOBAL__sub_I|ios_base::Init::Init|cni::Run\(|cni::Add|cni::Del\(|conf::Parse\(|StateStore::Save|StateStore::Load|cni::ToJson\[abi:cxx11\]\(cni::AttachmentState|RtnlSocket::(Dump|Get|Request|Run|Open)\(" |
+    sed -E 's/\(std::.*|\(cni::Context.*|\(netlink::.*//; s/\[abi:cxx11\]//' | head -20
+}
+for c in ADD DEL; do
+  echo "== erdma-cni $c"
+  echo "user-space instructions by object (callgrind):"
+  by_object "$out/callgrind.$c"
+  echo "inclusive instructions of the main phases:"
+  phases "$out/callgrind.$c"
+  echo "syscalls by wall time (strace -c -w; strace slows each call):"
+  sed -n '3,12p' "$out/strace.$c"
+  [[ -f "$out/perfstat.$c" ]] && grep -E "task-clock|page-faults|context-switches|elapsed" "$out/perfstat.$c"
+  echo
+done
+echo "== dynamic loader (erdma-cni VERSION, LD_DEBUG=statistics)"
+p="${plugin_args[1]:-build-bench/erdma-cni/erdma-cni}"
+echo '{"cniVersion":"1.0.0"}' | CNI_COMMAND=VERSION LD_DEBUG=statistics "$p" 2>&1 >/dev/null | sed -n '2,9p' || true
+echo "(raw files in $out)"
