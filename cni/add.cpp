@@ -74,9 +74,8 @@ struct SmcHandles {
 };
 
 // Plans SMC-R for `ifname` in the pod and runs the steps through the journal.
-base::Status ApplySmcr(Context& ctx, const std::string& ifname, const std::string& pnet_mac,
-                       const std::optional<netlink::PairMatch>& pair, Journal& journal, StepEnv& env,
-                       SmcHandles& h) {
+base::Status ApplySmcr(Context& ctx, const std::string& ifname, const std::string& pnet_mac, Journal& journal,
+                       StepEnv& env, SmcHandles& h) {
   ASSIGN_OR_RETURN(h.sysctl, ctx.netns.OpenSysctl(ctx.env.netns));
   auto smc = ctx.netns.OpenSmc(ctx.env.netns);
   if (smc.ok()) h.smc = std::move(smc).value();
@@ -85,7 +84,7 @@ base::Status ApplySmcr(Context& ctx, const std::string& ifname, const std::strin
   StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
   const std::string self = journal.path();
   env.ueid_in_use = [store, self](const std::string& ueid) { return UeidUsedElsewhere(store, self, ueid); };
-  ASSIGN_OR_RETURN(auto steps, PlanSmcr(ctx.cfg, ifname, pnet_mac, pair, *h.sysctl, h.smc.get(),
+  ASSIGN_OR_RETURN(auto steps, PlanSmcr(ctx.cfg, ifname, pnet_mac, *h.sysctl, h.smc.get(),
                                         smc.ok() ? nullptr : &smc.error(), env.ueid_in_use));
   base::Log::Info("SMC-R for " + ifname + ": " + std::to_string(steps.size()) + " step(s)");
   return journal.Run(steps, env);
@@ -137,7 +136,7 @@ Result<json> AddNone(Context& ctx, const StateStore& store, const std::string& p
   Journal journal(store, path, st);
   StepEnv env{ctx.host};
   SmcHandles smc;
-  Status applied = ApplySmcr(ctx, ctx.env.ifname, pnet_mac, pair, journal, env, smc);
+  Status applied = ApplySmcr(ctx, ctx.env.ifname, pnet_mac, journal, env, smc);
   if (applied.ok()) {
     st.complete = true;
     st.result = result;
@@ -276,8 +275,7 @@ Result<json> Add(Context& ctx) {
       if (exclusive) RETURN_IF_ERROR(journal.Run({StepRdmaMove{st.rdma_device}}, env));
     }
     if (!st.rdma_device.empty()) st.rdma_mode = netlink::NetnsModeName(rdma_plan.mode);
-    if (cfg.smcr_wanted)
-      RETURN_IF_ERROR(ApplySmcr(ctx, pod_name, st.origin.mac, rdma_plan.pair, journal, env, smc));
+    if (cfg.smcr_wanted) RETURN_IF_ERROR(ApplySmcr(ctx, pod_name, st.origin.mac, journal, env, smc));
     ASSIGN_OR_RETURN(auto link, pod->FindLinkByIndex(env.pod_index));
     if (!link) return Error(Code::kKernel, pod_name + " vanished from the pod during ADD");
     json result = BuildResult(ctx, st, *link, ips);

@@ -152,19 +152,18 @@ Status ApplyStep(const Step& step, const AttachmentState& state, StepEnv& env) {
           return env.pod_sysctl->Write(s.name, s.value);
         } else if constexpr (std::is_same_v<T, StepPnet>) {
           if (!env.pod_smc) return Error(Code::kSmcUnsupported, "no SMC netlink in the pod");
-          Status added = IgnoreExists(env.pod_smc->AddPnet(s.entry));
-          if (!added.ok() && s.entry.eth_name.empty()) {
-            // An RDMA device entry goes in only where the kernel accepts it
-            // (some kernels keep IB entries in the root netns alone).
-            base::Log::Info("SMC pnet entry for " + s.entry.ib_name +
-                            " not accepted in the pod: " + added.error().msg);
-            return base::Ok();
-          }
-          return added;
+          return env.pod_smc->AddPnet(s.entry);
         } else if constexpr (std::is_same_v<T, StepUeid>) {
           netlink::Smc* smc = env.pod_smc ? env.pod_smc : env.host_smc;
           if (!smc) return Error(Code::kSmcUnsupported, "no SMC netlink");
-          return IgnoreExists(smc->AddUeid(s.ueid));
+          Status added = IgnoreExists(smc->AddUeid(s.ueid));
+          if (!added.ok() && added.error().sys_errno == ERANGE)
+            return Error(
+                Code::kSmcUnsupported,
+                "smcr.ueid: the kernel's SMC User EID table is full (4 entries, node-wide); remove one "
+                "that is no longer used",
+                added.error().details, ERANGE);
+          return added;
         } else {
           return base::Ok();
         }

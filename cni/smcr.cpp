@@ -26,8 +26,8 @@ Status Unsupported(const conf::Config& cfg, const std::string& what) {
 }  // namespace
 
 Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const std::string& ifname,
-                                   const std::string& pnet_mac, const std::optional<netlink::PairMatch>& pair,
-                                   netlink::Sysctl& sysctl, netlink::Smc* smc, const Error* smc_error,
+                                   const std::string& pnet_mac, netlink::Sysctl& sysctl, netlink::Smc* smc,
+                                   const Error* smc_error,
                                    const std::function<bool(const std::string&)>& ueid_in_use) {
   std::vector<Step> steps;
   auto sysctls = cfg.smcr.sysctls;
@@ -70,22 +70,28 @@ Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const std::string& i
       return e.pnet_id == want.pnet_id && e.eth_name == want.eth_name && e.ib_name == want.ib_name;
     });
   };
+  // Only the interface's entry: the kernel keeps RDMA-device entries in the
+  // root netns alone, where they are node-wide and shared by every pod of the
+  // device (a pod netns answers EEXIST and adds nothing).
   netlink::PnetEntry eth;
   eth.pnet_id = pnet_id;
   eth.eth_name = ifname;
-  if (!have(eth)) steps.push_back(StepPnet{eth});
-  if (pair) {
-    netlink::PnetEntry ib;
-    ib.pnet_id = pnet_id;
-    ib.ib_name = pair->device.name;
-    ib.ib_port = static_cast<uint8_t>(pair->port.port ? pair->port.port : 1);
-    if (!have(ib)) steps.push_back(StepPnet{ib});
+  const auto other = std::find_if(entries.begin(), entries.end(), [&](const netlink::PnetEntry& e) {
+    return e.eth_name == ifname && e.pnet_id != pnet_id;
+  });
+  if (other != entries.end()) {
+    // The kernel allows one entry per netdev; someone else's stays theirs.
+    RETURN_IF_ERROR(Unsupported(cfg, "the pod's SMC pnet table already maps " + ifname + " to " +
+                                         other->pnet_id + ", not " + pnet_id));
+  } else if (!have(eth)) {
+    steps.push_back(StepPnet{eth});
   }
   if (!cfg.smcr.ueid.empty()) {
     if (!smc->HasUeid()) {
-      RETURN_IF_ERROR(Unsupported(cfg,
-                                  "the kernel has no SMC User EID table (SMC_GEN_NETLINK); smcr.ueid needs "
-                                  "SMC-Rv2 (Linux 5.11 or later)"));
+      RETURN_IF_ERROR(
+          Unsupported(cfg,
+                      "the kernel has no SMC User EID commands (SMC_GEN_NETLINK); smcr.ueid needs "
+                      "a kernel with SMC-Rv2"));
       return steps;
     }
     auto normalized = netlink::NormalizeUeid(cfg.smcr.ueid);

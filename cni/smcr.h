@@ -18,15 +18,13 @@ namespace cni {
 
 /// Plans the SMC-R steps for interface `ifname` in the pod: a sysctl step for
 /// each configured sysctl (and disable_ipv6) whose value differs, a pnet entry
-/// for `ifname` (and for the paired RDMA device), the UEID when configured and
+/// for `ifname`, the UEID when configured and
 /// absent or shared with other attachments (`ueid_in_use`). `pnet_mac` is the eRDMA netdev's MAC (for pnetId
 /// "auto"). What the kernel lacks is an error (kSmcUnsupported, naming the piece and the kernel requirement)
 /// or, with onUnsupported "warn", a log line and no step.
 base::Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const std::string& ifname,
-                                         const std::string& pnet_mac,
-                                         const std::optional<netlink::PairMatch>& pair,
-                                         netlink::Sysctl& sysctl, netlink::Smc* smc,
-                                         const base::Error* smc_error,
+                                         const std::string& pnet_mac, netlink::Sysctl& sysctl,
+                                         netlink::Smc* smc, const base::Error* smc_error,
                                          const std::function<bool(const std::string&)>& ueid_in_use);
 
 /// CHECK: every sysctl and pnet step of `st` still holds in the pod.
