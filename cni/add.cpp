@@ -74,8 +74,7 @@ struct SmcHandles {
 };
 
 // Plans SMC-R for `ifname` in the pod and runs the steps through the journal.
-base::Status ApplySmcr(Context& ctx, const std::string& ifname, const std::string& pnet_mac, Journal& journal,
-                       StepEnv& env, SmcHandles& h) {
+base::Status ApplySmcr(Context& ctx, SmcrTarget target, Journal& journal, StepEnv& env, SmcHandles& h) {
   ASSIGN_OR_RETURN(h.sysctl, ctx.netns.OpenSysctl(ctx.env.netns));
   auto smc = ctx.netns.OpenSmc(ctx.env.netns);
   if (smc.ok()) h.smc = std::move(smc).value();
@@ -84,9 +83,9 @@ base::Status ApplySmcr(Context& ctx, const std::string& ifname, const std::strin
   StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
   const std::string self = journal.path();
   env.ueid_in_use = [store, self](const std::string& ueid) { return UeidUsedElsewhere(store, self, ueid); };
-  ASSIGN_OR_RETURN(auto steps, PlanSmcr(ctx.cfg, ifname, pnet_mac, *h.sysctl, h.smc.get(),
+  ASSIGN_OR_RETURN(auto steps, PlanSmcr(ctx.cfg, target, *h.sysctl, h.smc.get(),
                                         smc.ok() ? nullptr : &smc.error(), env.ueid_in_use));
-  base::Log::Info("SMC-R for " + ifname + ": " + std::to_string(steps.size()) + " step(s)");
+  base::Log::Info("SMC-R for " + target.ifname + ": " + std::to_string(steps.size()) + " step(s)");
   return journal.Run(steps, env);
 }
 
@@ -136,7 +135,12 @@ Result<json> AddNone(Context& ctx, const StateStore& store, const std::string& p
   Journal journal(store, path, st);
   StepEnv env{ctx.host};
   SmcHandles smc;
-  Status applied = ApplySmcr(ctx, ctx.env.ifname, pnet_mac, journal, env, smc);
+  // The primary's interface is not an RDMA netdev: its pnet entry needs an
+  // RDMA port with the same ID on the node; warn when there is none.
+  auto node_smc = ctx.netns.OpenSmc("");
+  Status applied =
+      ApplySmcr(ctx, SmcrTarget{ctx.env.ifname, pnet_mac, false, node_smc.ok() ? node_smc->get() : nullptr},
+                journal, env, smc);
   if (applied.ok()) {
     st.complete = true;
     st.result = result;
@@ -275,7 +279,8 @@ Result<json> Add(Context& ctx) {
       if (exclusive) RETURN_IF_ERROR(journal.Run({StepRdmaMove{st.rdma_device}}, env));
     }
     if (!st.rdma_device.empty()) st.rdma_mode = netlink::NetnsModeName(rdma_plan.mode);
-    if (cfg.smcr_wanted) RETURN_IF_ERROR(ApplySmcr(ctx, pod_name, st.origin.mac, journal, env, smc));
+    if (cfg.smcr_wanted)
+      RETURN_IF_ERROR(ApplySmcr(ctx, SmcrTarget{pod_name, st.origin.mac, true, nullptr}, journal, env, smc));
     ASSIGN_OR_RETURN(auto link, pod->FindLinkByIndex(env.pod_index));
     if (!link) return Error(Code::kKernel, pod_name + " vanished from the pod during ADD");
     json result = BuildResult(ctx, st, *link, ips);

@@ -23,11 +23,51 @@ Status Unsupported(const conf::Config& cfg, const std::string& what) {
   return base::Ok();
 }
 
+// The interface's entry in the pod's pnet table (ACK parity: what
+// `smc_pnet -a <PNETID> -I eth0` does). Only the interface's entry: the kernel
+// keeps RDMA-device entries in the root netns alone, node-wide and shared by
+// every pod of the device.
+Status PlanPnet(const conf::Config& cfg, const SmcrTarget& target, netlink::Smc& smc,
+                std::vector<Step>& steps) {
+  std::string pnet_id = cfg.smcr.pnet_id;
+  if (pnet_id == "auto") {
+    pnet_id = netlink::PnetIdFromMac(target.pnet_mac);
+    if (pnet_id.empty())
+      return Error(
+          Code::kInvalidConfig,
+          "smcr.pnetId: \"auto\" derives the PNET ID from the eRDMA netdev's MAC, and no eRDMA device is "
+          "selected; set device/deviceID or an explicit smcr.pnetId");
+  }
+  ASSIGN_OR_RETURN(auto entries, smc.ListPnet());
+  const auto other = std::find_if(entries.begin(), entries.end(), [&](const netlink::PnetEntry& e) {
+    return e.eth_name == target.ifname && e.pnet_id != pnet_id;
+  });
+  if (other != entries.end())  // one entry per netdev; someone else's stays theirs
+    return Unsupported(cfg, "the pod's SMC pnet table already maps " + target.ifname + " to " +
+                                other->pnet_id + ", not " + pnet_id);
+  const bool have = std::any_of(entries.begin(), entries.end(), [&](const netlink::PnetEntry& e) {
+    return e.eth_name == target.ifname && e.pnet_id == pnet_id;
+  });
+  if (!have) steps.push_back(StepPnet{netlink::PnetEntry{pnet_id, target.ifname, "", 0}});
+  if (target.node_smc) {
+    // SMC-R then needs an RDMA port with the same ID, from the node's table.
+    auto node = target.node_smc->ListPnet();
+    const bool mapped =
+        node.ok() && std::any_of(node->begin(), node->end(), [&](const netlink::PnetEntry& e) {
+          return e.pnet_id == pnet_id && !e.ib_name.empty();
+        });
+    if (!mapped)
+      base::Log::Warn("SMC-R: no RDMA port on the node has PNET ID " + pnet_id +
+                      "; SMC will fall back to TCP (NOSMCDEV) until one does, e.g. `smc_pnet -a " + pnet_id +
+                      " -D erdma_0 -P 1` on the node");
+  }
+  return base::Ok();
+}
+
 }  // namespace
 
-Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const std::string& ifname,
-                                   const std::string& pnet_mac, netlink::Sysctl& sysctl, netlink::Smc* smc,
-                                   const Error* smc_error,
+Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const SmcrTarget& target, netlink::Sysctl& sysctl,
+                                   netlink::Smc* smc, const Error* smc_error,
                                    const std::function<bool(const std::string&)>& ueid_in_use) {
   std::vector<Step> steps;
   auto sysctls = cfg.smcr.sysctls;
@@ -55,36 +95,14 @@ Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const std::string& i
                                          "); SMC-R needs CONFIG_SMC and the smc module"));
     return steps;
   }
-  std::string pnet_id = cfg.smcr.pnet_id;
-  if (pnet_id == "auto") {
-    pnet_id = netlink::PnetIdFromMac(pnet_mac);
-    if (pnet_id.empty())
-      return Error(
-          Code::kInvalidConfig,
-          "smcr.pnetId: \"auto\" derives the PNET ID from the eRDMA netdev's MAC, and no eRDMA device is "
-          "selected; set device/deviceID or an explicit smcr.pnetId");
-  }
-  ASSIGN_OR_RETURN(auto entries, smc->ListPnet());
-  auto have = [&](const netlink::PnetEntry& want) {
-    return std::any_of(entries.begin(), entries.end(), [&](const netlink::PnetEntry& e) {
-      return e.pnet_id == want.pnet_id && e.eth_name == want.eth_name && e.ib_name == want.ib_name;
-    });
-  };
-  // Only the interface's entry: the kernel keeps RDMA-device entries in the
-  // root netns alone, where they are node-wide and shared by every pod of the
-  // device (a pod netns answers EEXIST and adds nothing).
-  netlink::PnetEntry eth;
-  eth.pnet_id = pnet_id;
-  eth.eth_name = ifname;
-  const auto other = std::find_if(entries.begin(), entries.end(), [&](const netlink::PnetEntry& e) {
-    return e.eth_name == ifname && e.pnet_id != pnet_id;
-  });
-  if (other != entries.end()) {
-    // The kernel allows one entry per netdev; someone else's stays theirs.
-    RETURN_IF_ERROR(Unsupported(cfg, "the pod's SMC pnet table already maps " + ifname + " to " +
-                                         other->pnet_id + ", not " + pnet_id));
-  } else if (!have(eth)) {
-    steps.push_back(StepPnet{eth});
+  if (target.is_rdma_netdev && cfg.smcr.pnet_id == "auto") {
+    // The interface is the RDMA device's own netdev: the kernel pairs them
+    // without PNET IDs. A pnet entry here would make SMC look only for RDMA
+    // ports with that ID, which outside s390 only the node's root table
+    // gives, and fall back to TCP (NOSMCDEV).
+    base::Log::Debug("SMC-R: " + target.ifname + " is its RDMA device's netdev; no pnet entry needed");
+  } else {
+    RETURN_IF_ERROR(PlanPnet(cfg, target, *smc, steps));
   }
   if (!cfg.smcr.ueid.empty()) {
     if (!smc->HasUeid()) {

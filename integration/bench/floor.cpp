@@ -1,5 +1,7 @@
 #include "integration/bench/floor.h"
 
+#include <time.h>
+
 #include "cni/device.h"
 #include "cni/journal.h"
 #include "cni/plan.h"
@@ -18,21 +20,78 @@ using base::Status;
 
 namespace {
 
-Result<std::unique_ptr<netlink::Kernel>> OpenHost() {
-  ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
-  return netlink::OpenRtnl(ns);
+double Now() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
-Result<std::unique_ptr<netlink::Kernel>> OpenPod(const std::string& path) {
+// Forwards every verb to the real kernel handle and records its wall time.
+class TimedKernel final : public netlink::Kernel {
+  template <typename F>
+  auto Time(const char* verb, F&& f) -> decltype(f()) {
+    const double t0 = Now();
+    auto r = f();
+    t_[verb].push_back(Now() - t0);
+    return r;
+  }
+
+ public:
+  TimedKernel(std::unique_ptr<netlink::Kernel> k, VerbTimes& t) : k_(std::move(k)), t_(t) {}
+  int NetnsFd() const override { return k_->NetnsFd(); }
+  Result<std::vector<netlink::LinkInfo>> ListLinks() override { return Time("ListLinks", [&] { return k_->ListLinks(); }); }
+  Result<std::optional<netlink::LinkInfo>> FindLink(std::string_view n) override {
+    return Time("FindLink", [&] { return k_->FindLink(n); });
+  }
+  Result<std::optional<netlink::LinkInfo>> FindLinkByIndex(int i) override {
+    return Time("FindLinkByIndex", [&] { return k_->FindLinkByIndex(i); });
+  }
+  Status MoveLink(int i, const Kernel& target, std::string_view n) override {
+    return Time("MoveLink", [&] { return k_->MoveLink(i, target, n); });
+  }
+  Status RenameLink(int i, std::string_view n) override { return Time("RenameLink", [&] { return k_->RenameLink(i, n); }); }
+  Status SetMtu(int i, uint32_t m) override { return Time("SetMtu", [&] { return k_->SetMtu(i, m); }); }
+  Status SetUp(int i, bool up) override { return Time(up ? "SetUp(up)" : "SetUp(down)", [&] { return k_->SetUp(i, up); }); }
+  Result<std::vector<netlink::AddrInfo>> ListAddrs(int i) override { return Time("ListAddrs", [&] { return k_->ListAddrs(i); }); }
+  Status AddAddr(const netlink::AddrInfo& a) override { return Time("AddAddr", [&] { return k_->AddAddr(a); }); }
+  Status DelAddr(const netlink::AddrInfo& a) override { return Time("DelAddr", [&] { return k_->DelAddr(a); }); }
+  Result<std::vector<netlink::RouteInfo>> ListRoutes(int oif) override {
+    return Time("ListRoutes", [&] { return k_->ListRoutes(oif); });
+  }
+  Status AddRoute(const netlink::RouteInfo& r) override { return Time("AddRoute", [&] { return k_->AddRoute(r); }); }
+  Status DelRoute(const netlink::RouteInfo& r) override { return Time("DelRoute", [&] { return k_->DelRoute(r); }); }
+  Result<std::vector<netlink::RuleInfo>> ListRules() override { return Time("ListRules", [&] { return k_->ListRules(); }); }
+  Status AddRule(const netlink::RuleInfo& r) override { return Time("AddRule", [&] { return k_->AddRule(r); }); }
+  Status DelRule(const netlink::RuleInfo& r) override { return Time("DelRule", [&] { return k_->DelRule(r); }); }
+
+ private:
+  std::unique_ptr<netlink::Kernel> k_;
+  VerbTimes& t_;
+};
+
+Result<std::unique_ptr<netlink::Kernel>> Wrap(Result<std::unique_ptr<netlink::Kernel>> k, double t0, VerbTimes* t) {
+  if (!k.ok() || !t) return k;
+  (*t)["open (netns + socket)"].push_back(Now() - t0);
+  return std::unique_ptr<netlink::Kernel>(std::make_unique<TimedKernel>(std::move(k).value(), *t));
+}
+
+Result<std::unique_ptr<netlink::Kernel>> OpenHost(VerbTimes* t) {
+  const double t0 = Now();
+  ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
+  return Wrap(netlink::OpenRtnl(ns), t0, t);
+}
+
+Result<std::unique_ptr<netlink::Kernel>> OpenPod(const std::string& path, VerbTimes* t) {
+  const double t0 = Now();
   ASSIGN_OR_RETURN(auto ns, netlink::Netns::Open(path, "CNI_NETNS"));
-  return netlink::OpenRtnl(ns);
+  return Wrap(netlink::OpenRtnl(ns), t0, t);
 }
 
 }  // namespace
 
 Result<FloorAttachment> FloorAdd(const FloorSpec& spec) {
   const conf::Config& cfg = spec.cfg;
-  ASSIGN_OR_RETURN(auto host, OpenHost());
+  ASSIGN_OR_RETURN(auto host, OpenHost(spec.times));
 
   // RDMA netlink is tried by ADD whether or not the kernel has it.
   Result<std::unique_ptr<netlink::Rdma>> host_rdma = Error(Code::kRdmaUnavailable, "not tried");
@@ -51,7 +110,7 @@ Result<FloorAttachment> FloorAdd(const FloorSpec& spec) {
   device = locked;
 
   // The pod: name clash check, table choice.
-  ASSIGN_OR_RETURN(auto pod, OpenPod(spec.pod_netns));
+  ASSIGN_OR_RETURN(auto pod, OpenPod(spec.pod_netns, spec.times));
   ASSIGN_OR_RETURN(auto clash, pod->FindLink(spec.pod_if));
   if (clash) return Error(Code::kInvalidConfig, "the pod already has " + spec.pod_if);
   ASSIGN_OR_RETURN(auto pod_rules, pod->ListRules());
@@ -83,6 +142,7 @@ Result<FloorAttachment> FloorAdd(const FloorSpec& spec) {
   // Apply: the move, then the pod-side configuration, step by step.
   cni::StepEnv env{.host = *host, .pod = pod.get()};
   const std::vector<ipam::IpConfig> ips = ipam::Inherit(st.origin.addrs, st.origin.routes);
+  if (spec.down_before_move) RETURN_IF_ERROR(host->SetUp(device->index, false));
   st.steps.push_back(cni::StepMove{spec.pod_if});
   RETURN_IF_ERROR(cni::ApplyStep(st.steps.back(), st, env));
   for (auto& step : cni::PlanPodConfig(cfg, env.pod_index, table, ips)) {
@@ -96,8 +156,12 @@ Result<FloorAttachment> FloorAdd(const FloorSpec& spec) {
 }
 
 Status FloorDel(const FloorSpec& spec, const FloorAttachment& att) {
-  ASSIGN_OR_RETURN(auto host, OpenHost());
-  ASSIGN_OR_RETURN(auto pod, OpenPod(spec.pod_netns));
+  ASSIGN_OR_RETURN(auto host, OpenHost(spec.times));
+  ASSIGN_OR_RETURN(auto pod, OpenPod(spec.pod_netns, spec.times));
+  if (spec.down_before_move) {
+    ASSIGN_OR_RETURN(auto link, pod->FindLink(spec.pod_if));
+    if (link) RETURN_IF_ERROR(pod->SetUp(link->index, false));
+  }
   cni::StepEnv env{.host = *host, .pod = pod.get()};
   std::vector<Error> errors = cni::UndoSteps(att.st, env);
   if (!errors.empty()) return cni::JoinErrors(errors, "floor DEL");

@@ -15,7 +15,9 @@
 //      name), then GETLINK, NEWADDR, up, NEWROUTE x2 on the node.
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "cni/state.h"
@@ -23,10 +25,19 @@
 
 namespace bench {
 
+/// Wall time of each rtnetlink verb the floor called, in ms, by verb name
+/// ("MoveLink", "ListRoutes", ...; "open" for a netns + socket).
+using VerbTimes = std::map<std::string, std::vector<double>>;
+
 struct FloorSpec {
   conf::Config cfg;       ///< parsed from the very config erdma-cni gets on stdin
   std::string pod_netns;  ///< CNI_NETNS
   std::string pod_if;     ///< CNI_IFNAME (standalone: the pod-side name)
+  VerbTimes* times = nullptr;  ///< when set, every verb is timed into it
+  /// Experiment, not what erdma-cni does: set the link down before each move
+  /// (host-device's order on DEL), to see what the kernel charges for moving
+  /// a link that is up.
+  bool down_before_move = false;
 };
 
 /// What ADD leaves for DEL: the journal as erdma-cni would have written it.

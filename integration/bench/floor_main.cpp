@@ -17,8 +17,19 @@
 
 int main(int argc, char** argv) {
   int iterations = 100;
-  for (int i = 1; i + 1 < argc; i += 2)
-    if (std::string(argv[i]) == "--iterations") iterations = std::stoi(argv[i + 1]);
+  bool down_first = false, breakdown = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--iterations" && i + 1 < argc) iterations = std::stoi(argv[++i]);
+    else if (a == "--down-first") down_first = true;
+    else if (a == "--breakdown") breakdown = true;
+    else {
+      std::cerr << "usage: erdma-bench-floor [--iterations N] [--breakdown] [--down-first]\n"
+                   "  --breakdown   median wall time of every rtnetlink verb of ADD and DEL\n"
+                   "  --down-first  experiment: set the link down before each move\n";
+      return 2;
+    }
+  }
   if (geteuid() != 0) {
     std::cerr << "erdma-bench-floor: needs root\n";
     return 2;
@@ -37,12 +48,16 @@ int main(int argc, char** argv) {
         spec.cfg = *cfg;
         spec.pod_netns = topo.PodPath(0);
         spec.pod_if = "net1";
+        spec.down_before_move = down_first;
+        bench::VerbTimes add_times, del_times;
         std::vector<double> aw, ac, dw, dc;
         for (int i = 0; i < iterations; ++i) {
           const double w0 = bench::NowMs(), c0 = bench::ThreadCpuMs();
+          spec.times = breakdown ? &add_times : nullptr;
           auto att = bench::FloorAdd(spec);
           const double w1 = bench::NowMs(), c1 = bench::ThreadCpuMs();
           if (!att.ok()) throw std::runtime_error("floor ADD: " + att.error().msg);
+          spec.times = breakdown ? &del_times : nullptr;
           auto del = bench::FloorDel(spec, *att);
           const double w2 = bench::NowMs(), c2 = bench::ThreadCpuMs();
           if (!del.ok()) throw std::runtime_error("floor DEL: " + del.error().msg);
@@ -52,6 +67,14 @@ int main(int argc, char** argv) {
                     bench::Summarize(ac).median, iterations);
         std::printf("floor DEL: wall %.2f ms, CPU %.3f ms\n", bench::Summarize(dw).median,
                     bench::Summarize(dc).median);
+        for (const auto& [what, times] : {std::pair<const char*, bench::VerbTimes*>{"ADD", &add_times},
+                                          std::pair<const char*, bench::VerbTimes*>{"DEL", &del_times}}) {
+          if (times->empty()) continue;
+          std::printf("%s verbs (calls per %s, median ms per call):\n", what, what);
+          for (const auto& [verb, v] : *times)
+            std::printf("  %-24s %4.1f x %7.3f\n", verb.c_str(), static_cast<double>(v.size()) / iterations,
+                        bench::Summarize(v).median);
+        }
         rc = 0;
       } catch (const std::exception& e) {
         std::cerr << "erdma-bench-floor: " << e.what() << "\n";
