@@ -72,8 +72,9 @@ int main(int argc, char** argv) {
           if (times->empty()) continue;
           std::printf("%s verbs (calls per %s, median ms per call):\n", what, what);
           for (const auto& [verb, v] : *times)
-            std::printf("  %-24s %4.1f x %7.3f\n", verb.c_str(), static_cast<double>(v.size()) / iterations,
-                        bench::Summarize(v).median);
+            std::printf("  %-24s %4.1f x %7.3f  (min %.3f, p95 %.3f, max %.3f)\n", verb.c_str(),
+                        static_cast<double>(v.size()) / iterations, bench::Summarize(v).median,
+                        bench::Summarize(v).min, bench::Summarize(v).p95, bench::Summarize(v).max);
         }
         rc = 0;
       } catch (const std::exception& e) {
