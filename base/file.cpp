@@ -96,7 +96,10 @@ Status RemoveFile(const std::string& path) {
   return Ok();
 }
 
-Result<std::vector<std::string>> ListFiles(const std::string& dir) {
+namespace {
+
+// Entries of one d_type directly in `dir`, sorted; a missing dir is empty.
+Result<std::vector<std::string>> ListEntries(const std::string& dir, unsigned char type) {
   std::vector<std::string> names;
   DIR* d = ::opendir(dir.c_str());
   if (!d) {
@@ -104,7 +107,7 @@ Result<std::vector<std::string>> ListFiles(const std::string& dir) {
     return SysError("opendir " + dir, errno);
   }
   while (dirent* e = ::readdir(d)) {
-    if (e->d_type != DT_REG) continue;
+    if (e->d_type != type || e->d_name[0] == '.') continue;
     names.emplace_back(e->d_name);
   }
   ::closedir(d);
@@ -112,21 +115,11 @@ Result<std::vector<std::string>> ListFiles(const std::string& dir) {
   return names;
 }
 
-Result<std::vector<std::string>> ListDirs(const std::string& dir) {
-  std::vector<std::string> names;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) {
-    if (errno == ENOENT) return names;
-    return SysError("opendir " + dir, errno);
-  }
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
-    names.emplace_back(e->d_name);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  return names;
-}
+}  // namespace
+
+Result<std::vector<std::string>> ListFiles(const std::string& dir) { return ListEntries(dir, DT_REG); }
+
+Result<std::vector<std::string>> ListDirs(const std::string& dir) { return ListEntries(dir, DT_DIR); }
 
 bool PathExists(const std::string& path) {
   struct stat st {};

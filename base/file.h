@@ -26,7 +26,7 @@ Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes);
 /// unlink(2); a missing file is success.
 Status RemoveFile(const std::string& path);
 
-/// Regular files directly in `dir` (names only, sorted); a missing dir is empty.
+/// Regular files directly in `dir` (names only, sorted, hidden ones left out); a missing dir is empty.
 Result<std::vector<std::string>> ListFiles(const std::string& dir);
 /// Directories directly in `dir` (names only, sorted, no "." or "..").
 Result<std::vector<std::string>> ListDirs(const std::string& dir);
