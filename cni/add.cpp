@@ -73,18 +73,23 @@ struct SmcHandles {
   std::unique_ptr<netlink::Smc> smc;
 };
 
-// Plans SMC-R for `ifname` in the pod and runs the steps through the journal.
-base::Status ApplySmcr(Context& ctx, SmcrTarget target, Journal& journal, StepEnv& env, SmcHandles& h) {
+// Plans SMC-R for the target in the pod and runs the steps through the journal.
+base::Status ApplySmcr(Context& ctx, const SmcrTarget& target, Journal& journal, StepEnv& env,
+                       SmcHandles& h) {
   ASSIGN_OR_RETURN(h.sysctl, ctx.netns.OpenSysctl(ctx.env.netns));
   auto smc = ctx.netns.OpenSmc(ctx.env.netns);
-  if (smc.ok()) h.smc = std::move(smc).value();
+  std::optional<Error> smc_error;
+  if (smc.ok())
+    h.smc = std::move(smc).value();
+  else
+    smc_error = std::move(smc).error();
   env.pod_sysctl = h.sysctl.get();
   env.pod_smc = h.smc.get();
   StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
   const std::string self = journal.path();
   env.ueid_in_use = [store, self](const std::string& ueid) { return UeidUsedElsewhere(store, self, ueid); };
   ASSIGN_OR_RETURN(auto steps, PlanSmcr(ctx.cfg, target, *h.sysctl, h.smc.get(),
-                                        smc.ok() ? nullptr : &smc.error(), env.ueid_in_use));
+                                        smc_error ? &*smc_error : nullptr, env.ueid_in_use));
   base::Log::Info("SMC-R for " + target.ifname + ": " + std::to_string(steps.size()) + " step(s)");
   return journal.Run(steps, env);
 }

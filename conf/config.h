@@ -53,7 +53,10 @@ struct Config {
   RdmaConfig rdma;
   SmcrConfig smcr;
   bool smcr_wanted = false;  ///< this pod asked for SMC-R (enable + annotation)
-  std::string data_dir = "/var/lib/cni/erdma-cni";
+  /// tmpfs: the state must survive a killed process, not a reboot (which
+  /// destroys every pod netns), and tmpfs spares ADD and DEL the filesystem
+  /// journal (docs/performance.md).
+  std::string data_dir = "/run/erdma-cni";
   std::string log_file;  ///< empty: no log file (errors still go to stderr)
   base::LogLevel log_level = base::LogLevel::kInfo;
 

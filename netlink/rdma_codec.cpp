@@ -12,7 +12,8 @@
 #include <cstring>
 #include <optional>
 
-#include "netlink/extack.h"
+#include "netlink/kernel_name.h"
+#include "netlink/mnl_request.h"
 
 namespace netlink::nldev {
 namespace {
@@ -20,7 +21,6 @@ namespace {
 using base::Error;
 using base::Result;
 
-constexpr size_t kRequestSize = 256;    // the largest request, NEWLINK, needs 124 bytes
 constexpr size_t kDeviceNameMax = 64;   // IB_DEVICE_NAME_MAX, the NUL included
 constexpr size_t kAttrTableSize = 128;  // covers every attribute read below
 static_assert(RDMA_NLDEV_NET_NS_FD < kAttrTableSize && RDMA_NLDEV_ATTR_DEV_PROTOCOL < kAttrTableSize);
@@ -31,35 +31,11 @@ Error Malformed(const std::string& why) {
 
 Error BadRequest(const std::string& why) { return Error(base::Code::kKernel, why, {}, EINVAL); }
 
-/// Lays out one request in a buffer of its own with libmnl.
-class Request {
- public:
-  Request(uint16_t op, uint16_t flags, uint32_t seq) {
-    nlh_ = mnl_nlmsg_put_header(buf_.data());
-    nlh_->nlmsg_type = MessageType(op);
-    nlh_->nlmsg_flags = flags;
-    nlh_->nlmsg_seq = seq;
-  }
-  void PutU8(uint16_t type, uint8_t v) { ok_ = ok_ && mnl_attr_put_u8_check(nlh_, buf_.size(), type, v); }
-  void PutU32(uint16_t type, uint32_t v) { ok_ = ok_ && mnl_attr_put_u32_check(nlh_, buf_.size(), type, v); }
-  void PutString(uint16_t type, const std::string& s) {
-    ok_ = ok_ && mnl_attr_put_strz_check(nlh_, buf_.size(), type, s.c_str());
-  }
-  Bytes Finish() && {
-    // Every caller validates its inputs first, so the buffer is big enough.
-    if (!ok_) return {};
-    buf_.resize(nlh_->nlmsg_len);
-    return std::move(buf_);
-  }
+/// A request of NLDEV command `op`; NLDEV messages have no family header.
+mnl::Request NldevRequest(uint16_t op, uint16_t flags, uint32_t seq) { return {MessageType(op), flags, seq}; }
 
- private:
-  Bytes buf_ = Bytes(kRequestSize);
-  nlmsghdr* nlh_ = nullptr;
-  bool ok_ = true;
-};
-
-constexpr uint16_t kCommand = NLM_F_REQUEST | NLM_F_ACK;
-constexpr uint16_t kDump = NLM_F_REQUEST | NLM_F_DUMP;
+using mnl::kCommand;
+using mnl::kDump;
 
 /// The expected payload of each attribute the parsers read; others are skipped.
 std::optional<mnl_attr_data_type> KindOf(uint16_t type) {
@@ -137,40 +113,28 @@ std::string StateName(uint8_t v, const std::array<const char*, 8>& names) {
   return "UNKNOWN(" + std::to_string(v) + ")";
 }
 
-/// Accepts what the kernel would take whole: non-empty, no NUL, shorter than
-/// `limit` bytes (the NUL counts).
-std::optional<std::string> NameProblem(std::string_view name, const char* what, size_t limit) {
-  if (name.empty()) return std::string(what) + " is empty";
-  if (name.find('\0') != std::string_view::npos) return std::string(what) + " contains a NUL byte";
-  if (name.size() >= limit) {
-    return std::string(what) + " '" + std::string(name) + "' is longer than " + std::to_string(limit - 1) +
-           " bytes";
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 uint16_t MessageType(uint16_t op) { return static_cast<uint16_t>(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op)); }
 
-Bytes BuildSysGet(uint32_t seq) { return Request(RDMA_NLDEV_CMD_SYS_GET, kCommand, seq).Finish(); }
+Bytes BuildSysGet(uint32_t seq) { return NldevRequest(RDMA_NLDEV_CMD_SYS_GET, kCommand, seq).Finish(); }
 
 Bytes BuildSysSet(uint32_t seq, NetnsMode mode) {
-  Request r(RDMA_NLDEV_CMD_SYS_SET, kCommand, seq);
+  auto r = NldevRequest(RDMA_NLDEV_CMD_SYS_SET, kCommand, seq);
   r.PutU8(RDMA_NLDEV_SYS_ATTR_NETNS_MODE, mode == NetnsMode::kShared ? 1 : 0);
   return std::move(r).Finish();
 }
 
-Bytes BuildDeviceDump(uint32_t seq) { return Request(RDMA_NLDEV_CMD_GET, kDump, seq).Finish(); }
+Bytes BuildDeviceDump(uint32_t seq) { return NldevRequest(RDMA_NLDEV_CMD_GET, kDump, seq).Finish(); }
 
 Bytes BuildPortDump(uint32_t seq, uint32_t dev_index) {
-  Request r(RDMA_NLDEV_CMD_PORT_GET, kDump, seq);
+  auto r = NldevRequest(RDMA_NLDEV_CMD_PORT_GET, kDump, seq);
   r.PutU32(RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
   return std::move(r).Finish();
 }
 
 Bytes BuildMoveDevice(uint32_t seq, uint32_t dev_index, uint32_t netns_fd) {
-  Request r(RDMA_NLDEV_CMD_SET, kCommand, seq);
+  auto r = NldevRequest(RDMA_NLDEV_CMD_SET, kCommand, seq);
   r.PutU32(RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
   r.PutU32(RDMA_NLDEV_NET_NS_FD, netns_fd);
   return std::move(r).Finish();
@@ -178,15 +142,15 @@ Bytes BuildMoveDevice(uint32_t seq, uint32_t dev_index, uint32_t netns_fd) {
 
 base::Result<Bytes> BuildNewLink(uint32_t seq, std::string_view name, std::string_view type,
                                  std::string_view netdev_name) {
-  if (auto p = NameProblem(name, "the RDMA device name", kDeviceNameMax)) return BadRequest(*p);
+  if (auto p = KernelNameProblem(name, "the RDMA device name", kDeviceNameMax)) return BadRequest(*p);
   // nldev_newlink refuses it too; elsewhere in ib_core a '%' asks for a
   // numbered name ("rxe%d"), which would leave us not knowing the name.
   if (name.find('%') != std::string_view::npos) {
     return BadRequest("the RDMA device name '" + std::string(name) + "' contains '%'");
   }
-  if (auto p = NameProblem(type, "the RDMA link type", IFNAMSIZ)) return BadRequest(*p);
-  if (auto p = NameProblem(netdev_name, "the netdev name", IFNAMSIZ)) return BadRequest(*p);
-  Request r(RDMA_NLDEV_CMD_NEWLINK, kCommand, seq);
+  if (auto p = KernelNameProblem(type, "the RDMA link type", IFNAMSIZ)) return BadRequest(*p);
+  if (auto p = KernelNameProblem(netdev_name, "the netdev name", IFNAMSIZ)) return BadRequest(*p);
+  auto r = NldevRequest(RDMA_NLDEV_CMD_NEWLINK, kCommand, seq);
   r.PutString(RDMA_NLDEV_ATTR_DEV_NAME, std::string(name));
   r.PutString(RDMA_NLDEV_ATTR_LINK_TYPE, std::string(type));
   r.PutString(RDMA_NLDEV_ATTR_NDEV_NAME, std::string(netdev_name));
@@ -194,7 +158,7 @@ base::Result<Bytes> BuildNewLink(uint32_t seq, std::string_view name, std::strin
 }
 
 Bytes BuildDelLink(uint32_t seq, uint32_t dev_index) {
-  Request r(RDMA_NLDEV_CMD_DELLINK, kCommand, seq);
+  auto r = NldevRequest(RDMA_NLDEV_CMD_DELLINK, kCommand, seq);
   r.PutU32(RDMA_NLDEV_ATTR_DEV_INDEX, dev_index);
   return std::move(r).Finish();
 }
@@ -253,58 +217,6 @@ std::string FormatGuid(uint64_t guid) {
                 static_cast<unsigned>(guid >> 32) & 0xffff, static_cast<unsigned>(guid >> 16) & 0xffff,
                 static_cast<unsigned>(guid) & 0xffff);
   return text;
-}
-
-// Not mnl_cb_run: it gives up at the first NLM_F_DUMP_INTR message, leaving
-// the rest of the dump queued on the socket, and keeps only the errno of an
-// NLMSG_ERROR, dropping the extended ACK text.
-base::Status ReadDatagram(std::span<const uint8_t> datagram, uint32_t seq, uint32_t portid, Reply& reply) {
-  size_t off = 0;
-  while (off < datagram.size() && !reply.complete) {
-    const auto rest = datagram.subspan(off);
-    nlmsghdr hdr{};
-    if (rest.size() < sizeof hdr) {
-      return Malformed(std::to_string(rest.size()) + " stray bytes after the last message");
-    }
-    std::memcpy(&hdr, rest.data(), sizeof hdr);
-    if (hdr.nlmsg_len < sizeof hdr || hdr.nlmsg_len > rest.size()) {
-      return Malformed("a message of nlmsg_len " + std::to_string(hdr.nlmsg_len) + " with " +
-                       std::to_string(rest.size()) + " bytes left in the datagram");
-    }
-    const auto msg = rest.first(hdr.nlmsg_len);
-    if (hdr.nlmsg_seq != seq || (portid != 0 && hdr.nlmsg_pid != 0 && hdr.nlmsg_pid != portid)) {
-      return Error(base::Code::kKernel,
-                   "RDMA netlink answer for another request (sequence number " +
-                       std::to_string(hdr.nlmsg_seq) + ", port " + std::to_string(hdr.nlmsg_pid) +
-                       "; expected " + std::to_string(seq) + ", " + std::to_string(portid) + ")",
-                   {}, EPROTO);
-    }
-    if (hdr.nlmsg_flags & NLM_F_DUMP_INTR) reply.interrupted = true;
-    switch (hdr.nlmsg_type) {
-      case NLMSG_NOOP: break;
-      case NLMSG_ERROR:
-      case NLMSG_DONE: {
-        std::optional<AckInfo> ack = ParseAck(msg);
-        // A bare NLMSG_DONE (no error code) is still a clean end of dump.
-        if (!ack && hdr.nlmsg_type == NLMSG_DONE && hdr.nlmsg_len == sizeof hdr) ack = AckInfo{};
-        if (!ack) return Malformed("an NLMSG_ERROR too short for its error code");
-        reply.error = ack->error;
-        reply.extack = std::move(ack->msg);
-        reply.complete = true;
-        break;
-      }
-      case NLMSG_OVERRUN:
-        return Error(base::Code::kKernel,
-                     "RDMA netlink: the kernel dropped part of its answer (NLMSG_OVERRUN)", {}, ENOBUFS);
-      default:
-        if (hdr.nlmsg_type < NLMSG_MIN_TYPE) {
-          return Malformed("unknown control message type " + std::to_string(hdr.nlmsg_type));
-        }
-        reply.messages.emplace_back(msg.begin(), msg.end());
-    }
-    off += NLMSG_ALIGN(size_t{hdr.nlmsg_len});
-  }
-  return base::Ok();
 }
 
 std::string PortStateName(uint8_t state) {

@@ -12,11 +12,15 @@
 #include <vector>
 
 #include "base/error.h"
+#include "netlink/mnl_reply.h"
 #include "netlink/rdma.h"
 
 namespace netlink::nldev {
 
-using Bytes = std::vector<uint8_t>;
+using Bytes = mnl::Bytes;
+
+// The answers come in datagrams that mnl::ReadDatagram (netlink/mnl_reply.h)
+// splits into whole messages for the parsers below.
 
 /// nlmsg_type of an NLDEV command: RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op).
 uint16_t MessageType(uint16_t op);
@@ -64,22 +68,6 @@ base::Result<RdmaPort> ParsePort(std::span<const uint8_t> msg);
 /// "0216:3eff:fe10:f8b0" for 0x02163efffe10f8b0 (the node GUID attribute is
 /// in host byte order).
 std::string FormatGuid(uint64_t guid);
-
-/// The answer to one request, assembled from the datagrams it came in.
-struct Reply {
-  bool complete = false;        ///< the ACK, an NLMSG_ERROR or the NLMSG_DONE arrived
-  bool interrupted = false;     ///< a message carried NLM_F_DUMP_INTR: restart the dump
-  int error = 0;                ///< the kernel's errno; 0 = success
-  std::string extack;           ///< its extended ACK text, if any
-  std::vector<Bytes> messages;  ///< the data messages, each whole, in order
-};
-
-/// Adds one received datagram to `reply`. Each message must be whole, carry
-/// `seq` and, when both are non-zero, the socket's `portid`; otherwise
-/// Error{kKernel, ..., EBADMSG} for a malformed datagram and EPROTO for a
-/// stray message, and the caller should drain the socket. Messages after
-/// the one that completed the reply are ignored.
-base::Status ReadDatagram(std::span<const uint8_t> datagram, uint32_t seq, uint32_t portid, Reply& reply);
 
 /// Readable names for port states: "ACTIVE", "DOWN", ...; "UNKNOWN(9)".
 std::string PortStateName(uint8_t state);

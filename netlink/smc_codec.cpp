@@ -10,7 +10,7 @@
 #include <cstring>
 #include <optional>
 
-#include "netlink/extack.h"
+#include "netlink/mnl_request.h"
 
 namespace netlink {
 namespace {
@@ -21,7 +21,6 @@ using smcnl::kUeidLen;
 using base::Error;
 using base::Result;
 
-constexpr size_t kRequestSize = 256;           // the largest request, an IB PNETID_ADD, needs 124 bytes
 constexpr size_t kAttrTableSize = 16;          // covers every attribute read below
 constexpr uint8_t kRequestVersion = 1;         // SMCR_GENL_FAMILY_VERSION = SMC_GENL_FAMILY_VERSION = 1
 constexpr const char* kNotApplicable = "n/a";  // smc_pnet_set_nla's filler for the unused side
@@ -30,41 +29,21 @@ static_assert(CTRL_ATTR_OPS < kAttrTableSize && SMC_PNETID_IBPORT < kAttrTableSi
               SMC_NLA_EID_TABLE_ENTRY < kAttrTableSize);
 static_assert(GENL_HDRLEN == 4);
 
-constexpr uint16_t kCommand = NLM_F_REQUEST | NLM_F_ACK;
-constexpr uint16_t kDump = NLM_F_REQUEST | NLM_F_DUMP;
+using mnl::kCommand;
+using mnl::kDump;
 
 Error Malformed(const std::string& why) {
   return Error(base::Code::kKernel, "malformed generic netlink reply: " + why, {}, EBADMSG);
 }
 
-/// Lays out one generic netlink request in a buffer of its own with libmnl.
-class Request {
- public:
-  Request(uint16_t family, uint8_t cmd, uint16_t flags, uint32_t seq) {
-    nlh_ = mnl_nlmsg_put_header(buf_.data());
-    nlh_->nlmsg_type = family;
-    nlh_->nlmsg_flags = flags;
-    nlh_->nlmsg_seq = seq;
-    auto* genl = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(nlh_, sizeof(genlmsghdr)));
-    genl->cmd = cmd;
-    genl->version = kRequestVersion;
-  }
-  void PutU8(uint16_t type, uint8_t v) { ok_ = ok_ && mnl_attr_put_u8_check(nlh_, buf_.size(), type, v); }
-  void PutString(uint16_t type, const std::string& s) {
-    ok_ = ok_ && mnl_attr_put_strz_check(nlh_, buf_.size(), type, s.c_str());
-  }
-  Bytes Finish() && {
-    // Every caller validates its inputs first, so the buffer is big enough.
-    if (!ok_) return {};
-    buf_.resize(nlh_->nlmsg_len);
-    return std::move(buf_);
-  }
-
- private:
-  Bytes buf_ = Bytes(kRequestSize);
-  nlmsghdr* nlh_ = nullptr;
-  bool ok_ = true;
-};
+/// A generic netlink request: nlmsghdr typed by the family id, genlmsghdr.
+mnl::Request GenlRequest(uint16_t family, uint8_t cmd, uint16_t flags, uint32_t seq) {
+  mnl::Request r(family, flags, seq);
+  auto* genl = static_cast<genlmsghdr*>(r.PutExtraHeader(sizeof(genlmsghdr)));
+  genl->cmd = cmd;
+  genl->version = kRequestVersion;
+  return r;
+}
 
 /// One message's attributes by type, pointing into `storage`.
 struct Attrs {
@@ -147,7 +126,7 @@ Result<Bytes> BuildUeidCommand(uint32_t seq, uint16_t family, uint8_t cmd, std::
   // smc_clc_ueid_valid takes trailing blanks as padding, and the table
   // compares all 32 bytes: `smcd ueid add` pads with blanks, so must we.
   padded.resize(kUeidLen, ' ');
-  Request r(family, cmd, kCommand, seq);
+  auto r = GenlRequest(family, cmd, kCommand, seq);
   // smc_nl_add_ueid and smc_nl_remove_ueid insist on nla_len(...) == 33.
   r.PutString(SMC_NLA_EID_TABLE_ENTRY, padded);
   return std::move(r).Finish();
@@ -164,18 +143,18 @@ base::Result<Bytes> BuildGetFamily(uint32_t seq, std::string_view name) {
         "the generic netlink family name '" + std::string(name) + "' is empty or not 1-15 plain bytes", {},
         EINVAL);
   }
-  Request r(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, kCommand, seq);
+  auto r = GenlRequest(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, kCommand, seq);
   r.PutString(CTRL_ATTR_FAMILY_NAME, std::string(name));
   return std::move(r).Finish();
 }
 
 Bytes BuildPnetDump(uint32_t seq, uint16_t family) {
-  return Request(family, SMC_PNETID_GET, kDump, seq).Finish();
+  return GenlRequest(family, SMC_PNETID_GET, kDump, seq).Finish();
 }
 
 base::Result<Bytes> BuildPnetAdd(uint32_t seq, uint16_t family, const PnetEntry& entry) {
   ASSIGN_OR_RETURN(const PnetEntry e, NormalizePnetEntry(entry));
-  Request r(family, SMC_PNETID_ADD, kCommand, seq);
+  auto r = GenlRequest(family, SMC_PNETID_ADD, kCommand, seq);
   r.PutString(SMC_PNETID_NAME, e.pnet_id);
   if (!e.eth_name.empty()) {
     r.PutString(SMC_PNETID_ETHNAME, e.eth_name);
@@ -190,13 +169,13 @@ base::Result<Bytes> BuildPnetDel(uint32_t seq, uint16_t family, std::string_view
   // smc_pnet_del hands the attribute to the table walk as it came: "net1"
   // would never match the "NET1" that SMC_PNETID_ADD stored.
   ASSIGN_OR_RETURN(const std::string id, NormalizePnetId(pnet_id));
-  Request r(family, SMC_PNETID_DEL, kCommand, seq);
+  auto r = GenlRequest(family, SMC_PNETID_DEL, kCommand, seq);
   r.PutString(SMC_PNETID_NAME, id);
   return std::move(r).Finish();
 }
 
 Bytes BuildUeidDump(uint32_t seq, uint16_t family) {
-  return Request(family, SMC_NETLINK_DUMP_UEID, kDump, seq).Finish();
+  return GenlRequest(family, SMC_NETLINK_DUMP_UEID, kDump, seq).Finish();
 }
 
 base::Result<Bytes> BuildUeidAdd(uint32_t seq, uint16_t family, std::string_view ueid) {
@@ -296,58 +275,6 @@ base::Result<std::string> ParseUeid(std::span<const uint8_t> msg, uint16_t famil
                                          }));
   if (!a[SMC_NLA_EID_TABLE_ENTRY]) return Missing(kWhat, "SMC_NLA_EID_TABLE_ENTRY");
   return TrimUeid(a.Str(SMC_NLA_EID_TABLE_ENTRY));
-}
-
-// Not mnl_cb_run: it gives up at the first NLM_F_DUMP_INTR message, leaving
-// the rest of the dump queued on the socket, and keeps only the errno of an
-// NLMSG_ERROR, dropping the extended ACK text.
-base::Status ReadDatagram(std::span<const uint8_t> datagram, uint32_t seq, uint32_t portid, Reply& reply) {
-  size_t off = 0;
-  while (off < datagram.size() && !reply.complete) {
-    const auto rest = datagram.subspan(off);
-    nlmsghdr hdr{};
-    if (rest.size() < sizeof hdr) {
-      return Malformed(std::to_string(rest.size()) + " stray bytes after the last message");
-    }
-    std::memcpy(&hdr, rest.data(), sizeof hdr);
-    if (hdr.nlmsg_len < sizeof hdr || hdr.nlmsg_len > rest.size()) {
-      return Malformed("a message of nlmsg_len " + std::to_string(hdr.nlmsg_len) + " with " +
-                       std::to_string(rest.size()) + " bytes left in the datagram");
-    }
-    const auto msg = rest.first(hdr.nlmsg_len);
-    if (hdr.nlmsg_seq != seq || (portid != 0 && hdr.nlmsg_pid != 0 && hdr.nlmsg_pid != portid)) {
-      return Error(base::Code::kKernel,
-                   "generic netlink answer for another request (sequence number " +
-                       std::to_string(hdr.nlmsg_seq) + ", port " + std::to_string(hdr.nlmsg_pid) +
-                       "; expected " + std::to_string(seq) + ", " + std::to_string(portid) + ")",
-                   {}, EPROTO);
-    }
-    if (hdr.nlmsg_flags & NLM_F_DUMP_INTR) reply.interrupted = true;
-    switch (hdr.nlmsg_type) {
-      case NLMSG_NOOP: break;
-      case NLMSG_ERROR:
-      case NLMSG_DONE: {
-        std::optional<AckInfo> ack = ParseAck(msg);
-        // A bare NLMSG_DONE (no error code) is still a clean end of dump.
-        if (!ack && hdr.nlmsg_type == NLMSG_DONE && hdr.nlmsg_len == sizeof hdr) ack = AckInfo{};
-        if (!ack) return Malformed("an NLMSG_ERROR too short for its error code");
-        reply.error = ack->error;
-        reply.extack = std::move(ack->msg);
-        reply.complete = true;
-        break;
-      }
-      case NLMSG_OVERRUN:
-        return Error(base::Code::kKernel,
-                     "generic netlink: the kernel dropped part of its answer (NLMSG_OVERRUN)", {}, ENOBUFS);
-      default:
-        if (hdr.nlmsg_type < NLMSG_MIN_TYPE) {
-          return Malformed("unknown control message type " + std::to_string(hdr.nlmsg_type));
-        }
-        reply.messages.emplace_back(msg.begin(), msg.end());
-    }
-    off += NLMSG_ALIGN(size_t{hdr.nlmsg_len});
-  }
-  return base::Ok();
 }
 
 }  // namespace smcnl

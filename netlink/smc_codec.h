@@ -14,12 +14,13 @@
 #include <vector>
 
 #include "base/error.h"
+#include "netlink/mnl_reply.h"
 #include "netlink/smc.h"
 #include "netlink/smc_input.h"
 
 namespace netlink::smcnl {
 
-using Bytes = std::vector<uint8_t>;
+using Bytes = mnl::Bytes;
 
 inline constexpr const char* kPnetFamily = "SMC_PNETID";      ///< SMCR_GENL_FAMILY_NAME
 inline constexpr const char* kGenFamily = "SMC_GEN_NETLINK";  ///< SMC_GENL_FAMILY_NAME
@@ -77,20 +78,9 @@ base::Result<PnetEntry> ParsePnetEntry(std::span<const uint8_t> msg, uint16_t fa
 /// One SMC_NETLINK_DUMP_UEID dump message: the UEID, trimmed (TrimUeid).
 base::Result<std::string> ParseUeid(std::span<const uint8_t> msg, uint16_t family);
 
-/// The answer to one request, assembled from the datagrams it came in.
-struct Reply {
-  bool complete = false;        ///< the ACK, an NLMSG_ERROR or the NLMSG_DONE arrived
-  bool interrupted = false;     ///< a message carried NLM_F_DUMP_INTR: restart the dump
-  int error = 0;                ///< the kernel's errno; 0 = success
-  std::string extack;           ///< its extended ACK text, if any
-  std::vector<Bytes> messages;  ///< the data messages, each whole, in order
-};
-
-/// Adds one received datagram to `reply`. Each message must be whole, carry
-/// `seq` and, when both are non-zero, the socket's `portid`; otherwise
-/// Error{kKernel, ..., EBADMSG} for a malformed datagram and EPROTO for a
-/// stray message, and the caller should drain the socket. Messages after
-/// the one that completed the reply are ignored.
-base::Status ReadDatagram(std::span<const uint8_t> datagram, uint32_t seq, uint32_t portid, Reply& reply);
+// The answers come in datagrams that mnl::ReadDatagram (netlink/mnl_reply.h)
+// splits into whole messages for the parsers above.
+using mnl::ReadDatagram;
+using mnl::Reply;
 
 }  // namespace netlink::smcnl

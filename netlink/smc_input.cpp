@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "netlink/kernel_name.h"
+
 namespace netlink {
 namespace {
 
@@ -28,18 +30,6 @@ std::string_view Trim(std::string_view s) {
   while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
   while (!s.empty() && IsBlank(s.back())) s.remove_suffix(1);
   return s;
-}
-
-/// Accepts what the kernel would take whole: non-empty, no NUL, shorter than
-/// `limit` bytes (the NUL counts).
-std::optional<std::string> NameProblem(std::string_view name, const char* what, size_t limit) {
-  if (name.empty()) return std::string(what) + " is empty";
-  if (name.find('\0') != std::string_view::npos) return std::string(what) + " contains a NUL byte";
-  if (name.size() >= limit) {
-    return std::string(what) + " '" + std::string(name) + "' is longer than " + std::to_string(limit - 1) +
-           " bytes";
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -106,12 +96,13 @@ base::Result<PnetEntry> NormalizePnetEntry(const PnetEntry& entry) {
                          : " names neither a netdev nor an RDMA device"));
   }
   if (eth) {
-    if (auto p = NameProblem(entry.eth_name, "the netdev name", IFNAMSIZ)) return BadInput(*p);
+    if (auto p = KernelNameProblem(entry.eth_name, "the netdev name", IFNAMSIZ)) return BadInput(*p);
     if (entry.ib_port != 0)
       return BadInput("the SMC pnet entry for netdev " + entry.eth_name + " has an IB port");
     return out;
   }
-  if (auto p = NameProblem(entry.ib_name, "the RDMA device name", kIbDeviceNameMax)) return BadInput(*p);
+  if (auto p = KernelNameProblem(entry.ib_name, "the RDMA device name", kIbDeviceNameMax))
+    return BadInput(*p);
   if (entry.ib_port < 1 || entry.ib_port > kMaxIbPort) {
     return BadInput("the SMC pnet entry for " + entry.ib_name + " has port " + std::to_string(entry.ib_port) +
                     "; SMC knows ports 1 and 2");

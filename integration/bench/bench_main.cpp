@@ -38,8 +38,8 @@ constexpr const char* kUsage = R"(usage: erdma-bench [options]   (as root)
   --data-dir DIR           parent of erdma-cni's dataDir (default /tmp)
   --variant LABEL=PATH[@DIR]  also measure another erdma-cni build (or dataDir parent);
                            repeatable; rows of their own, not judged against targets
-  --nice N                 run the measuring process and the plugins at nice N (e.g. -20
-                           on a machine busy with other work; default 0)
+  --settle-ms N            untimed pause before every ADD and DEL (default 10)
+  --nice N                 run the measuring process and the plugins at nice N (default 0)
   --mtu N                  also set `mtu` (erdma-cni config and the floor)
   --none-config FILE       the mode "none" config to use instead of the built-in one
   --profile "CMD ARGS"     run one erdma-cni ADD and DEL under CMD and exit; %c in
@@ -84,28 +84,39 @@ bool ParseArgs(int argc, char** argv, Options& o) {
       if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--iterations") o.iterations = std::stoi(next());
-    else if (a == "--warmup") o.warmup = std::stoi(next());
+    if (a == "--iterations")
+      o.iterations = std::stoi(next());
+    else if (a == "--warmup")
+      o.warmup = std::stoi(next());
     else if (a == "--parallel") {
       o.parallel.clear();
       for (const auto& p : Split(next(), ',')) o.parallel.push_back(std::stoi(p));
-    } else if (a == "--parallel-iterations") o.parallel_iterations = std::stoi(next());
-    else if (a == "--output") o.output = next();
-    else if (a == "--plugin") o.plugin = next();
-    else if (a == "--cni-dir") o.cni_dir = next();
-    else if (a == "--only") o.only = Split(next(), ',');
-    else if (a == "--mtu") o.mtu = std::stoi(next());
-    else if (a == "--data-dir") o.data_root = next();
-    else if (a == "--nice") o.nice = std::stoi(next());
+    } else if (a == "--parallel-iterations")
+      o.parallel_iterations = std::stoi(next());
+    else if (a == "--output")
+      o.output = next();
+    else if (a == "--plugin")
+      o.plugin = next();
+    else if (a == "--cni-dir")
+      o.cni_dir = next();
+    else if (a == "--only")
+      o.only = Split(next(), ',');
+    else if (a == "--mtu")
+      o.mtu = std::stoi(next());
+    else if (a == "--data-dir")
+      o.data_root = next();
+    else if (a == "--nice")
+      o.nice = std::stoi(next());
     else if (a == "--variant") {
       const std::string v = next();
       const size_t eq = v.find('='), at = v.find('@', eq == std::string::npos ? 0 : eq);
       if (eq == std::string::npos) throw std::runtime_error("--variant wants LABEL=PATH[@DIR]");
-      o.variants.push_back({v.substr(0, eq), v.substr(eq + 1, at == std::string::npos ? std::string::npos : at - eq - 1),
+      o.variants.push_back({v.substr(0, eq),
+                            v.substr(eq + 1, at == std::string::npos ? std::string::npos : at - eq - 1),
                             at == std::string::npos ? "" : v.substr(at + 1)});
       if (o.variants.back().plugin.empty()) o.variants.back().plugin = o.plugin;
-    }
-    else if (a == "--none-config") o.none_config = next();
+    } else if (a == "--none-config")
+      o.none_config = next();
     else if (a == "--profile") {
       o.profile = Split(next(), ' ');
       if (!o.profile.empty()) o.profile[0] = Which(o.profile[0]);
@@ -145,10 +156,11 @@ void Machine(const Options& o, bench::Results& r) {
                   Capture("test -n \"$(git -C '" + fs::path(o.plugin).parent_path().string() +
                           "' status --porcelain 2>/dev/null)\" && echo ' (working tree modified)'");
   r.go_info = "containernetworking-plugins " +
-              Capture("dpkg-query -W -f='${Version}' containernetworking-plugins 2>/dev/null || echo '?'") + " in " +
-              o.cni_dir;
+              Capture("dpkg-query -W -f='${Version}' containernetworking-plugins 2>/dev/null || echo '?'") +
+              " in " + o.cni_dir;
   r.load_before = Capture("cut -d' ' -f1-3 /proc/loadavg");
   r.nice = o.nice;
+  r.settle_ms = o.settle_ms;
   r.iterations = o.iterations;
   r.warmup = o.warmup;
   r.parallel_iterations = o.parallel_iterations;
@@ -179,7 +191,8 @@ int main(int argc, char** argv) {
   for (const auto& v : opt.variants) needed.push_back(v.plugin);
   for (const auto& p : needed) {
     if (access(p.c_str(), X_OK) != 0) {
-      std::cerr << "erdma-bench: " << p << " is missing (Debian: apt-get install containernetworking-plugins)\n";
+      std::cerr << "erdma-bench: " << p
+                << " is missing (Debian: apt-get install containernetworking-plugins)\n";
       return 2;
     }
   }

@@ -39,7 +39,9 @@ class TimedKernel final : public netlink::Kernel {
  public:
   TimedKernel(std::unique_ptr<netlink::Kernel> k, VerbTimes& t) : k_(std::move(k)), t_(t) {}
   int NetnsFd() const override { return k_->NetnsFd(); }
-  Result<std::vector<netlink::LinkInfo>> ListLinks() override { return Time("ListLinks", [&] { return k_->ListLinks(); }); }
+  Result<std::vector<netlink::LinkInfo>> ListLinks() override {
+    return Time("ListLinks", [&] { return k_->ListLinks(); });
+  }
   Result<std::optional<netlink::LinkInfo>> FindLink(std::string_view n) override {
     return Time("FindLink", [&] { return k_->FindLink(n); });
   }
@@ -49,27 +51,50 @@ class TimedKernel final : public netlink::Kernel {
   Status MoveLink(int i, const Kernel& target, std::string_view n) override {
     return Time("MoveLink", [&] { return k_->MoveLink(i, target, n); });
   }
-  Status RenameLink(int i, std::string_view n) override { return Time("RenameLink", [&] { return k_->RenameLink(i, n); }); }
-  Status SetMtu(int i, uint32_t m) override { return Time("SetMtu", [&] { return k_->SetMtu(i, m); }); }
-  Status SetUp(int i, bool up) override { return Time(up ? "SetUp(up)" : "SetUp(down)", [&] { return k_->SetUp(i, up); }); }
-  Result<std::vector<netlink::AddrInfo>> ListAddrs(int i) override { return Time("ListAddrs", [&] { return k_->ListAddrs(i); }); }
-  Status AddAddr(const netlink::AddrInfo& a) override { return Time("AddAddr", [&] { return k_->AddAddr(a); }); }
-  Status DelAddr(const netlink::AddrInfo& a) override { return Time("DelAddr", [&] { return k_->DelAddr(a); }); }
+  Status RenameLink(int i, std::string_view n) override {
+    return Time("RenameLink", [&] { return k_->RenameLink(i, n); });
+  }
+  Status SetMtu(int i, uint32_t m) override {
+    return Time("SetMtu", [&] { return k_->SetMtu(i, m); });
+  }
+  Status SetUp(int i, bool up) override {
+    return Time(up ? "SetUp(up)" : "SetUp(down)", [&] { return k_->SetUp(i, up); });
+  }
+  Result<std::vector<netlink::AddrInfo>> ListAddrs(int i) override {
+    return Time("ListAddrs", [&] { return k_->ListAddrs(i); });
+  }
+  Status AddAddr(const netlink::AddrInfo& a) override {
+    return Time("AddAddr", [&] { return k_->AddAddr(a); });
+  }
+  Status DelAddr(const netlink::AddrInfo& a) override {
+    return Time("DelAddr", [&] { return k_->DelAddr(a); });
+  }
   Result<std::vector<netlink::RouteInfo>> ListRoutes(int oif) override {
     return Time("ListRoutes", [&] { return k_->ListRoutes(oif); });
   }
-  Status AddRoute(const netlink::RouteInfo& r) override { return Time("AddRoute", [&] { return k_->AddRoute(r); }); }
-  Status DelRoute(const netlink::RouteInfo& r) override { return Time("DelRoute", [&] { return k_->DelRoute(r); }); }
-  Result<std::vector<netlink::RuleInfo>> ListRules() override { return Time("ListRules", [&] { return k_->ListRules(); }); }
-  Status AddRule(const netlink::RuleInfo& r) override { return Time("AddRule", [&] { return k_->AddRule(r); }); }
-  Status DelRule(const netlink::RuleInfo& r) override { return Time("DelRule", [&] { return k_->DelRule(r); }); }
+  Status AddRoute(const netlink::RouteInfo& r) override {
+    return Time("AddRoute", [&] { return k_->AddRoute(r); });
+  }
+  Status DelRoute(const netlink::RouteInfo& r) override {
+    return Time("DelRoute", [&] { return k_->DelRoute(r); });
+  }
+  Result<std::vector<netlink::RuleInfo>> ListRules() override {
+    return Time("ListRules", [&] { return k_->ListRules(); });
+  }
+  Status AddRule(const netlink::RuleInfo& r) override {
+    return Time("AddRule", [&] { return k_->AddRule(r); });
+  }
+  Status DelRule(const netlink::RuleInfo& r) override {
+    return Time("DelRule", [&] { return k_->DelRule(r); });
+  }
 
  private:
   std::unique_ptr<netlink::Kernel> k_;
   VerbTimes& t_;
 };
 
-Result<std::unique_ptr<netlink::Kernel>> Wrap(Result<std::unique_ptr<netlink::Kernel>> k, double t0, VerbTimes* t) {
+Result<std::unique_ptr<netlink::Kernel>> Wrap(Result<std::unique_ptr<netlink::Kernel>> k, double t0,
+                                              VerbTimes* t) {
   if (!k.ok() || !t) return k;
   (*t)["open (netns + socket)"].push_back(Now() - t0);
   return std::unique_ptr<netlink::Kernel>(std::make_unique<TimedKernel>(std::move(k).value(), *t));
@@ -134,9 +159,9 @@ Result<FloorAttachment> FloorAdd(const FloorSpec& spec) {
   ASSIGN_OR_RETURN(auto routes, host->ListRoutes(device->index));
   st.origin.addrs = cni::RestorableAddrs(addrs);
   st.origin.routes = cni::RestorableRoutes(routes);
-  ASSIGN_OR_RETURN(cni::RdmaPlan rdma_plan,
-                   cni::PrepareRdma(cfg.rdma, *device, rdma, host_rdma.ok() ? nullptr : &host_rdma.error(),
-                                    "/sys", ""));
+  ASSIGN_OR_RETURN(
+      cni::RdmaPlan rdma_plan,
+      cni::PrepareRdma(cfg.rdma, *device, rdma, host_rdma.ok() ? nullptr : &host_rdma.error(), "/sys", ""));
   (void)rdma_plan;  // no RDMA in the floor: the benchmark's kernel has none
 
   // Apply: the move, then the pod-side configuration, step by step.

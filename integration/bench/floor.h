@@ -30,9 +30,9 @@ namespace bench {
 using VerbTimes = std::map<std::string, std::vector<double>>;
 
 struct FloorSpec {
-  conf::Config cfg;       ///< parsed from the very config erdma-cni gets on stdin
-  std::string pod_netns;  ///< CNI_NETNS
-  std::string pod_if;     ///< CNI_IFNAME (standalone: the pod-side name)
+  conf::Config cfg;            ///< parsed from the very config erdma-cni gets on stdin
+  std::string pod_netns;       ///< CNI_NETNS
+  std::string pod_if;          ///< CNI_IFNAME (standalone: the pod-side name)
   VerbTimes* times = nullptr;  ///< when set, every verb is timed into it
   /// Experiment, not what erdma-cni does: set the link down before each move
   /// (host-device's order on DEL), to see what the kernel charges for moving

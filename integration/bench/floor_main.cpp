@@ -18,15 +18,23 @@
 int main(int argc, char** argv) {
   int iterations = 100;
   bool down_first = false, breakdown = false;
+  int gap_ms = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--iterations" && i + 1 < argc) iterations = std::stoi(argv[++i]);
-    else if (a == "--down-first") down_first = true;
-    else if (a == "--breakdown") breakdown = true;
+    if (a == "--iterations" && i + 1 < argc)
+      iterations = std::stoi(argv[++i]);
+    else if (a == "--down-first")
+      down_first = true;
+    else if (a == "--breakdown")
+      breakdown = true;
+    else if (a == "--gap-ms" && i + 1 < argc)
+      gap_ms = std::stoi(argv[++i]);
     else {
       std::cerr << "usage: erdma-bench-floor [--iterations N] [--breakdown] [--down-first]\n"
                    "  --breakdown   median wall time of every rtnetlink verb of ADD and DEL\n"
-                   "  --down-first  experiment: set the link down before each move\n";
+                   "  --down-first  experiment: set the link down before each move\n"
+                   "  --gap-ms N    sleep N ms after each ADD and each DEL (as an exec'd plugin's\n"
+                   "                start and exit space the moves out)\n";
       return 2;
     }
   }
@@ -57,11 +65,14 @@ int main(int argc, char** argv) {
           auto att = bench::FloorAdd(spec);
           const double w1 = bench::NowMs(), c1 = bench::ThreadCpuMs();
           if (!att.ok()) throw std::runtime_error("floor ADD: " + att.error().msg);
+          if (gap_ms) usleep(static_cast<useconds_t>(gap_ms) * 1000);
           spec.times = breakdown ? &del_times : nullptr;
+          const double w1b = bench::NowMs(), c1b = bench::ThreadCpuMs();
           auto del = bench::FloorDel(spec, *att);
           const double w2 = bench::NowMs(), c2 = bench::ThreadCpuMs();
           if (!del.ok()) throw std::runtime_error("floor DEL: " + del.error().msg);
-          aw.push_back(w1 - w0), ac.push_back(c1 - c0), dw.push_back(w2 - w1), dc.push_back(c2 - c1);
+          aw.push_back(w1 - w0), ac.push_back(c1 - c0), dw.push_back(w2 - w1b), dc.push_back(c2 - c1b);
+          if (gap_ms) usleep(static_cast<useconds_t>(gap_ms) * 1000);
         }
         std::printf("floor ADD: wall %.2f ms, CPU %.3f ms (medians of %d)\n", bench::Summarize(aw).median,
                     bench::Summarize(ac).median, iterations);

@@ -33,7 +33,7 @@ by_object() {
     /PROGRAM TOTALS/ { next }
     /^ *[0-9,]+ \(/ { n = $1; gsub(",", "", n); o = "?";
       if (match($0, /\[[^]]*\]$/)) o = substr($0, RSTART + 1, RLENGTH - 2); else if ($0 ~ /\/elf\//) o = "ld.so";
-      sub(/.*\//, "", o); s[o] += n; t += n }
+      sub(/.*\//, "", o); if (o ~ /^ld-linux/) o = "ld.so"; s[o] += n; t += n }
     END { for (o in s) printf "  %12d  %5.1f%%  %s\n", s[o], 100 * s[o] / t, o }' | sort -rn | head -8
 }
 phases() {

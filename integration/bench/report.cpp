@@ -54,8 +54,11 @@ std::string RenderReport(const Results& r) {
     << "- kernel: " << r.kernel << "; CPU: " << r.cpu << "; nproc: " << r.nproc << "\n"
     << "- erdma-cni: " << r.plugin_path << " (" << r.plugin_info << ")\n"
     << "- Go reference: " << r.go_info << "\n"
-    << "- " << r.iterations << " iterations after " << r.warmup << " warm-up, variants interleaved in each "
-    << "iteration; topology: a node netns with " << r.enis << " veth ENI stand-ins, empty pod netns; "
+    << "- " << r.iterations << " iterations after " << r.warmup
+    << " warm-up; in each iteration every variant "
+    << "runs once, in an order rotated from one iteration to the next, each ADD and DEL after a "
+    << r.settle_ms << " ms pause; topology: a node netns with " << r.enis
+    << " veth ENI stand-ins, empty pod netns; "
     << "the driver lives in the node netns (private mount ns with the node's /sys), plugins are "
     << "fork+exec'd with CNI_* env and the config on stdin\n"
     << "- wall: clock_gettime around fork..wait4; CPU: ru_utime+ru_stime of the child from wait4 "
@@ -107,25 +110,33 @@ std::string RenderReport(const Results& r) {
     return den > 0 ? Med(cpu ? a->cpu_ms : a->wall_ms) / den : -1.0;
   };
   auto x = [](double v) { return v < 0 ? std::string("n/a") : Fmt("%.2f×", v); };
+  auto diff = [](const Series* a, const Series* b, bool cpu) {
+    if (!a || !b) return std::string("n/a");
+    return Fmt("%+.2f ms", Med(cpu ? a->cpu_ms : a->wall_ms) - Med(cpu ? b->cpu_ms : b->wall_ms));
+  };
   o << "\n## Ratios (of medians)\n\n| ratio | ADD | DEL |\n|---|---|---|\n"
+    << "| erdma-cni − floor, wall | " << diff(ea, fa, false) << " | " << diff(ed, fd, false) << " |\n"
+    << "| erdma-cni − floor, CPU | " << diff(ea, fa, true) << " | " << diff(ed, fd, true) << " |\n"
     << "| erdma-cni / floor, wall | " << x(ratio(ea, fa, false)) << " | " << x(ratio(ed, fd, false)) << " |\n"
     << "| erdma-cni / floor, CPU | " << x(ratio(ea, fa, true)) << " | " << x(ratio(ed, fd, true)) << " |\n"
     << "| Go chain / erdma-cni, wall | " << x(ratio(ga, ea, false)) << " | " << x(ratio(gd, ed, false))
     << " |\n"
-    << "| Go chain / erdma-cni, CPU | " << x(ratio(ga, ea, true)) << " | " << x(ratio(gd, ed, true)) << " |\n";
+    << "| Go chain / erdma-cni, CPU | " << x(ratio(ga, ea, true)) << " | " << x(ratio(gd, ed, true))
+    << " |\n";
   for (const auto& v : r.variant_labels) {
     const Series* va = Row(r, "v:" + v + " ADD");
     const Series* vd = Row(r, "v:" + v + " DEL");
-    o << "| variant " << v << " / floor, wall | " << x(ratio(va, fa, false)) << " | " << x(ratio(vd, fd, false))
-      << " |\n"
-      << "| Go chain / variant " << v << ", CPU | " << x(ratio(ga, va, true)) << " | " << x(ratio(gd, vd, true))
-      << " |\n";
+    o << "| variant " << v << " / floor, wall | " << x(ratio(va, fa, false)) << " | "
+      << x(ratio(vd, fd, false)) << " |\n"
+      << "| Go chain / variant " << v << ", CPU | " << x(ratio(ga, va, true)) << " | "
+      << x(ratio(gd, vd, true)) << " |\n";
   }
 
   if (!r.parallel.empty()) {
     o << "\n## Parallel ADDs (erdma-cni, distinct devices and pods; median of " << r.parallel_iterations
       << " rounds)\n\n"
-      << "| N | total wall ms | N × floor ADD ms | total / (N × floor) | N floors at once (forked, no exec) ms "
+      << "| N | total wall ms | N × floor ADD ms | total / (N × floor) | N floors at once (forked, no exec) "
+         "ms "
          "| total / floors at once | per-ADD wall ms (median / p95) | per-ADD CPU ms (median / p95) "
          "| parallel DEL total ms | N floor DELs at once ms |\n|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& p : r.parallel) {
@@ -135,8 +146,9 @@ std::string RenderReport(const Results& r) {
         << (fa ? Fmt("%.2f", total / floor_n) : "n/a") << " | "
         << (p.floor_add_total_ms.empty() ? "n/a" : Fmt("%.1f", Med(p.floor_add_total_ms))) << " | "
         << (p.floor_add_total_ms.empty() ? "n/a" : Fmt("%.2f", total / Med(p.floor_add_total_ms))) << " | "
-        << Ms(p.add_each_wall_ms) << " | " << Ms(p.add_each_cpu_ms) << " | " << Fmt("%.1f", Med(p.del_total_ms))
-        << " | " << (p.floor_del_total_ms.empty() ? "n/a" : Fmt("%.1f", Med(p.floor_del_total_ms))) << " |\n";
+        << Ms(p.add_each_wall_ms) << " | " << Ms(p.add_each_cpu_ms) << " | "
+        << Fmt("%.1f", Med(p.del_total_ms)) << " | "
+        << (p.floor_del_total_ms.empty() ? "n/a" : Fmt("%.1f", Med(p.floor_del_total_ms))) << " |\n";
     }
   }
 

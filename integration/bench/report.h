@@ -34,6 +34,7 @@ struct Results {
   std::string kernel, cpu, date, plugin_path, plugin_info, go_info;
   int nproc = 0;
   int nice = 0;
+  int settle_ms = 0;
   int iterations = 0, warmup = 0, enis = 0, parallel_iterations = 0;
   long driver_rss_anon_kib = 0;  ///< what a forked child inherits before exec
 
@@ -43,7 +44,7 @@ struct Results {
   std::vector<ParallelRun> parallel;
   std::vector<std::string> variant_labels;  ///< rows "v:<label> ADD/DEL"
   std::string load_before, load_after;      ///< /proc/loadavg around the run
-  std::string notes;  ///< anything the run noticed (state checks)
+  std::string notes;                        ///< anything the run noticed (state checks)
 };
 
 /// The markdown report: machine, per-invocation table, ratios, parallel

@@ -5,123 +5,22 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "conf/config.h"
+#include "integration/bench/calls.h"
 #include "integration/bench/floor.h"
 #include "integration/bench/spawn.h"
 #include "netlink/netns.h"
 #include "netlink/rtnl_kernel.h"
 
 namespace bench {
-namespace {
 
 using nlohmann::json;
 
-constexpr const char* kVersion = "1.0.0";
-constexpr const char* kGateway = "10.9.0.1";
-
-struct Call {
-  std::string command, container_id, netns, ifname;
-  json config;
-};
-
-Invocation Make(const Options& opt, const std::string& binary, const Call& c,
-                const std::vector<std::string>& wrap = {}) {
-  Invocation inv;
-  inv.argv = wrap;
-  inv.argv.push_back(binary);
-  inv.env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-             "CNI_COMMAND=" + c.command,
-             "CNI_CONTAINERID=" + c.container_id,
-             "CNI_NETNS=" + c.netns,
-             "CNI_IFNAME=" + c.ifname,
-             "CNI_PATH=" + opt.cni_dir};
-  inv.stdin_text = c.config.dump();
-  return inv;
-}
-
-// The plugin's error message when it printed a CNI error, else its stderr.
-std::string Why(const Outcome& o) {
-  json j = json::parse(o.out, nullptr, false);
-  std::string why = j.is_object() && j.contains("msg") ? j["msg"].dump() : o.err;
-  if (why.size() > 300) why = why.substr(0, 300) + "...";
-  return why;
-}
-
-bool Ok(const Outcome& o, const std::string& what) {
-  if (o.exit == 0) return true;
-  std::cerr << "erdma-bench: " << what << " failed (exit " << o.exit << ")\nstdout: " << o.out
-            << "\nstderr: " << o.err << "\n";
-  return false;
-}
-
-json Parsed(const Outcome& o) {
-  json j = json::parse(o.out, nullptr, false);
-  return j.is_discarded() ? json() : j;
-}
-
-json ErdmaConfig(const Options& opt, const std::string& data_dir, const std::string& device) {
-  json c = {{"cniVersion", kVersion}, {"name", "bench"},         {"type", "erdma-cni"},
-            {"device", {{"name", device}}}, {"addresses", "inherit"}, {"dataDir", data_dir}};
-  if (opt.mtu > 0) c["mtu"] = opt.mtu;
-  return c;
-}
-
-// Mode none chained after Terway, SMC-R asked for through the pod annotation
-// (containerd's runtimeConfig), everything the kernel lacks only warned about.
-json NoneConfig(const Options& opt, const std::string& data_dir) {
-  if (!opt.none_config.empty()) {
-    std::ifstream in(opt.none_config);
-    return json::parse(in);
-  }
-  json prev = {{"cniVersion", kVersion},
-               {"interfaces", json::array({{{"name", "eth0"}, {"sandbox", "x"}}})},
-               {"ips", json::array({{{"address", "172.16.0.5/24"}, {"gateway", "172.16.0.1"}, {"interface", 0}}})},
-               {"routes", json::array({{{"dst", "0.0.0.0/0"}}})},
-               {"dns", json::object()}};
-  return {{"cniVersion", kVersion},
-          {"name", "bench-none"},
-          {"type", "erdma-cni"},
-          {"mode", "none"},
-          {"device", {{"name", "eth1"}}},
-          {"dataDir", data_dir},
-          {"capabilities", {{"io.kubernetes.cri.pod-annotations", true}}},
-          {"runtimeConfig",
-           {{"io.kubernetes.cri.pod-annotations", {{"network.alibabacloud.com/erdma-smcr", "true"}}}}},
-          {"smcr", {{"onUnsupported", "warn"}}},
-          {"prevResult", prev}};
-}
-
-json HostDeviceConfig(const Eni& e) {
-  return {{"cniVersion", kVersion},
-          {"name", "bench-go"},
-          {"type", "host-device"},
-          {"device", e.name},
-          {"ipam",
-           {{"type", "static"},
-            {"addresses", json::array({{{"address", e.ip4 + "/24"}, {"gateway", kGateway}}})},
-            {"routes", json::array({{{"dst", "0.0.0.0/0"}, {"gw", kGateway}}})}}}};
-}
-
-json SbrConfig() { return {{"cniVersion", kVersion}, {"name", "bench-go"}, {"type", "sbr"}}; }
-
-json WithPrev(json c, const json& prev) {
-  c["prevResult"] = prev;
-  return c;
-}
-
-std::string MakeDataDir(const std::string& root) {
-  std::string tmpl = (root.empty() ? std::string("/tmp") : root) + "/erdma-bench-XXXXXX";
-  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp under " + root + " failed");
-  return tmpl + "/data";
-}
-
-}  // namespace
+namespace {
 
 // N forked children run the floor at once, each on its own device and pod:
 // all ADDs, then (once every child has reported) all DELs. The children are
@@ -171,6 +70,8 @@ bool ParallelFloor(const std::vector<FloorSpec>& specs, double* add_total, doubl
   return ok;
 }
 
+}  // namespace
+
 bool Options::Wants(const std::string& what) const {
   return only.empty() || std::find(only.begin(), only.end(), what) != only.end();
 }
@@ -210,7 +111,8 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
   const std::string empty_pod = pod_counts();
   auto check_node = [&](const std::string& after) {
     if (const std::string now = pod_counts(); now != empty_pod) {
-      std::cerr << "erdma-bench: after " << after << " the pod has " << now << " (empty: " << empty_pod << ")\n";
+      std::cerr << "erdma-bench: after " << after << " the pod has " << now << " (empty: " << empty_pod
+                << ")\n";
       return false;
     }
     auto now = ReadNodeState(**host, eni.name);
@@ -228,7 +130,8 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
   };
   std::vector<PluginRun> plugins = {{"erdma", "erdma-cni", opt.plugin, ecfg}};
   for (const auto& v : opt.variants) {
-    plugins.push_back({"v:" + v.label, v.label, v.plugin, ErdmaConfig(opt, MakeDataDir(v.data_root), eni.name)});
+    plugins.push_back(
+        {"v:" + v.label, v.label, v.plugin, ErdmaConfig(opt, MakeDataDir(v.data_root), eni.name)});
     r.variant_labels.push_back(v.label);
   }
   FloorSpec spec;
@@ -247,13 +150,15 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
   const json ncfg = NoneConfig(opt, data_dir);
   bool none = opt.Wants("none");
   if (none) {
-    Outcome add = Spawn(Make(opt, opt.plugin, {"ADD", "bench-none-probe", topo.TerwayPodPath(), "eth0", ncfg}));
+    Outcome add =
+        Spawn(Make(opt, opt.plugin, {"ADD", "bench-none-probe", topo.TerwayPodPath(), "eth0", ncfg}));
     if (add.exit != 0) {
       r.none_unavailable = "n/a (mode none not available in this build: " + Why(add) + ")";
       none = false;
     } else {
-      Outcome del = Spawn(Make(opt, opt.plugin,
-                               {"DEL", "bench-none-probe", topo.TerwayPodPath(), "eth0", WithPrev(ncfg, Parsed(add))}));
+      Outcome del =
+          Spawn(Make(opt, opt.plugin,
+                     {"DEL", "bench-none-probe", topo.TerwayPodPath(), "eth0", WithPrev(ncfg, Parsed(add))}));
       if (!Ok(del, "mode none DEL (probe)")) return false;
     }
   } else {
@@ -261,14 +166,18 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
   }
 
   r.driver_rss_anon_kib = SelfStatusKib("RssAnon");
-  const int total = opt.warmup + opt.iterations;
-  for (int it = 0; it < total; ++it) {
-    const bool rec = it >= opt.warmup;
-    const bool verify = it < opt.warmup;  // the node must look the same after every variant
-    const std::string n = std::to_string(it);
-    if (it % 50 == 0) std::cerr << "erdma-bench: iteration " << it << "/" << total << "\n";
-
-    if (opt.Wants("floor")) {
+  // Every ADD and DEL starts after the same pause, and the order of the
+  // variants rotates from one iteration to the next: how long the kernel
+  // takes to move a link depends on what the link went through just before
+  // (it comes back up at the end of each DEL), so a fixed order would charge
+  // one variant for another's leftovers.
+  auto settle = [&] {
+    if (opt.settle_ms > 0) usleep(static_cast<useconds_t>(opt.settle_ms) * 1000);
+  };
+  std::vector<std::function<bool(int, bool, bool)>> units;  // (iteration, record, verify)
+  if (opt.Wants("floor")) {
+    units.push_back([&](int, bool rec, bool verify) {
+      settle();
       const double w0 = NowMs(), c0 = ThreadCpuMs();
       auto att = FloorAdd(spec);
       const double w1 = NowMs(), c1 = ThreadCpuMs();
@@ -276,48 +185,52 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
         std::cerr << "erdma-bench: floor ADD: " << att.error().msg << " (" << att.error().details << ")\n";
         return false;
       }
-      auto del = FloorDel(spec, *att);
+      settle();
       const double w2 = NowMs(), c2 = ThreadCpuMs();
+      auto del = FloorDel(spec, *att);
+      const double w3 = NowMs(), c3 = ThreadCpuMs();
       if (!del.ok()) {
         std::cerr << "erdma-bench: floor DEL: " << del.error().msg << " (" << del.error().details << ")\n";
         return false;
       }
       if (rec) {
         r.rows["floor ADD"].Add(w1 - w0, c1 - c0);
-        r.rows["floor DEL"].Add(w2 - w1, c2 - c1);
+        r.rows["floor DEL"].Add(w3 - w2, c3 - c2);
       }
-      if (verify && !check_node("floor DEL")) return false;
-    }
-
-    if (opt.Wants("erdma")) {
-      for (size_t v = 0; v < plugins.size(); ++v) {
+      return !verify || check_node("floor DEL");
+    });
+  }
+  if (opt.Wants("erdma")) {
+    for (size_t v = 0; v < plugins.size(); ++v) {
+      units.push_back([&, v](int it, bool rec, bool verify) {
         const PluginRun& p = plugins[v];
-        const std::string cid = "bench-e" + std::to_string(v) + "-" + n;
+        const std::string cid = "bench-e" + std::to_string(v) + "-" + std::to_string(it);
+        settle();
         Outcome add = Spawn(Make(opt, p.binary, {"ADD", cid, pod, ifname, p.config}));
         if (!Ok(add, p.label + " ADD")) return false;
+        settle();
         Outcome del = Spawn(Make(opt, p.binary, {"DEL", cid, pod, ifname, WithPrev(p.config, Parsed(add))}));
         if (!Ok(del, p.label + " DEL")) return false;
         if (rec) {
           r.rows[p.key + " ADD"].Add(add.wall_ms, add.cpu_ms, static_cast<double>(add.maxrss_kib));
           r.rows[p.key + " DEL"].Add(del.wall_ms, del.cpu_ms, static_cast<double>(del.maxrss_kib));
         }
-        if (verify && !check_node(p.label + " DEL")) return false;
-      }
-      // The process alone: start, parse nothing, answer VERSION, exit.
-      Outcome ver = Spawn(Make(opt, opt.plugin, {"VERSION", "", "", "", json{{"cniVersion", kVersion}}}));
-      if (!Ok(ver, "erdma-cni VERSION")) return false;
-      if (rec) r.rows["erdma VERSION"].Add(ver.wall_ms, ver.cpu_ms, static_cast<double>(ver.maxrss_kib));
+        return !verify || check_node(p.label + " DEL");
+      });
     }
-
-    if (opt.Wants("go")) {
-      const std::string cid = "bench-g-" + n;
+  }
+  if (opt.Wants("go")) {
+    units.push_back([&](int it, bool rec, bool verify) {
+      const std::string cid = "bench-g-" + std::to_string(it);
       const json hcfg = HostDeviceConfig(eni);
+      settle();
       Outcome a1 = Spawn(Make(opt, hd, {"ADD", cid, pod, ifname, hcfg}));
       if (!Ok(a1, "host-device ADD")) return false;
       Outcome a2 = Spawn(Make(opt, sbr, {"ADD", cid, pod, ifname, WithPrev(SbrConfig(), Parsed(a1))}));
       if (!Ok(a2, "sbr ADD")) return false;
       // libcni hands every plugin of the list the list's cached result on DEL.
       const json final_result = Parsed(a2);
+      settle();
       Outcome d1 = Spawn(Make(opt, sbr, {"DEL", cid, pod, ifname, WithPrev(SbrConfig(), final_result)}));
       if (!Ok(d1, "sbr DEL")) return false;
       Outcome d2 = Spawn(Make(opt, hd, {"DEL", cid, pod, ifname, WithPrev(hcfg, final_result)}));
@@ -341,27 +254,44 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
                   << "\n";
         return false;
       }
-      if (verify && !check_node("the Go chain's DEL and the restore")) return false;
-    }
-
-    if (none) {
-      const std::string cid = "bench-n-" + n;
+      return !verify || check_node("the Go chain's DEL and the restore");
+    });
+  }
+  if (none) {
+    units.push_back([&](int it, bool rec, bool) {
+      const std::string cid = "bench-n-" + std::to_string(it);
       Outcome add = Spawn(Make(opt, opt.plugin, {"ADD", cid, topo.TerwayPodPath(), "eth0", ncfg}));
       if (!Ok(add, "mode none ADD")) return false;
-      Outcome del =
-          Spawn(Make(opt, opt.plugin, {"DEL", cid, topo.TerwayPodPath(), "eth0", WithPrev(ncfg, Parsed(add))}));
+      Outcome del = Spawn(
+          Make(opt, opt.plugin, {"DEL", cid, topo.TerwayPodPath(), "eth0", WithPrev(ncfg, Parsed(add))}));
       if (!Ok(del, "mode none DEL")) return false;
       if (rec) {
         r.rows["none ADD"].Add(add.wall_ms, add.cpu_ms, static_cast<double>(add.maxrss_kib));
         r.rows["none DEL"].Add(del.wall_ms, del.cpu_ms, static_cast<double>(del.maxrss_kib));
       }
+      return true;
+    });
+  }
+  // Calibration: the process alone (start, answer VERSION, exit) and a trivial exec.
+  units.push_back([&](int, bool rec, bool) {
+    if (opt.Wants("erdma")) {
+      Outcome ver = Spawn(Make(opt, opt.plugin, {"VERSION", "", "", "", json{{"cniVersion", kVersion}}}));
+      if (!Ok(ver, "erdma-cni VERSION")) return false;
+      if (rec) r.rows["erdma VERSION"].Add(ver.wall_ms, ver.cpu_ms, static_cast<double>(ver.maxrss_kib));
     }
+    Invocation t;
+    t.argv = {"/bin/true"};
+    Outcome o = Spawn(t);
+    if (rec) r.rows["true"].Add(o.wall_ms, o.cpu_ms, static_cast<double>(o.maxrss_kib));
+    return true;
+  });
 
-    {
-      Invocation t;
-      t.argv = {"/bin/true"};
-      Outcome o = Spawn(t);
-      if (rec) r.rows["true"].Add(o.wall_ms, o.cpu_ms, static_cast<double>(o.maxrss_kib));
+  const int total = opt.warmup + opt.iterations;
+  for (int it = 0; it < total; ++it) {
+    if (it % 50 == 0) std::cerr << "erdma-bench: iteration " << it << "/" << total << "\n";
+    for (size_t k = 0; k < units.size(); ++k) {
+      if (!units[(k + static_cast<size_t>(it)) % units.size()](it, it >= opt.warmup, it < opt.warmup))
+        return false;
     }
   }
   if (!check_node("the last iteration")) return false;
@@ -379,8 +309,8 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
         specs.push_back(s);
       }
       for (int round = 0; round <= opt.parallel_iterations; ++round) {  // round 0: warm-up
-        std::cerr << "erdma-bench: " << n << " parallel ADDs, round " << round << "/" << opt.parallel_iterations
-                  << "\n";
+        std::cerr << "erdma-bench: " << n << " parallel ADDs, round " << round << "/"
+                  << opt.parallel_iterations << "\n";
         if (opt.Wants("floor")) {
           double fa = 0, fd = 0;
           if (!ParallelFloor(specs, &fa, &fd)) {
@@ -395,8 +325,9 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
         std::vector<Invocation> adds, dels;
         std::vector<Call> calls;
         for (int i = 0; i < n; ++i) {
-          calls.push_back({"ADD", "bench-p" + std::to_string(n) + "-" + std::to_string(round) + "-" + std::to_string(i),
-                           topo.PodPath(i), ifname, ErdmaConfig(opt, data_dir, topo.eni(i + 1).name)});
+          calls.push_back(
+              {"ADD", "bench-p" + std::to_string(n) + "-" + std::to_string(round) + "-" + std::to_string(i),
+               topo.PodPath(i), ifname, ErdmaConfig(opt, data_dir, topo.eni(i + 1).name)});
           adds.push_back(Make(opt, opt.plugin, calls.back()));
         }
         double add_total = 0, del_total = 0;
@@ -447,10 +378,13 @@ bool RunProfile(const Options& opt, const Topology& topo) {
       return w;
     };
     Outcome add = Spawn(Make(opt, opt.plugin, {"ADD", cid, pod, "net1", ecfg}, wrap("ADD")));
-    if (wrapped) std::cerr << "--- wrapped ADD: exit " << add.exit << ", wall " << add.wall_ms << " ms\n" << add.err;
+    if (wrapped)
+      std::cerr << "--- wrapped ADD: exit " << add.exit << ", wall " << add.wall_ms << " ms\n" << add.err;
     if (!Ok(add, "erdma-cni ADD")) return false;
-    Outcome del = Spawn(Make(opt, opt.plugin, {"DEL", cid, pod, "net1", WithPrev(ecfg, Parsed(add))}, wrap("DEL")));
-    if (wrapped) std::cerr << "--- wrapped DEL: exit " << del.exit << ", wall " << del.wall_ms << " ms\n" << del.err;
+    Outcome del =
+        Spawn(Make(opt, opt.plugin, {"DEL", cid, pod, "net1", WithPrev(ecfg, Parsed(add))}, wrap("DEL")));
+    if (wrapped)
+      std::cerr << "--- wrapped DEL: exit " << del.exit << ", wall " << del.wall_ms << " ms\n" << del.err;
     if (!Ok(del, "erdma-cni DEL")) return false;
   }
   return true;

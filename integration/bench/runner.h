@@ -23,15 +23,16 @@ struct Options {
   std::vector<int> parallel = {8, 32};
   int parallel_iterations = 5;
   std::string output = "build/bench/results.md";
-  std::string plugin;                 ///< erdma-cni binary
-  std::string data_root;              ///< parent of dataDir ("" = /tmp, ext4 here like /var/lib on a node)
-  std::vector<Variant> variants;      ///< --variant LABEL=PATH[@DATA_ROOT]
+  std::string plugin;             ///< erdma-cni binary
+  std::string data_root;          ///< parent of dataDir ("" = /tmp, ext4 here like /var/lib on a node)
+  std::vector<Variant> variants;  ///< --variant LABEL=PATH[@DATA_ROOT]
   std::string cni_dir = "/usr/lib/cni";
-  std::vector<std::string> only;      ///< empty: everything (floor erdma go none parallel)
-  std::vector<std::string> profile;   ///< wrapper argv for one erdma-cni ADD and DEL
-  std::string none_config;            ///< a file with the mode-none config to use instead of ours
-  int nice = 0;                       ///< setpriority() of the measuring process and its children
-  int mtu = 0;                        ///< > 0: set `mtu` in the config (and the floor)
+  std::vector<std::string> only;     ///< empty: everything (floor erdma go none parallel)
+  std::vector<std::string> profile;  ///< wrapper argv for one erdma-cni ADD and DEL
+  std::string none_config;           ///< a file with the mode-none config to use instead of ours
+  int settle_ms = 10;                ///< pause before every ADD and DEL (untimed)
+  int nice = 0;                      ///< setpriority() of the measuring process and its children
+  int mtu = 0;                       ///< > 0: set `mtu` in the config (and the floor)
   bool Wants(const std::string& what) const;
 };
 

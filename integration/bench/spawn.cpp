@@ -36,8 +36,8 @@ Prepared Prepare(const Invocation& inv) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe2: ") + std::strerror(errno));
   if (inv.stdin_text.size() >= 65536) throw std::runtime_error("config too large for the stdin pipe");
-  if (!inv.stdin_text.empty() &&
-      write(fds[1], inv.stdin_text.data(), inv.stdin_text.size()) != static_cast<ssize_t>(inv.stdin_text.size()))
+  if (!inv.stdin_text.empty() && write(fds[1], inv.stdin_text.data(), inv.stdin_text.size()) !=
+                                     static_cast<ssize_t>(inv.stdin_text.size()))
     throw std::runtime_error(std::string("write stdin: ") + std::strerror(errno));
   close(fds[1]);
   p.in_r = fds[0];
@@ -77,7 +77,9 @@ std::string ReadAll(int fd) {
   return s;
 }
 
-double TvMs(const timeval& tv) { return static_cast<double>(tv.tv_sec) * 1e3 + static_cast<double>(tv.tv_usec) / 1e3; }
+double TvMs(const timeval& tv) {
+  return static_cast<double>(tv.tv_sec) * 1e3 + static_cast<double>(tv.tv_usec) / 1e3;
+}
 
 void Finish(Prepared& p, int status, const rusage& ru, Outcome& o) {
   o.exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -71,7 +71,8 @@ Topology::Topology(int enis, int pods) {
       << "ip -n " << vpc_ << " link set br0 up\n";
     const std::string n = "ip -n " + node_ + " ";
     for (int i = 1; i <= enis; ++i) {
-      Eni e{"eth" + std::to_string(i), "10.9.0." + std::to_string(10 + i), static_cast<uint32_t>(200 + i - 1)};
+      Eni e{"eth" + std::to_string(i), "10.9.0." + std::to_string(10 + i),
+            static_cast<uint32_t>(200 + i - 1)};
       const std::string peer = "eni" + std::to_string(i), m = std::to_string(e.metric);
       s << n << "link add " << e.name << " type veth peer name " << peer << " netns " << vpc_ << "\n"
         << "ip -n " << vpc_ << " link set " << peer << " master br0 up\n"
@@ -110,9 +111,7 @@ void Topology::Teardown() {
 }
 
 void EnterNetns(const std::string& netns) {
-  auto fail = [](const std::string& what) {
-    throw std::runtime_error(what + ": " + std::strerror(errno));
-  };
+  auto fail = [](const std::string& what) { throw std::runtime_error(what + ": " + std::strerror(errno)); };
   const std::string path = "/run/netns/" + netns;
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail("open " + path);
@@ -138,7 +137,8 @@ base::Result<NodeState> ReadNodeState(netlink::Kernel& host, const std::string& 
 
 base::Status RestoreNodeState(netlink::Kernel& host, const NodeState& want) {
   ASSIGN_OR_RETURN(auto link, host.FindLink(want.link.name));
-  if (!link) return base::Error(base::Code::kDeviceNotFound, want.link.name + " did not come back to the node");
+  if (!link)
+    return base::Error(base::Code::kDeviceNotFound, want.link.name + " did not come back to the node");
   const int index = link->index;
   auto tolerate = [](base::Status s) {
     if (!s.ok() && s.error().sys_errno == EEXIST) return base::Ok();
@@ -171,10 +171,14 @@ bool SameNodeState(const NodeState& want, const NodeState& now, std::string* why
     return s;
   };
   const NodeState a = strip(want), b = strip(now);
-  if (!(a.link == b.link)) *why = "link differs (name/mac/mtu/up/kind)";
-  else if (!(a.addrs == b.addrs)) *why = "addresses differ";
-  else if (!(a.routes == b.routes)) *why = "routes differ";
-  else return true;
+  if (!(a.link == b.link))
+    *why = "link differs (name/mac/mtu/up/kind)";
+  else if (!(a.addrs == b.addrs))
+    *why = "addresses differ";
+  else if (!(a.routes == b.routes))
+    *why = "routes differ";
+  else
+    return true;
   return false;
 }
 

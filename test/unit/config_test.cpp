@@ -302,7 +302,7 @@ TEST_CASE("parse fills the documented defaults for a minimal config with a devic
   CHECK(c.routing.rule_priority == 200u);
   CHECK(c.routing.route_metric == 200u);
   CHECK(c.routing.default_route);
-  CHECK(c.data_dir == "/var/lib/cni/erdma-cni");
+  CHECK(c.data_dir == "/run/erdma-cni");
   CHECK(c.log_file.empty());
   CHECK(c.log_level == base::LogLevel::kInfo);
   CHECK_FALSE(c.chained());

@@ -628,7 +628,8 @@ TEST_CASE("ADD with SMC-R that fails at any step leaves everything as before", "
   }
 }
 
-TEST_CASE("move mode leaves the pnet table alone with pnetId auto: the kernel pairs by netdev", "[engine][smcr]") {
+TEST_CASE("move mode leaves the pnet table alone with pnetId auto: the kernel pairs by netdev",
+          "[engine][smcr]") {
   SmcNode n;
   REQUIRE(n.Add(n.Config(kAnnotated), n.MakeEnv(cni::Command::kAdd)).ok());
   CHECK(n.opener.sysctls.Get(n.pod_ns, "net.smc.tcp2smc") == "1");

@@ -16,13 +16,24 @@
 #include <string>
 #include <vector>
 
+#include "netlink/mnl_reply.h"
+#include "test/unit/netlink_msg.h"
+
 namespace {
 
 using netlink::PnetEntry;
-using netlink::smcnl::Bytes;
-using netlink::smcnl::Reply;
+using netlink::mnl::Reply;
+using netlink_test::Append;
+using netlink_test::AttrString;
+using netlink_test::Bytes;
+using netlink_test::Datagram;
+using netlink_test::Done;
+using netlink_test::ErrorMsg;
+using netlink_test::Msg;
+using netlink_test::PutU16;
+using netlink_test::PutU32;
+using netlink_test::ReadAll;
 
-constexpr uint32_t kPortid = 4242;
 constexpr uint16_t kPnetFamily = 0x1c;  // what nlctrl happened to give SMC_PNETID
 constexpr uint16_t kGenFamily = 0x1d;   // ... and SMC_GEN_NETLINK
 constexpr uint16_t kCommand = NLM_F_REQUEST | NLM_F_ACK;
@@ -30,11 +41,6 @@ constexpr uint16_t kDump = NLM_F_REQUEST | NLM_F_DUMP;
 
 // --- expected request bytes, little endian --------------------------------
 
-void PutU16(Bytes& b, uint16_t v) { b.insert(b.end(), {uint8_t(v), uint8_t(v >> 8)}); }
-void PutU32(Bytes& b, uint32_t v) {
-  for (int i = 0; i < 4; ++i) b.push_back(uint8_t(v >> (8 * i)));
-}
-void Append(Bytes& b, const Bytes& more) { b.insert(b.end(), more.begin(), more.end()); }
 /// nlmsghdr (pid 0: the kernel's) and genlmsghdr {cmd, version 1, reserved 0}.
 Bytes Headers(uint32_t len, uint16_t type, uint16_t flags, uint32_t seq, uint8_t cmd) {
   Bytes b;
@@ -44,15 +50,6 @@ Bytes Headers(uint32_t len, uint16_t type, uint16_t flags, uint32_t seq, uint8_t
   PutU32(b, seq);
   PutU32(b, 0);
   Append(b, {cmd, 1, 0, 0});
-  return b;
-}
-Bytes AttrString(uint16_t type, const std::string& s) {
-  Bytes b;
-  PutU16(b, uint16_t(4 + s.size() + 1));
-  PutU16(b, type);
-  b.insert(b.end(), s.begin(), s.end());
-  b.push_back(0);
-  while (b.size() % 4) b.push_back(0);
   return b;
 }
 Bytes AttrU8(uint16_t type, uint8_t v) {
@@ -65,61 +62,19 @@ Bytes AttrU8(uint16_t type, uint8_t v) {
 
 // --- canned answers, laid out with libmnl on a buffer ----------------------
 
-/// One message the kernel could send; genl ones get a genlmsghdr.
-class Msg {
- public:
-  Msg(uint16_t type, uint16_t flags, uint32_t seq, uint32_t pid = kPortid) {
-    nlh_ = mnl_nlmsg_put_header(buf_.data());
-    nlh_->nlmsg_type = type;
-    nlh_->nlmsg_flags = flags;
-    nlh_->nlmsg_seq = seq;
-    nlh_->nlmsg_pid = pid;
-  }
-  static Msg Genl(uint16_t family, uint8_t cmd, uint16_t flags, uint32_t seq, uint8_t version = 1) {
-    Msg m(family, flags, seq);
-    auto* g = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(m.nlh_, sizeof(genlmsghdr)));
-    g->cmd = cmd;
-    g->version = version;
-    return m;
-  }
-  Msg& U8(uint16_t type, uint8_t v) {
-    mnl_attr_put_u8(nlh_, type, v);
-    return *this;
-  }
-  Msg& U16(uint16_t type, uint16_t v) {
-    mnl_attr_put_u16(nlh_, type, v);
-    return *this;
-  }
-  Msg& U32(uint16_t type, uint32_t v) {
-    mnl_attr_put_u32(nlh_, type, v);
-    return *this;
-  }
-  Msg& Str(uint16_t type, const std::string& s) {
-    mnl_attr_put_strz(nlh_, type, s.c_str());
-    return *this;
-  }
-  Msg& Raw(uint16_t type, const Bytes& payload) {
-    static const uint8_t kNothing = 0;
-    mnl_attr_put(nlh_, type, payload.size(), payload.empty() ? &kNothing : payload.data());
-    return *this;
-  }
-  nlattr* Begin(uint16_t type) { return mnl_attr_nest_start(nlh_, type); }
-  Msg& End(nlattr* nest) {
-    mnl_attr_nest_end(nlh_, nest);
-    return *this;
-  }
-  nlmsghdr* nlh() { return nlh_; }
-  Bytes bytes() const { return Bytes(buf_.begin(), buf_.begin() + nlh_->nlmsg_len); }
-
- private:
-  Bytes buf_ = Bytes(4096);
-  nlmsghdr* nlh_;
-};
+/// A generic netlink message: nlmsghdr typed by the family id, genlmsghdr.
+Msg GenlMsg(uint16_t family, uint8_t cmd, uint16_t flags, uint32_t seq, uint8_t version = 1) {
+  Msg m(family, flags, seq);
+  auto* g = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(m.nlh(), sizeof(genlmsghdr)));
+  g->cmd = cmd;
+  g->version = version;
+  return m;
+}
 
 /// smc_pnet_set_nla's layout: all four attributes, "n/a" and 255 on the unused side.
 Bytes PnetMsg(uint32_t seq, const std::string& id, const std::string& eth, const std::string& ib,
               uint8_t port) {
-  return Msg::Genl(kPnetFamily, 1 /* SMC_PNETID_GET */, NLM_F_MULTI, seq)
+  return GenlMsg(kPnetFamily, 1 /* SMC_PNETID_GET */, NLM_F_MULTI, seq)
       .Str(1, id)
       .Str(2, eth.empty() ? "n/a" : eth)
       .Str(3, ib.empty() ? "n/a" : ib)
@@ -129,12 +84,12 @@ Bytes PnetMsg(uint32_t seq, const std::string& id, const std::string& eth, const
 
 /// smc_nl_ueid_dumpinfo: the 32 stored bytes and a NUL.
 Bytes UeidMsg(uint32_t seq, const std::string& padded) {
-  return Msg::Genl(kGenFamily, 9 /* SMC_NETLINK_DUMP_UEID */, NLM_F_MULTI, seq).Str(1, padded).bytes();
+  return GenlMsg(kGenFamily, 9 /* SMC_NETLINK_DUMP_UEID */, NLM_F_MULTI, seq).Str(1, padded).bytes();
 }
 
 /// ctrl_fill_info's answer: id, name, version, hdrsize, maxattr, then the ops.
 Bytes FamilyMsg(uint32_t seq, uint16_t id, const std::string& name, const std::vector<uint32_t>& ops) {
-  Msg m = Msg::Genl(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, seq, 2);
+  Msg m = GenlMsg(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, seq, 2);
   m.U16(CTRL_ATTR_FAMILY_ID, id).Str(CTRL_ATTR_FAMILY_NAME, name).U32(CTRL_ATTR_VERSION, 1);
   m.U32(CTRL_ATTR_HDRSIZE, 0).U32(CTRL_ATTR_MAXATTR, 1);
   if (!ops.empty()) {
@@ -147,42 +102,6 @@ Bytes FamilyMsg(uint32_t seq, uint16_t id, const std::string& name, const std::v
     m.End(all);
   }
   return m.bytes();
-}
-
-Bytes Done(uint32_t seq, int32_t error = 0) {
-  Msg m(NLMSG_DONE, NLM_F_MULTI, seq);
-  auto* e = static_cast<int32_t*>(mnl_nlmsg_put_extra_header(m.nlh(), sizeof(int32_t)));
-  *e = error;
-  return m.bytes();
-}
-
-/// NLMSG_ERROR as netlink_ack sends it on a socket with CAP_ACK and EXT_ACK.
-Bytes ErrorMsg(uint32_t seq, int error, const std::string& extack = "") {
-  Msg m(NLMSG_ERROR, uint16_t(NLM_F_CAPPED | (extack.empty() ? 0 : NLM_F_ACK_TLVS)), seq);
-  auto* e = static_cast<nlmsgerr*>(mnl_nlmsg_put_extra_header(m.nlh(), sizeof(nlmsgerr)));
-  e->error = -error;
-  e->msg.nlmsg_len = 48;
-  e->msg.nlmsg_type = kPnetFamily;
-  e->msg.nlmsg_flags = kCommand;
-  e->msg.nlmsg_seq = seq;
-  if (!extack.empty()) mnl_attr_put_strz(m.nlh(), NLMSGERR_ATTR_MSG, extack.c_str());
-  return m.bytes();
-}
-
-Bytes Datagram(std::initializer_list<Bytes> messages) {
-  Bytes d;
-  for (const Bytes& m : messages) Append(d, m);
-  return d;
-}
-
-Reply ReadAll(std::initializer_list<Bytes> datagrams, uint32_t seq) {
-  Reply r;
-  for (const Bytes& d : datagrams) {
-    auto s = netlink::smcnl::ReadDatagram(d, seq, kPortid, r);
-    INFO((s.ok() ? "" : s.error().msg));
-    REQUIRE(s.ok());
-  }
-  return r;
 }
 
 template <typename R>
@@ -298,21 +217,21 @@ TEST_CASE("a GETFAMILY answer of an older SMC_GEN_NETLINK lacks the user EID ope
 
 TEST_CASE("a GETFAMILY answer without id or name, or of another command, is malformed", "[smc]") {
   CheckMalformed(netlink::smcnl::ParseFamily(
-      Msg::Genl(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1).Str(CTRL_ATTR_FAMILY_NAME, "SMC_PNETID").bytes()));
+      GenlMsg(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1).Str(CTRL_ATTR_FAMILY_NAME, "SMC_PNETID").bytes()));
   CheckMalformed(netlink::smcnl::ParseFamily(
-      Msg::Genl(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1).U16(CTRL_ATTR_FAMILY_ID, 0x1c).bytes()));
-  CheckMalformed(netlink::smcnl::ParseFamily(Msg::Genl(GENL_ID_CTRL, CTRL_CMD_DELFAMILY, 0, 1)
+      GenlMsg(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1).U16(CTRL_ATTR_FAMILY_ID, 0x1c).bytes()));
+  CheckMalformed(netlink::smcnl::ParseFamily(GenlMsg(GENL_ID_CTRL, CTRL_CMD_DELFAMILY, 0, 1)
                                                  .U16(CTRL_ATTR_FAMILY_ID, 0x1c)
                                                  .Str(CTRL_ATTR_FAMILY_NAME, "SMC_PNETID")
                                                  .bytes()));
   CheckMalformed(netlink::smcnl::ParseFamily(PnetMsg(1, "NET1", "eth0", "", 0)));  // another type
   // A u32 where nlctrl sends a u16 id.
-  CheckMalformed(netlink::smcnl::ParseFamily(Msg::Genl(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1)
+  CheckMalformed(netlink::smcnl::ParseFamily(GenlMsg(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1)
                                                  .U32(CTRL_ATTR_FAMILY_ID, 0x1c)
                                                  .Str(CTRL_ATTR_FAMILY_NAME, "SMC_PNETID")
                                                  .bytes()));
   // An operation nest whose inner attribute overruns it.
-  Msg broken = Msg::Genl(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1);
+  Msg broken = GenlMsg(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1);
   broken.U16(CTRL_ATTR_FAMILY_ID, 0x1c).Str(CTRL_ATTR_FAMILY_NAME, "SMC_PNETID");
   broken.Raw(CTRL_ATTR_OPS, {12, 0, 1, 0, 40, 0, 1, 0, 1, 0, 0, 0});
   CheckMalformed(netlink::smcnl::ParseFamily(broken.bytes()));
@@ -329,34 +248,25 @@ TEST_CASE("an SMC pnet dump message gives a netdev entry with the kernel's n/a s
 
 TEST_CASE("an SMC pnet dump message needs all four attributes, the right family and command", "[smc]") {
   CheckMalformed(netlink::smcnl::ParsePnetEntry(PnetMsg(4, "NET1", "eth0", "", 0), kGenFamily));
-  CheckMalformed(netlink::smcnl::ParsePnetEntry(Msg::Genl(kPnetFamily, 2, NLM_F_MULTI, 4)
-                                                    .Str(1, "NET1")
-                                                    .Str(2, "eth0")
-                                                    .Str(3, "n/a")
-                                                    .U8(4, 255)
-                                                    .bytes(),
-                                                kPnetFamily));
   CheckMalformed(netlink::smcnl::ParsePnetEntry(
-      Msg::Genl(kPnetFamily, 1, NLM_F_MULTI, 4).Str(1, "NET1").Str(2, "eth0").Str(3, "n/a").bytes(),
+      GenlMsg(kPnetFamily, 2, NLM_F_MULTI, 4).Str(1, "NET1").Str(2, "eth0").Str(3, "n/a").U8(4, 255).bytes(),
       kPnetFamily));
   CheckMalformed(netlink::smcnl::ParsePnetEntry(
-      Msg::Genl(kPnetFamily, 1, NLM_F_MULTI, 4).Str(2, "eth0").Str(3, "n/a").U8(4, 255).bytes(),
+      GenlMsg(kPnetFamily, 1, NLM_F_MULTI, 4).Str(1, "NET1").Str(2, "eth0").Str(3, "n/a").bytes(),
       kPnetFamily));
+  CheckMalformed(netlink::smcnl::ParsePnetEntry(
+      GenlMsg(kPnetFamily, 1, NLM_F_MULTI, 4).Str(2, "eth0").Str(3, "n/a").U8(4, 255).bytes(), kPnetFamily));
   // A name without its NUL, a port of four bytes.
-  CheckMalformed(netlink::smcnl::ParsePnetEntry(Msg::Genl(kPnetFamily, 1, NLM_F_MULTI, 4)
+  CheckMalformed(netlink::smcnl::ParsePnetEntry(GenlMsg(kPnetFamily, 1, NLM_F_MULTI, 4)
                                                     .Raw(1, {'N', 'E', 'T'})
                                                     .Str(2, "eth0")
                                                     .Str(3, "n/a")
                                                     .U8(4, 255)
                                                     .bytes(),
                                                 kPnetFamily));
-  CheckMalformed(netlink::smcnl::ParsePnetEntry(Msg::Genl(kPnetFamily, 1, NLM_F_MULTI, 4)
-                                                    .Str(1, "NET1")
-                                                    .Str(2, "eth0")
-                                                    .Str(3, "n/a")
-                                                    .U32(4, 255)
-                                                    .bytes(),
-                                                kPnetFamily));
+  CheckMalformed(netlink::smcnl::ParsePnetEntry(
+      GenlMsg(kPnetFamily, 1, NLM_F_MULTI, 4).Str(1, "NET1").Str(2, "eth0").Str(3, "n/a").U32(4, 255).bytes(),
+      kPnetFamily));
   // Both sides "n/a".
   CheckMalformed(netlink::smcnl::ParsePnetEntry(PnetMsg(4, "NET1", "", "", 0), kPnetFamily));
 }
@@ -366,7 +276,7 @@ TEST_CASE("an SMC user EID dump message gives the EID without its padding", "[sm
   REQUIRE(u.ok());
   CHECK(*u == "ERDMA-SMC");
   CheckMalformed(netlink::smcnl::ParseUeid(UeidMsg(5, "X"), kPnetFamily));
-  CheckMalformed(netlink::smcnl::ParseUeid(Msg::Genl(kGenFamily, 9, NLM_F_MULTI, 5).bytes(), kGenFamily));
+  CheckMalformed(netlink::smcnl::ParseUeid(GenlMsg(kGenFamily, 9, NLM_F_MULTI, 5).bytes(), kGenFamily));
 }
 
 TEST_CASE("an SMC pnet dump in one datagram completes at NLMSG_DONE with every entry", "[smc]") {
@@ -377,65 +287,6 @@ TEST_CASE("an SMC pnet dump in one datagram completes at NLMSG_DONE with every e
   CHECK_FALSE(r.interrupted);
   REQUIRE(r.messages.size() == 2);
   CHECK(*netlink::smcnl::ParsePnetEntry(r.messages[1], kPnetFamily) == Ib("NET1", "erdma_0", 1));
-}
-
-TEST_CASE("an SMC command refused by the kernel gives the errno and its extended ACK text", "[smc]") {
-  Reply r = ReadAll({ErrorMsg(7, EEXIST, "pnet entry exists")}, 7);
-  CHECK(r.complete);
-  CHECK(r.error == EEXIST);
-  CHECK(r.extack == "pnet entry exists");
-  Reply plain = ReadAll({ErrorMsg(8, 0)}, 8);
-  CHECK(plain.complete);
-  CHECK(plain.error == 0);
-}
-
-TEST_CASE("an SMC dump answer split over datagrams completes only at NLMSG_DONE, marked when interrupted",
-          "[smc]") {
-  Reply r;
-  REQUIRE(netlink::smcnl::ReadDatagram(UeidMsg(9, "A"), 9, kPortid, r).ok());
-  CHECK_FALSE(r.complete);
-  Msg intr = Msg::Genl(kGenFamily, 9, NLM_F_MULTI | NLM_F_DUMP_INTR, 9);
-  intr.Str(1, "B");
-  REQUIRE(netlink::smcnl::ReadDatagram(Datagram({intr.bytes(), Done(9)}), 9, kPortid, r).ok());
-  CHECK(r.complete);
-  CHECK(r.interrupted);
-  CHECK(r.messages.size() == 2);
-}
-
-TEST_CASE("an SMC answer for another sequence number or port is refused with EPROTO", "[smc]") {
-  Reply r;
-  auto other_seq = netlink::smcnl::ReadDatagram(Done(10), 11, kPortid, r);
-  REQUIRE_FALSE(other_seq.ok());
-  CHECK(other_seq.error().sys_errno == EPROTO);
-  Msg other_port(NLMSG_DONE, NLM_F_MULTI, 11, kPortid + 1);
-  auto* e = static_cast<int32_t*>(mnl_nlmsg_put_extra_header(other_port.nlh(), sizeof(int32_t)));
-  *e = 0;
-  auto refused = netlink::smcnl::ReadDatagram(other_port.bytes(), 11, kPortid, r);
-  REQUIRE_FALSE(refused.ok());
-  CHECK(refused.error().sys_errno == EPROTO);
-  CHECK_FALSE(r.complete);
-}
-
-TEST_CASE("truncated SMC datagrams and control messages are errors", "[smc]") {
-  const Bytes whole = Datagram({PnetMsg(12, "NET1", "eth0", "", 0), Done(12)});
-  for (size_t n = 1; n < whole.size(); ++n) {
-    Reply r;
-    auto s = netlink::smcnl::ReadDatagram(std::span<const uint8_t>(whole.data(), n), 12, kPortid, r);
-    INFO("first " << n << " bytes");
-    // Either an error, or a consistent prefix: never a completed answer.
-    if (s.ok()) {
-      CHECK_FALSE(r.complete);
-    } else {
-      CHECK(s.error().sys_errno == EBADMSG);
-    }
-  }
-  Reply r;
-  auto overrun = netlink::smcnl::ReadDatagram(Msg(NLMSG_OVERRUN, 0, 12).bytes(), 12, kPortid, r);
-  REQUIRE_FALSE(overrun.ok());
-  CHECK(overrun.error().sys_errno == ENOBUFS);
-  auto unknown = netlink::smcnl::ReadDatagram(Msg(7, 0, 12).bytes(), 12, kPortid, r);
-  REQUIRE_FALSE(unknown.ok());
-  CHECK(unknown.error().sys_errno == EBADMSG);
 }
 
 TEST_CASE("every truncation of an SMC answer message is malformed, never a parse", "[smc]") {
@@ -467,7 +318,7 @@ TEST_CASE("random bytes never crash the SMC parsers", "[smc]") {
   std::mt19937 rng(20240603);
   std::uniform_int_distribution<int> byte(0, 255);
   const Bytes seeds[] = {PnetMsg(15, "NET1", "eth0", "", 0), FamilyMsg(15, 0x1d, "SMC_GEN_NETLINK", {9, 10}),
-                         UeidMsg(15, "ERDMA"), ErrorMsg(15, EINVAL, "bad")};
+                         UeidMsg(15, "ERDMA"), ErrorMsg(15, EINVAL, "bad", kPnetFamily)};
   for (int round = 0; round < 4000; ++round) {
     Bytes b = seeds[round % 4];
     // Flip a few bytes past the length field, so that most rounds get deep.
@@ -476,8 +327,6 @@ TEST_CASE("random bytes never crash the SMC parsers", "[smc]") {
     (void)netlink::smcnl::ParsePnetEntry(b, kPnetFamily);
     (void)netlink::smcnl::ParseFamily(b);
     (void)netlink::smcnl::ParseUeid(b, kGenFamily);
-    Reply r;
-    (void)netlink::smcnl::ReadDatagram(b, 15, kPortid, r);
   }
   SUCCEED("no crash");
 }

@@ -1,0 +1,103 @@
+#include "integration/bench/calls.h"
+
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+namespace bench {
+
+using nlohmann::json;
+
+Invocation Make(const Options& opt, const std::string& binary, const Call& c,
+                const std::vector<std::string>& wrap) {
+  Invocation inv;
+  inv.argv = wrap;
+  inv.argv.push_back(binary);
+  inv.env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+             "CNI_COMMAND=" + c.command,
+             "CNI_CONTAINERID=" + c.container_id,
+             "CNI_NETNS=" + c.netns,
+             "CNI_IFNAME=" + c.ifname,
+             "CNI_PATH=" + opt.cni_dir};
+  inv.stdin_text = c.config.dump();
+  return inv;
+}
+
+// The plugin's error message when it printed a CNI error, else its stderr.
+std::string Why(const Outcome& o) {
+  json j = json::parse(o.out, nullptr, false);
+  std::string why = j.is_object() && j.contains("msg") ? j["msg"].dump() : o.err;
+  if (why.size() > 300) why = why.substr(0, 300) + "...";
+  return why;
+}
+
+bool Ok(const Outcome& o, const std::string& what) {
+  if (o.exit == 0) return true;
+  std::cerr << "erdma-bench: " << what << " failed (exit " << o.exit << ")\nstdout: " << o.out
+            << "\nstderr: " << o.err << "\n";
+  return false;
+}
+
+json Parsed(const Outcome& o) {
+  json j = json::parse(o.out, nullptr, false);
+  return j.is_discarded() ? json() : j;
+}
+
+json ErdmaConfig(const Options& opt, const std::string& data_dir, const std::string& device) {
+  json c = {{"cniVersion", kVersion},       {"name", "bench"},        {"type", "erdma-cni"},
+            {"device", {{"name", device}}}, {"addresses", "inherit"}, {"dataDir", data_dir}};
+  if (opt.mtu > 0) c["mtu"] = opt.mtu;
+  return c;
+}
+
+// Mode none chained after Terway, SMC-R asked for through the pod annotation
+// (containerd's runtimeConfig), everything the kernel lacks only warned about.
+json NoneConfig(const Options& opt, const std::string& data_dir) {
+  if (!opt.none_config.empty()) {
+    std::ifstream in(opt.none_config);
+    return json::parse(in);
+  }
+  json prev = {
+      {"cniVersion", kVersion},
+      {"interfaces", json::array({{{"name", "eth0"}, {"sandbox", "x"}}})},
+      {"ips", json::array({{{"address", "172.16.0.5/24"}, {"gateway", "172.16.0.1"}, {"interface", 0}}})},
+      {"routes", json::array({{{"dst", "0.0.0.0/0"}}})},
+      {"dns", json::object()}};
+  return {{"cniVersion", kVersion},
+          {"name", "bench-none"},
+          {"type", "erdma-cni"},
+          {"mode", "none"},
+          {"device", {{"name", "eth1"}}},
+          {"dataDir", data_dir},
+          {"capabilities", {{"io.kubernetes.cri.pod-annotations", true}}},
+          {"runtimeConfig",
+           {{"io.kubernetes.cri.pod-annotations", {{"network.alibabacloud.com/erdma-smcr", "true"}}}}},
+          {"smcr", {{"onUnsupported", "warn"}}},
+          {"prevResult", prev}};
+}
+
+json HostDeviceConfig(const Eni& e) {
+  return {{"cniVersion", kVersion},
+          {"name", "bench-go"},
+          {"type", "host-device"},
+          {"device", e.name},
+          {"ipam",
+           {{"type", "static"},
+            {"addresses", json::array({{{"address", e.ip4 + "/24"}, {"gateway", kGateway}}})},
+            {"routes", json::array({{{"dst", "0.0.0.0/0"}, {"gw", kGateway}}})}}}};
+}
+
+json SbrConfig() { return {{"cniVersion", kVersion}, {"name", "bench-go"}, {"type", "sbr"}}; }
+
+json WithPrev(json c, const json& prev) {
+  c["prevResult"] = prev;
+  return c;
+}
+
+std::string MakeDataDir(const std::string& root) {
+  std::string tmpl = (root.empty() ? std::string("/tmp") : root) + "/erdma-bench-XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp under " + root + " failed");
+  return tmpl + "/data";
+}
+
+}  // namespace bench

@@ -1,0 +1,51 @@
+// The plugin invocations the benchmark makes: configs (erdma-cni move mode and
+// mode none, the Go chain's host-device and sbr) and CNI calls as a runtime
+// makes them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "integration/bench/runner.h"
+#include "integration/bench/spawn.h"
+#include "integration/bench/topology.h"
+
+namespace bench {
+
+inline constexpr const char* kVersion = "1.0.0";  ///< cniVersion of every config
+inline constexpr const char* kGateway = "10.9.0.1";
+
+/// One CNI call: CNI_COMMAND, CNI_CONTAINERID, CNI_NETNS, CNI_IFNAME, stdin.
+struct Call {
+  std::string command, container_id, netns, ifname;
+  nlohmann::json config;
+};
+
+/// The exec of `binary` (under `wrap`, a profiler's argv, when given) with only
+/// PATH and CNI_* in the environment (CNI_PATH = opt.cni_dir).
+Invocation Make(const Options& opt, const std::string& binary, const Call& c,
+                const std::vector<std::string>& wrap = {});
+
+/// The plugin's CNI error message when it printed one, else its stderr.
+std::string Why(const Outcome& o);
+/// exit 0, or prints what failed and returns false.
+bool Ok(const Outcome& o, const std::string& what);
+/// stdout as JSON (null when it is not).
+nlohmann::json Parsed(const Outcome& o);
+
+/// erdma-cni, move mode: `device.name`, `addresses: inherit`, dataDir.
+nlohmann::json ErdmaConfig(const Options& opt, const std::string& data_dir, const std::string& device);
+/// erdma-cni mode none chained after Terway with SMC-R from the pod annotation
+/// (or the file given with --none-config).
+nlohmann::json NoneConfig(const Options& opt, const std::string& data_dir);
+/// host-device with static IPAM: the ENI's address and a default route.
+nlohmann::json HostDeviceConfig(const Eni& e);
+nlohmann::json SbrConfig();
+nlohmann::json WithPrev(nlohmann::json c, const nlohmann::json& prev);
+
+/// A fresh `<root>/erdma-bench-XXXXXX/data` path ("" root = /tmp); the data
+/// directory itself is left for the plugin to create.
+std::string MakeDataDir(const std::string& root);
+
+}  // namespace bench
