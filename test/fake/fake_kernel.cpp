@@ -30,11 +30,6 @@ bool ValidIfName(std::string_view name) {
   });
 }
 
-std::string ErrnoName(int err) {
-  const char* name = strerrorname_np(err);
-  return name ? name : "errno " + std::to_string(err);
-}
-
 }  // namespace
 
 class FakeKernel final : public netlink::Kernel {
@@ -95,23 +90,10 @@ class FakeKernel final : public netlink::Kernel {
 
   // Counts and logs a mutating call; returns the injected error when this is
   // the call World::FailCall picked.
-  std::optional<Error> Begin(const std::string& what) {
-    World& w = *world_;
-    ++w.mutating_calls_;
-    w.calls_.push_back(ns().name + " " + what);
-    if (w.fail_at_ != w.mutating_calls_) return std::nullopt;
-    w.fail_at_ = 0;
-    w.fired_ = true;
-    w.calls_.back() += " = " + ErrnoName(w.fail_errno_) + " (injected)";
-    return Error(base::Code::kKernel, what + ": " + std::strerror(w.fail_errno_), "fake: injected",
-                 w.fail_errno_);
-  }
+  std::optional<Error> Begin(const std::string& what) { return world_->Begin(ns().name + " " + what, what); }
 
   // The kernel's refusal of the call Begin logged last.
-  Error Fail(const std::string& what, int err) {
-    world_->calls_.back() += " = " + ErrnoName(err);
-    return Error(base::Code::kKernel, what + ": " + std::strerror(err), "", err);
-  }
+  Error Fail(const std::string& what, int err) { return world_->Fail(what, err); }
 
   World* world_;
   int ns_id_;

@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "netlink/kernel.h"
+#include "test/fake/call_log.h"
 
 namespace fake {
 
@@ -95,7 +96,9 @@ std::string DescribeRule(const netlink::RuleInfo& rule);
 /// every Kernel handle it gave out. Setup methods throw std::invalid_argument
 /// or std::out_of_range on a bad request (a bug in the test, not a kernel
 /// error); they are not kernel calls and are neither counted nor logged.
-class World {
+/// Mutating calls (CallLog): MoveLink, RenameLink, SetMtu, SetUp, AddAddr,
+/// DelAddr, AddRoute, DelRoute, AddRule, DelRule, on any handle.
+class World : public CallLog {
  public:
   static constexpr int kRoot = 0;  ///< the root namespace, named "root"
 
@@ -133,25 +136,6 @@ class World {
   /// The link with this index, wherever it is.
   std::optional<netlink::LinkInfo> LinkByIndex(int index) const;
 
-  /// Makes the n-th mutating call (1-based) from now on fail with `err`,
-  /// changing nothing; later calls succeed. Mutating calls: MoveLink,
-  /// RenameLink, SetMtu, SetUp, AddAddr, DelAddr, AddRoute, DelRoute, AddRule,
-  /// DelRule, on any handle. The error is {kKernel, "<call>: <strerror>",
-  /// "fake: injected", err}.
-  void FailCall(int n, int err = EIO);
-  void ClearFailure();
-  /// True once the injected failure has been returned.
-  bool failure_fired() const { return fired_; }
-
-  /// Mutating calls made (failed ones included) since construction or ClearCalls().
-  int mutating_calls() const { return mutating_calls_; }
-  /// One line per mutating call, e.g. "pod MoveLink 5 -> root as eth1", with
-  /// " = EEXIST" appended when it failed (" = EIO (injected)" when injected).
-  const std::vector<std::string>& calls() const { return calls_; }
-  /// Forgets the log and the count (a pending FailCall keeps its position
-  /// relative to the calls still to come).
-  void ClearCalls();
-
   fake::Snapshot Snapshot() const;
 
  private:
@@ -187,11 +171,6 @@ class World {
   std::map<int, int> peers_;
   std::set<int> loopbacks_;  // IFF_LOOPBACK / NETIF_F_NETNS_LOCAL devices
   int next_index_ = 1;
-  int mutating_calls_ = 0;
-  int fail_at_ = 0;  // absolute call number to fail; 0 = none
-  int fail_errno_ = EIO;
-  bool fired_ = false;
-  std::vector<std::string> calls_;
 };
 
 }  // namespace fake

@@ -17,14 +17,7 @@ using netlink::NetnsMode;
 using netlink::RdmaDevice;
 using netlink::RdmaPort;
 
-namespace {
-
-std::string ErrnoName(int err) {
-  const char* name = strerrorname_np(err);
-  return name ? name : "errno " + std::to_string(err);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 class FakeRdma final : public netlink::Rdma {
  public:
@@ -134,22 +127,11 @@ class FakeRdma final : public netlink::Rdma {
   // Counts and logs a mutating call; returns the injected error when this is
   // the call RdmaWorld::FailCall picked.
   std::optional<Error> Begin(const std::string& what) {
-    RdmaWorld& w = *rw_;
-    ++w.mutating_calls_;
-    w.calls_.push_back(w.NsName(ns_) + " " + what);
-    if (w.fail_at_ != w.mutating_calls_) return std::nullopt;
-    w.fail_at_ = 0;
-    w.fired_ = true;
-    w.calls_.back() += " = " + ErrnoName(w.fail_errno_) + " (injected)";
-    return Error(base::Code::kKernel, what + ": " + std::strerror(w.fail_errno_), "fake: injected",
-                 w.fail_errno_);
+    return rw_->Begin(rw_->NsName(ns_) + " " + what, what);
   }
 
   // The kernel's refusal of the call Begin logged last.
-  Error Fail(const std::string& what, int err) {
-    rw_->calls_.back() += " = " + ErrnoName(err);
-    return Error(base::Code::kKernel, what + ": " + std::strerror(err), "", err);
-  }
+  Error Fail(const std::string& what, int err) { return rw_->Fail(what, err); }
 
   RdmaWorld* rw_;
   int ns_;
@@ -213,24 +195,6 @@ std::string RdmaWorld::Describe() {
   }
   out += std::string("mode ") + netlink::NetnsModeName(mode_) + "\n";
   return out;
-}
-
-void RdmaWorld::FailCall(int n, int err) {
-  if (n < 1) throw std::invalid_argument("fake::RdmaWorld::FailCall: n is 1-based");
-  fail_at_ = mutating_calls_ + n;
-  fail_errno_ = err;
-  fired_ = false;
-}
-
-void RdmaWorld::ClearFailure() {
-  fail_at_ = 0;
-  fired_ = false;
-}
-
-void RdmaWorld::ClearCalls() {
-  fail_at_ = fail_at_ > mutating_calls_ ? fail_at_ - mutating_calls_ : 0;
-  mutating_calls_ = 0;
-  calls_.clear();
 }
 
 void RdmaWorld::Reconcile() {

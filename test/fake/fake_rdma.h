@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "netlink/rdma.h"
+#include "test/fake/call_log.h"
 #include "test/fake/fake_kernel.h"
 
 namespace fake {
@@ -62,8 +63,10 @@ struct RdmaDeviceSpec {
 
 /// The RDMA side of a World. Not copyable; it and the World must outlive
 /// every handle it gives out. Setup methods throw std::invalid_argument on a
-/// bad request (a test bug) and are neither counted nor logged.
-class RdmaWorld {
+/// bad request (a test bug) and are neither counted nor logged. Mutating
+/// calls (CallLog, its own counter, separate from World's): SetNetnsMode,
+/// MoveDevice, AddSoftDevice, DelDevice, on any handle.
+class RdmaWorld : public CallLog {
  public:
   explicit RdmaWorld(World& world, netlink::NetnsMode mode = netlink::NetnsMode::kShared);
   ~RdmaWorld();
@@ -90,20 +93,6 @@ class RdmaWorld {
   /// "mode exclusive". Compare before/after a rolled-back operation.
   std::string Describe();
 
-  /// Makes the n-th mutating call (1-based) from now on fail with `err`,
-  /// changing nothing. Mutating calls: SetNetnsMode, MoveDevice,
-  /// AddSoftDevice, DelDevice, on any handle. The error is
-  /// {kKernel, "<call>: <strerror>", "fake: injected", err}. This counter is
-  /// the RdmaWorld's own, separate from World::FailCall's.
-  void FailCall(int n, int err = EIO);
-  void ClearFailure();
-  bool failure_fired() const { return fired_; }
-  int mutating_calls() const { return mutating_calls_; }
-  /// One line per mutating call, e.g. "root MoveDevice 1 -> pod", with
-  /// " = EOPNOTSUPP" appended when it failed (" = EIO (injected)").
-  const std::vector<std::string>& calls() const { return calls_; }
-  void ClearCalls();
-
  private:
   friend class FakeRdma;
 
@@ -125,11 +114,6 @@ class RdmaWorld {
   bool soft_can_move_ = true;
   std::vector<Device> devices_;  // by index
   uint32_t next_index_ = 1;
-  int mutating_calls_ = 0;
-  int fail_at_ = 0;
-  int fail_errno_ = EIO;
-  bool fired_ = false;
-  std::vector<std::string> calls_;
 };
 
 }  // namespace fake

@@ -18,11 +18,6 @@ using netlink::PnetEntry;
 
 namespace {
 
-std::string ErrnoName(int err) {
-  const char* name = strerrorname_np(err);
-  return name ? name : "errno " + std::to_string(err);
-}
-
 Error NoUeid(const std::string& what) {
   return Error(base::Code::kKernel, what + ": " + netlink::kNoUeidMessage, {}, EOPNOTSUPP);
 }
@@ -106,22 +101,11 @@ class FakeSmc final : public netlink::Smc {
   // Counts and logs a mutating call; returns the injected error when this is
   // the call SmcWorld::FailCall picked.
   std::optional<Error> Begin(const std::string& call, const std::string& what) {
-    SmcWorld& w = *sw_;
-    ++w.mutating_calls_;
-    w.calls_.push_back(w.NsName(ns_) + " " + call);
-    if (w.fail_at_ != w.mutating_calls_) return std::nullopt;
-    w.fail_at_ = 0;
-    w.fired_ = true;
-    w.calls_.back() += " = " + ErrnoName(w.fail_errno_) + " (injected)";
-    return Error(base::Code::kKernel, what + ": " + std::strerror(w.fail_errno_), "fake: injected",
-                 w.fail_errno_);
+    return sw_->Begin(sw_->NsName(ns_) + " " + call, what);
   }
 
   // The kernel's refusal of the call Begin logged last.
-  Error Fail(const std::string& what, int err) {
-    sw_->calls_.back() += " = " + ErrnoName(err);
-    return Error(base::Code::kKernel, what + ": " + std::strerror(err), "", err);
-  }
+  Error Fail(const std::string& what, int err) { return sw_->Fail(what, err); }
 
   SmcWorld* sw_;
   int ns_;
@@ -186,24 +170,6 @@ std::string SmcWorld::Describe() {
   }
   for (const std::string& u : Ueids()) out += "ueid " + u + "\n";
   return out;
-}
-
-void SmcWorld::FailCall(int n, int err) {
-  if (n < 1) throw std::invalid_argument("fake::SmcWorld::FailCall: n is 1-based");
-  fail_at_ = mutating_calls_ + n;
-  fail_errno_ = err;
-  fired_ = false;
-}
-
-void SmcWorld::ClearFailure() {
-  fail_at_ = 0;
-  fired_ = false;
-}
-
-void SmcWorld::ClearCalls() {
-  fail_at_ = fail_at_ > mutating_calls_ ? fail_at_ - mutating_calls_ : 0;
-  mutating_calls_ = 0;
-  calls_.clear();
 }
 
 void SmcWorld::Reconcile() {

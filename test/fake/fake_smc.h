@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "netlink/smc.h"
+#include "test/fake/call_log.h"
 #include "test/fake/fake_kernel.h"
 
 namespace fake {
@@ -45,8 +46,9 @@ class FakeSmc;
 
 /// The SMC side of a World. Not copyable; it and the World must outlive
 /// every handle it gives out. Setup methods throw std::invalid_argument on a
-/// bad request (a test bug) and are neither counted nor logged.
-class SmcWorld {
+/// bad request (a test bug) and are neither counted nor logged. Mutating
+/// calls (CallLog, its own counter): AddPnet, DelPnet, AddUeid, DelUeid.
+class SmcWorld : public CallLog {
  public:
   explicit SmcWorld(World& world);
   ~SmcWorld();
@@ -81,19 +83,6 @@ class SmcWorld {
   /// ("ueid ERDMA-SMC"). Compare before/after a rolled-back operation.
   std::string Describe();
 
-  /// Makes the n-th mutating call (1-based) from now on fail with `err`,
-  /// changing nothing. Mutating calls: AddPnet, DelPnet, AddUeid, DelUeid,
-  /// on any handle. The error is {kKernel, "<verb> <what>: <strerror>",
-  /// "fake: injected", err}. This counter is the SmcWorld's own.
-  void FailCall(int n, int err = EIO);
-  void ClearFailure();
-  bool failure_fired() const { return fired_; }
-  int mutating_calls() const { return mutating_calls_; }
-  /// One line per mutating call, e.g. "pod AddPnet 00163E10F8B0 netdev eth0",
-  /// with " = EEXIST" appended when it failed (" = EIO (injected)").
-  const std::vector<std::string>& calls() const { return calls_; }
-  void ClearCalls();
-
  private:
   friend class FakeSmc;
 
@@ -106,11 +95,6 @@ class SmcWorld {
   bool ueid_present_ = true;
   std::map<int, std::vector<netlink::PnetEntry>> pnet_;  // by namespace id
   std::vector<std::string> ueids_;                       // canonical (NormalizeUeid), insertion order
-  int mutating_calls_ = 0;
-  int fail_at_ = 0;
-  int fail_errno_ = EIO;
-  bool fired_ = false;
-  std::vector<std::string> calls_;
 };
 
 }  // namespace fake

@@ -156,24 +156,6 @@ std::optional<LinkInfo> World::LinkByIndex(int index) const {
   return std::nullopt;
 }
 
-void World::FailCall(int n, int err) {
-  if (n < 1) throw std::invalid_argument("fake::World::FailCall: n is 1-based");
-  fail_at_ = mutating_calls_ + n;
-  fail_errno_ = err;
-  fired_ = false;
-}
-
-void World::ClearFailure() {
-  fail_at_ = 0;
-  fired_ = false;
-}
-
-void World::ClearCalls() {
-  fail_at_ = fail_at_ > mutating_calls_ ? fail_at_ - mutating_calls_ : 0;
-  mutating_calls_ = 0;
-  calls_.clear();
-}
-
 // --- the model ---------------------------------------------------------------
 
 LinkInfo* World::FindLink(Netns& ns, int index) {
