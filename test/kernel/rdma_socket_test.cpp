@@ -18,6 +18,7 @@
 
 #include "netlink/netns.h"
 #include "netlink/rdma.h"
+#include "test/kernel/require_ok.h"
 #include "test/kernel/scratch_netns.h"
 #include "test/kernel/skip.h"
 
@@ -28,13 +29,6 @@ using netlink::Rdma;
 using netlink::RdmaDevice;
 using netlink::RdmaPort;
 using rt_test::ScratchNetns;
-
-#define REQUIRE_OK(expr)                                                                          \
-  do {                                                                                            \
-    const auto& ecni_r_ = (expr);                                                                 \
-    INFO((ecni_r_.ok() ? std::string() : ecni_r_.error().msg + " | " + ecni_r_.error().details)); \
-    REQUIRE(ecni_r_.ok());                                                                        \
-  } while (0)
 
 /// Whether this kernel speaks RDMA netlink at all, asked without the code under test.
 bool KernelHasRdmaNetlink() {

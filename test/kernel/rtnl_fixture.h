@@ -11,16 +11,10 @@
 #include "netlink/kernel.h"
 #include "netlink/netns.h"
 #include "netlink/rtnl_kernel.h"
+#include "test/kernel/require_ok.h"
 #include "test/kernel/scratch_netns.h"
 
 /// REQUIREs a Status/Result to be ok, showing the error and its details if not.
-#define REQUIRE_OK(expr)                                                                          \
-  do {                                                                                            \
-    const auto& ecni_r_ = (expr);                                                                 \
-    INFO((ecni_r_.ok() ? std::string() : ecni_r_.error().msg + " | " + ecni_r_.error().details)); \
-    REQUIRE(ecni_r_.ok());                                                                        \
-  } while (0)
-
 namespace rt_test {
 
 /// A kernel handle on `ns`. The Netns is closed on return: the Kernel keeps its own fd.

@@ -20,6 +20,7 @@
 #include "netlink/netns.h"
 #include "netlink/smc.h"
 #include "netlink/smc_codec.h"
+#include "test/kernel/require_ok.h"
 #include "test/kernel/scratch_netns.h"
 #include "test/kernel/skip.h"
 
@@ -28,13 +29,6 @@ namespace {
 using netlink::PnetEntry;
 using netlink::Smc;
 using rt_test::ScratchNetns;
-
-#define REQUIRE_OK(expr)                                                                          \
-  do {                                                                                            \
-    const auto& ecni_r_ = (expr);                                                                 \
-    INFO((ecni_r_.ok() ? std::string() : ecni_r_.error().msg + " | " + ecni_r_.error().details)); \
-    REQUIRE(ecni_r_.ok());                                                                        \
-  } while (0)
 
 /// Whether nlctrl knows the family, asked without the code under test.
 bool KernelHasFamily(const std::string& name) { return rt_test::Run("genl ctrl get name " + name).exit == 0; }
