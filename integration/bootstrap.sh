@@ -15,7 +15,7 @@ esac
 packages=(
   build-essential cmake pkg-config
   libnl-3-dev libnl-route-3-dev libmnl-dev nlohmann-json3-dev catch2
-  iproute2 iputils-ping containernetworking-plugins
+  iproute2 iputils-ping procps containernetworking-plugins
   clang-format clang-tidy
 )
 # The VM harness (RDMA and SMC need kernels this machine does not run).
