@@ -67,6 +67,45 @@ json BuildResult(const Context& ctx, const AttachmentState& st, const netlink::L
   return AppendToResult(ctx.cfg.prev_result, ctx.cfg.cni_version, iface, rips, routes);
 }
 
+// The macvlan/ipvlan link to create in the pod on `parent`.
+StepChild ChildStep(const conf::Config& cfg, const netlink::LinkInfo& parent, const std::string& pod_name) {
+  StepChild c;
+  c.parent = parent.name;
+  c.spec.kind = conf::ModeName(cfg.mode);
+  c.spec.parent_index = parent.index;
+  c.spec.name = pod_name;
+  if (cfg.mode == conf::Mode::kMacvlan) {
+    c.spec.mode = static_cast<uint32_t>(cfg.macvlan.mode);
+    c.spec.source_macs = cfg.macvlan.source_macs;
+    if (cfg.mac) c.spec.mac = *cfg.mac;
+  } else {
+    c.spec.mode = static_cast<uint32_t>(cfg.ipvlan.mode);
+  }
+  return c;
+}
+
+// A child shares its parent's RDMA device, which is possible only where
+// every netns sees it: shared mode. A Soft-RoCE device on the child is the
+// child's own and may go exclusive.
+Status CheckChildRdma(const conf::Config& cfg, const netlink::LinkInfo& parent, const RdmaPlan& plan) {
+  const char* mode = conf::ModeName(cfg.mode);
+  if (plan.pair && plan.mode == netlink::NetnsMode::kExclusive)
+    return Error(Code::kInvalidConfig,
+                 std::string("rdma.netnsMode: ") + mode + " children share " + parent.name + "'s RDMA device " +
+                     plan.pair->device.name +
+                     ", and in exclusive mode an RDMA device lives in one netns only; use shared mode "
+                     "(rdma.netnsMode \"shared\"), or mode \"move\" or \"vf\" to give the pod a device "
+                     "of its own");
+  const bool erdma =
+      plan.pair && (plan.pair->how == netlink::kPairedByErdmaGuid || plan.pair->device.name.rfind("erdma", 0) == 0);
+  if (erdma && cfg.mode == conf::Mode::kMacvlan && cfg.macvlan.mode != conf::MacvlanMode::kPassthru)
+    base::Log::Warn(std::string("macvlan.mode \"") + conf::MacvlanModeName(cfg.macvlan.mode) + "\" on " +
+                    parent.name + ", an eRDMA ENI: the VPC drops frames from a MAC the ENI does not own, "
+                    "so this child's traffic will not leave the node; use macvlan.mode \"passthru\" or "
+                    "mode \"ipvlan\"");
+  return base::Ok();
+}
+
 // The pod-side handles SMC-R steps use; they live as long as the journal's env.
 struct SmcHandles {
   std::unique_ptr<netlink::Sysctl> sysctl;
@@ -204,13 +243,18 @@ Result<json> Add(Context& ctx) {
     return Error(Code::kDeviceNotFound, query.Describe() + " is not on the node; fix " +
                                             cfg.device.Describe() + " or check `ip link` on the node");
   }
-  ASSIGN_OR_RETURN(DeviceClaim claim, DeviceClaim::Lock(store.DevicesDir(), device->name, ctx.lock_wait_ms));
-  if (auto owner = claim.Owner(); owner && ClaimIsLive(*owner)) return in_use_error(*owner);
-  // Another ADD may have taken it between our lookup and the lock.
-  ASSIGN_OR_RETURN(auto locked, ctx.host.FindLinkByIndex(device->index));
-  if (!locked || locked->name != device->name)
-    return Error(Code::kTryAgainLater, query.Describe() + " was taken by another pod while we waited for it");
-  device = locked;
+  // A moved device is one pod's alone: claim it. Children share their
+  // parent and claim nothing.
+  std::optional<DeviceClaim> claim;
+  if (!cfg.child()) {
+    ASSIGN_OR_RETURN(claim, DeviceClaim::Lock(store.DevicesDir(), device->name, ctx.lock_wait_ms));
+    if (auto owner = claim->Owner(); owner && ClaimIsLive(*owner)) return in_use_error(*owner);
+    // Another ADD may have taken it between our lookup and the lock.
+    ASSIGN_OR_RETURN(auto locked, ctx.host.FindLinkByIndex(device->index));
+    if (!locked || locked->name != device->name)
+      return Error(Code::kTryAgainLater, query.Describe() + " was taken by another pod while we waited for it");
+    device = locked;
+  }
 
   // 2. The pod.
   ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
@@ -231,30 +275,37 @@ Result<json> Add(Context& ctx) {
   st.netns = ctx.env.netns;
   st.pod_if_name = pod_name;
   st.table = table;
-  st.origin.name = device->name;
-  st.origin.index = device->index;
-  st.origin.mac = device->mac;
-  st.origin.mtu = device->mtu;
-  st.origin.up = device->up;
-  st.origin.kind = device->kind;
-  ASSIGN_OR_RETURN(auto addrs, ctx.host.ListAddrs(device->index));
-  ASSIGN_OR_RETURN(auto routes, ctx.host.ListRoutes(device->index));
-  st.origin.addrs = RestorableAddrs(addrs);
-  st.origin.routes = RestorableRoutes(routes);
+  std::optional<StepChild> child_step;
+  if (cfg.child()) {
+    child_step = ChildStep(cfg, *device, pod_name);
+  } else {
+    st.origin.name = device->name;
+    st.origin.index = device->index;
+    st.origin.mac = device->mac;
+    st.origin.mtu = device->mtu;
+    st.origin.up = device->up;
+    st.origin.kind = device->kind;
+    ASSIGN_OR_RETURN(auto addrs, ctx.host.ListAddrs(device->index));
+    ASSIGN_OR_RETURN(auto routes, ctx.host.ListRoutes(device->index));
+    st.origin.addrs = RestorableAddrs(addrs);
+    st.origin.routes = RestorableRoutes(routes);
+  }
 
   // 3b. RDMA: mode, pairing; nothing changes yet (a mode switch aside).
   const std::string soft_name = "rxe_" + ctx.env.container_id.substr(0, 12) + "_" + pod_name;
   ASSIGN_OR_RETURN(RdmaPlan rdma_plan,
                    PrepareRdma(cfg.rdma, *device, rdma, host_rdma.ok() ? nullptr : &host_rdma.error(),
                                ctx.sysfs_root, soft_name));
+  if (cfg.child()) RETURN_IF_ERROR(CheckChildRdma(cfg, *device, rdma_plan));
   std::unique_ptr<netlink::Rdma> pod_rdma;
   if (rdma_plan.active()) {
     ASSIGN_OR_RETURN(pod_rdma, ctx.netns.OpenRdma(ctx.env.netns));
   }
 
-  RETURN_IF_ERROR(
-      claim.SetOwner(ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name,
-                                device->mac, PciAddressOf(ctx.sysfs_root, device->name)}));
+  if (claim)
+    RETURN_IF_ERROR(
+        claim->SetOwner(ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name,
+                                   device->mac, PciAddressOf(ctx.sysfs_root, device->name)}));
   Journal journal(store, path, st);
   StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma, pod_rdma.get()};
   SmcHandles smc;
@@ -270,7 +321,10 @@ Result<json> Add(Context& ctx) {
       ASSIGN_OR_RETURN(json r, ctx.ipam.Run(step.type, "ADD", step.config.dump()));
       ASSIGN_OR_RETURN(ips, IpsFromIpam(r));
     }
-    RETURN_IF_ERROR(journal.Run({StepMove{pod_name}}, env));
+    if (child_step)
+      RETURN_IF_ERROR(journal.Run({*child_step}, env));
+    else
+      RETURN_IF_ERROR(journal.Run({StepMove{pod_name}}, env));
     RETURN_IF_ERROR(journal.Run(PlanPodConfig(cfg, env.pod_index, table, ips), env));
     const bool exclusive = rdma_plan.mode == netlink::NetnsMode::kExclusive;
     if (rdma_plan.pair) {
@@ -285,7 +339,7 @@ Result<json> Add(Context& ctx) {
     }
     if (!st.rdma_device.empty()) st.rdma_mode = netlink::NetnsModeName(rdma_plan.mode);
     if (cfg.smcr_wanted)
-      RETURN_IF_ERROR(ApplySmcr(ctx, SmcrTarget{pod_name, st.origin.mac, true, nullptr}, journal, env, smc));
+      RETURN_IF_ERROR(ApplySmcr(ctx, SmcrTarget{pod_name, device->mac, true, nullptr}, journal, env, smc));
     ASSIGN_OR_RETURN(auto link, pod->FindLinkByIndex(env.pod_index));
     if (!link) return Error(Code::kKernel, pod_name + " vanished from the pod during ADD");
     json result = BuildResult(ctx, st, *link, ips);
@@ -298,7 +352,8 @@ Result<json> Add(Context& ctx) {
   Result<json> result = apply();
   if (result.ok()) {
     base::Log::Info(
-        "attached " + device->name + " as " + pod_name + " (table " + std::to_string(table) +
+        std::string(cfg.child() ? "attached a " + std::string(conf::ModeName(cfg.mode)) + " child of " : "attached ") +
+        device->name + " as " + pod_name + " (table " + std::to_string(table) +
         (st.rdma_device.empty() ? std::string() : ", RDMA device " + st.rdma_device + " " + st.rdma_mode) +
         ")");
     return result;
@@ -316,7 +371,7 @@ Result<json> Add(Context& ctx) {
                  joined.details);
   }
   (void)store.Remove(path);
-  claim.Remove();
+  if (claim) claim->Remove();
   return err;
 }
 

@@ -68,6 +68,23 @@ Status RestoreRoutes(const std::vector<netlink::RouteInfo>& routes, int index, n
   return base::Ok();
 }
 
+// The kernel's terse refusals of a new macvlan/ipvlan, explained.
+Error ChildRefused(Error e, const StepChild& c) {
+  constexpr uint32_t kPassthru = 8;  // MACVLAN_MODE_PASSTHRU
+  if (e.sys_errno == EBUSY) {
+    e.details += std::string(e.details.empty() ? "" : "; ") + c.parent +
+                 " is busy: it already has children of the other kind (macvlan and ipvlan cannot share a "
+                 "parent), or it is enslaved to a bridge or bond";
+  } else if (e.sys_errno == EINVAL && c.spec.kind == "macvlan") {
+    e.details += std::string(e.details.empty() ? "" : "; ") +
+                 (c.spec.mode == kPassthru
+                      ? "a passthru macvlan must be the only child of " + c.parent + ", which has others"
+                      : c.parent + " may already have a passthru macvlan, which allows no other child");
+    if (c.spec.mode == kPassthru) e.code = Code::kTryAgainLater;
+  }
+  return e;
+}
+
 // Restores what the move took away. Every call is idempotent.
 Status RestoreOnHost(const DeviceOrigin& o, netlink::Kernel& host) {
   ASSIGN_OR_RETURN(auto link, host.FindLink(o.name));
@@ -131,6 +148,13 @@ Status ApplyStep(const Step& step, const AttachmentState& state, StepEnv& env) {
           if (!moved) return Error(Code::kKernel, s.pod_name + " is not in the pod after the move");
           env.pod_index = moved->index;
           return base::Ok();
+        } else if constexpr (std::is_same_v<T, StepChild>) {
+          Status made = env.host.AddChildLink(s.spec, *pod);
+          if (!made.ok()) return ChildRefused(std::move(made).error(), s);
+          ASSIGN_OR_RETURN(auto child, pod->FindLink(s.spec.name));
+          if (!child) return Error(Code::kKernel, s.spec.name + " is not in the pod after it was created");
+          env.pod_index = child->index;
+          return base::Ok();
         } else if constexpr (std::is_same_v<T, StepMtu>) {
           return pod->SetMtu(env.pod_index, s.mtu);
         } else if constexpr (std::is_same_v<T, StepAddr>) {
@@ -174,7 +198,10 @@ Status ApplyStep(const Step& step, const AttachmentState& state, StepEnv& env) {
 std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
   std::vector<Error> errors;
   bool moved = false;
-  for (const auto& s : state.steps) moved = moved || std::holds_alternative<StepMove>(s);
+  // A moved device goes home and a child is deleted: either way the link's
+  // own addresses and routes leave with it.
+  for (const auto& s : state.steps)
+    moved = moved || std::holds_alternative<StepMove>(s) || std::holds_alternative<StepChild>(s);
 
   for (auto it = state.steps.rbegin(); it != state.steps.rend(); ++it) {
     const Step& step = *it;
@@ -192,6 +219,8 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
       if (env.pod && !covered) s = IgnoreGone(env.pod->DelAddr(addr->addr));
     } else if (const auto* move = std::get_if<StepMove>(&step)) {
       s = MoveHome(state.origin, move->pod_name, env);
+    } else if (const auto* child = std::get_if<StepChild>(&step)) {
+      s = DeleteChild(*child, env);
     } else if (const auto* ipam = std::get_if<StepIpam>(&step)) {
       if (env.ipam) {
         auto r = env.ipam->Run(ipam->type, "DEL", ipam->config.dump());
@@ -224,6 +253,21 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
     }
   }
   return errors;
+}
+
+Status DeleteChild(const StepChild& c, StepEnv& env) {
+  // A child is virtual: a pod netns that is gone took it along.
+  if (!env.pod) return base::Ok();
+  ASSIGN_OR_RETURN(auto link, env.pod->FindLink(c.spec.name));
+  if (!link) return base::Ok();
+  if (link->kind != c.spec.kind || (!c.spec.mac.empty() && link->mac != c.spec.mac)) {
+    base::Log::Warn(c.spec.name + " in the pod is a " + (link->kind.empty() ? "device" : link->kind) +
+                    " with MAC " + link->mac + ", not the " + c.spec.kind + " made here: left alone");
+    return base::Ok();
+  }
+  RETURN_IF_ERROR(IgnoreGone(env.pod->DeleteLink(link->index)));
+  base::Log::Info("deleted " + c.spec.kind + " " + c.spec.name + " from the pod");
+  return base::Ok();
 }
 
 Status MoveHome(const DeviceOrigin& o, const std::string& pod_name, StepEnv& env) {

@@ -65,6 +65,10 @@ std::vector<base::Error> UndoSteps(const AttachmentState& state, StepEnv& env);
 /// the node name; success with a warning when the device is nowhere.
 base::Status MoveHome(const DeviceOrigin& origin, const std::string& pod_name, StepEnv& env);
 
+/// Inverse of a StepChild: deletes the child from the pod if it is there and
+/// is ours (kind, and MAC when one was asked for). Gone counts as done.
+base::Status DeleteChild(const StepChild& child, StepEnv& env);
+
 /// Joins errors into one (first error's code unless `code` is given).
 base::Error JoinErrors(const std::vector<base::Error>& errors, const std::string& what);
 

@@ -103,6 +103,15 @@ json StepToJson(const Step& step) {
           return {{"op", "ipam"}, {"type", s.type}, {"config", s.config}};
         else if constexpr (std::is_same_v<T, StepMove>)
           return {{"op", "move"}, {"name", s.pod_name}};
+        else if constexpr (std::is_same_v<T, StepChild>)
+          return {{"op", "child"},
+                  {"kind", s.spec.kind},
+                  {"parent", s.parent},
+                  {"parentIndex", s.spec.parent_index},
+                  {"name", s.spec.name},
+                  {"mac", s.spec.mac},
+                  {"mode", s.spec.mode},
+                  {"sourceMacs", s.spec.source_macs}};
         else if constexpr (std::is_same_v<T, StepMtu>)
           return {{"op", "mtu"}, {"mtu", s.mtu}};
         else if constexpr (std::is_same_v<T, StepAddr>)
@@ -143,6 +152,26 @@ Result<Step> StepFromJson(const json& j) {
   if (op == "move") {
     ASSIGN_OR_RETURN(std::string name, Str(j, "name"));
     return Step(StepMove{name});
+  }
+  if (op == "child") {
+    StepChild c;
+    ASSIGN_OR_RETURN(c.spec.kind, Str(j, "kind"));
+    if (c.spec.kind != "macvlan" && c.spec.kind != "ipvlan")
+      return Bad("child step kind must be macvlan or ipvlan");
+    ASSIGN_OR_RETURN(c.parent, Str(j, "parent"));
+    ASSIGN_OR_RETURN(uint64_t parent_index, Uint(j, "parentIndex"));
+    c.spec.parent_index = static_cast<int>(parent_index);
+    ASSIGN_OR_RETURN(c.spec.name, Str(j, "name"));
+    ASSIGN_OR_RETURN(c.spec.mac, Str(j, "mac"));
+    ASSIGN_OR_RETURN(uint64_t mode, Uint(j, "mode"));
+    c.spec.mode = static_cast<uint32_t>(mode);
+    ASSIGN_OR_RETURN(const json* sources, Field(j, "sourceMacs"));
+    if (!sources->is_array()) return Bad("child step sourceMacs must be an array");
+    for (const auto& m : *sources) {
+      if (!m.is_string()) return Bad("child step sourceMacs must hold strings");
+      c.spec.source_macs.push_back(m.get<std::string>());
+    }
+    return Step(c);
   }
   if (op == "mtu") {
     ASSIGN_OR_RETURN(uint64_t mtu, Uint(j, "mtu"));
@@ -270,6 +299,8 @@ std::string DescribeStep(const Step& step) {
           return "ipam " + s.type + " add";
         else if constexpr (std::is_same_v<T, StepMove>)
           return "move into pod as " + s.pod_name;
+        else if constexpr (std::is_same_v<T, StepChild>)
+          return "create " + s.spec.kind + " " + s.spec.name + " on " + s.parent + " in the pod";
         else if constexpr (std::is_same_v<T, StepMtu>)
           return "set mtu " + std::to_string(s.mtu);
         else if constexpr (std::is_same_v<T, StepAddr>)

@@ -36,6 +36,10 @@ struct StepIpam {  ///< IPAM ADD ran; inverse: IPAM DEL with the same config
 struct StepMove {  ///< device moved into the pod as pod_name; inverse: home as origin
   std::string pod_name;
 };
+struct StepChild {  ///< macvlan/ipvlan child created in the pod as spec.name; inverse: deleted
+  std::string parent;            ///< the node device's name
+  netlink::ChildLinkSpec spec;   ///< what was asked of the kernel (mtu is left to StepMtu)
+};
 struct StepMtu {  ///< pod-side MTU changed; inverse: taken away by the move home
   uint32_t mtu = 0;
 };
@@ -66,7 +70,7 @@ struct StepPnet {  ///< SMC pnet table entry added in the pod; inverse: removed
 struct StepUeid {  ///< SMC-Rv2 User EID added (node-wide); inverse: removed unless another attachment uses it
   std::string ueid;
 };
-using Step = std::variant<StepIpam, StepMove, StepMtu, StepAddr, StepUp, StepRoute, StepRule, StepRdmaMove,
+using Step = std::variant<StepIpam, StepMove, StepChild, StepMtu, StepAddr, StepUp, StepRoute, StepRule, StepRdmaMove,
                           StepSoftRdma, StepSysctl, StepPnet, StepUeid>;
 
 /// Short text for logs and errors: "move eth1 -> erdma0", "rule from 10.9.0.5 lookup 200".

@@ -56,21 +56,6 @@ uint32_t HexValue(std::string_view s) {
   return v;
 }
 
-/// "aa:bb:cc:dd:ee:ff" in any case, returned lower case.
-std::optional<std::string> NormalizeMac(std::string_view s) {
-  if (s.size() != 17) return std::nullopt;
-  std::string out(s);
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (i % 3 == 2) {
-      if (out[i] != ':') return std::nullopt;
-    } else {
-      if (!IsHex(out[i])) return std::nullopt;
-      out[i] = Lower(out[i]);
-    }
-  }
-  return out;
-}
-
 /// "[dddd:]bb:dd.f" returned as sysfs spells it: "%04x:%02x:%02x.%d". The
 /// domain may be wider than 4 digits (VMD domains are 10000 and up).
 std::optional<std::string> NormalizePci(std::string_view s) {
@@ -172,14 +157,17 @@ Status ParseIdentity(const json& root, Config& c) {
     c.type = type->get<std::string>();
   }
   if (const json* mode = Get(root, "mode")) {
-    if (!mode->is_string()) return Invalid("mode: must be a string; use \"move\" or \"none\"");
+    const char* fix = "use \"move\", \"macvlan\", \"ipvlan\", \"vf\" or \"none\"";
+    if (!mode->is_string()) return Invalid(std::string("mode: must be a string; ") + fix);
     const auto& m = mode->get_ref<const std::string&>();
-    if (m == "move")
-      c.mode = Mode::kMove;
-    else if (m == "none")
-      c.mode = Mode::kNone;
-    else
-      return Invalid("mode: " + Quote(m) + " is not supported; use \"move\" or \"none\"");
+    bool known = false;
+    for (Mode candidate : {Mode::kMove, Mode::kMacvlan, Mode::kIpvlan, Mode::kVf, Mode::kNone}) {
+      if (m == ModeName(candidate)) {
+        c.mode = candidate;
+        known = true;
+      }
+    }
+    if (!known) return Invalid("mode: " + Quote(m) + " is not supported; " + fix);
   }
   return base::Ok();
 }
@@ -267,7 +255,8 @@ Status ParseAddressing(const json& root, Config& c) {
     c.ipam = *ipam;
     c.ipam_type = t;
   }
-  c.addresses = c.ipam.is_null() ? AddressMode::kInherit : AddressMode::kIpam;
+  // A new child has nothing to inherit: it takes addresses from IPAM.
+  c.addresses = !c.ipam.is_null() ? AddressMode::kIpam : c.child() ? AddressMode::kNone : AddressMode::kInherit;
   if (const json* v = Get(root, "addresses")) {
     const std::string fix = "use \"inherit\", \"ipam\" or \"none\"";
     if (!v->is_string()) return Invalid("addresses: must be a string; " + fix);
@@ -282,6 +271,9 @@ Status ParseAddressing(const json& root, Config& c) {
       return Invalid("addresses: " + Quote(s) + " is not supported; " + fix);
     if (c.addresses == AddressMode::kIpam && c.ipam.is_null())
       return Invalid("addresses: \"ipam\" needs an ipam object, e.g. {\"type\": \"host-local\", ...}");
+    if (c.addresses == AddressMode::kInherit && c.child())
+      return Invalid(std::string("addresses: \"inherit\" would copy the parent's addresses onto a ") +
+                     ModeName(c.mode) + " child; use \"ipam\" with an ipam object, or \"none\"");
   }
   return base::Ok();
 }
@@ -400,6 +392,11 @@ base::Result<Config> ParseChecked(std::string_view stdin_bytes, bool for_del) {
   RETURN_IF_ERROR(ParseDevice(root, for_del, c));
   RETURN_IF_ERROR(ParseInterface(root, c));
   RETURN_IF_ERROR(ParseAddressing(root, c));
+  ASSIGN_OR_RETURN(ModeOptions modes, ParseModeOptions(root, ModeName(c.mode)));
+  c.macvlan = std::move(modes.macvlan);
+  c.ipvlan = modes.ipvlan;
+  c.vf = std::move(modes.vf);
+  c.mac = std::move(modes.mac);
   RETURN_IF_ERROR(ParseRouting(root, c));
   RETURN_IF_ERROR(ParseRdma(root, c.rdma));
   RETURN_IF_ERROR(ParseSmcr(root, c.smcr));
@@ -410,6 +407,17 @@ base::Result<Config> ParseChecked(std::string_view stdin_bytes, bool for_del) {
 }
 
 }  // namespace
+
+const char* ModeName(Mode m) {
+  switch (m) {
+    case Mode::kMove: return "move";
+    case Mode::kMacvlan: return "macvlan";
+    case Mode::kIpvlan: return "ipvlan";
+    case Mode::kVf: return "vf";
+    case Mode::kNone: return "none";
+  }
+  return "?";
+}
 
 std::string DeviceSelector::Describe() const {
   const char* key = "device.name";

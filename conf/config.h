@@ -10,14 +10,19 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "conf/modes.h"
 #include "conf/rdma.h"
 #include "conf/smcr.h"
 
 namespace conf {
 
-/// kMove: the node device moves into the pod. kNone: no netdev moves; SMC-R
-/// and the RDMA checks apply to the primary plugin's interface (CNI_IFNAME).
-enum class Mode { kMove, kNone };  // later: kMacvlan, kIpvlan, kVf
+/// kMove: the node device moves into the pod. kMacvlan/kIpvlan: a child of
+/// the node device is created in the pod; the parent stays. kVf: an SR-IOV VF
+/// is set up through its PF and moves like kMove. kNone: no netdev moves;
+/// SMC-R and the RDMA checks apply to the primary plugin's interface.
+enum class Mode { kMove, kMacvlan, kIpvlan, kVf, kNone };
+
+const char* ModeName(Mode m);
 
 enum class AddressMode { kInherit, kIpam, kNone };
 
@@ -43,7 +48,11 @@ struct Config {
   std::string type;
 
   Mode mode = Mode::kMove;
-  DeviceSelector device;
+  DeviceSelector device;  ///< the device to move, or the parent (macvlan/ipvlan), or the VF
+  MacvlanConfig macvlan;
+  IpvlanConfig ipvlan;
+  VfConfig vf;
+  std::optional<std::string> mac;  ///< MAC for a macvlan child or a VF (config, args or runtime)
   std::string if_name = "erdma0";  ///< our interface's name when chained
   std::optional<uint32_t> mtu;
   AddressMode addresses = AddressMode::kInherit;
@@ -66,6 +75,8 @@ struct Config {
   nlohmann::json raw;             ///< the whole stdin object, for IPAM delegation
 
   bool chained() const { return !prev_result.is_null(); }
+  /// macvlan or ipvlan: the pod gets a new link; the node device stays.
+  bool child() const { return mode == Mode::kMacvlan || mode == Mode::kIpvlan; }
 };
 
 /// Largest stdin accepted.

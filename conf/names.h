@@ -2,6 +2,8 @@
 // config parser and the CNI environment parser.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace conf {
@@ -16,5 +18,8 @@ bool IsPlainFileName(std::string_view name, size_t max_bytes = 255);
 
 /// True when `s` holds a byte below 0x20 or 0x7f (NUL included).
 bool HasControlChar(std::string_view s);
+
+/// "aa:bb:cc:dd:ee:ff" in any case, returned lower case; nullopt otherwise.
+std::optional<std::string> NormalizeMac(std::string_view s);
 
 }  // namespace conf

@@ -41,6 +41,17 @@ struct LinkInfo {
   bool operator==(const LinkInfo&) const = default;
 };
 
+/// A macvlan or ipvlan link to create on a parent (RTM_NEWLINK, IFLA_LINK).
+struct ChildLinkSpec {
+  std::string kind;  ///< "macvlan" or "ipvlan"
+  int parent_index = 0;
+  std::string name;  ///< its name in the target namespace
+  std::string mac;   ///< "" = the kernel picks (macvlan) or the parent's (ipvlan, passthru)
+  uint32_t mtu = 0;  ///< 0 = the parent's
+  uint32_t mode = 0;  ///< IFLA_MACVLAN_MODE (MACVLAN_MODE_*) or IFLA_IPVLAN_MODE (IPVLAN_MODE_*)
+  std::vector<std::string> source_macs;  ///< macvlan mode source: the accepted senders
+};
+
 struct AddrInfo {
   int ifindex = 0;
   IpPrefix local;  ///< address with its prefix length
@@ -96,6 +107,12 @@ class Kernel {
   virtual Status RenameLink(int index, std::string_view new_name) = 0;
   virtual Status SetMtu(int index, uint32_t mtu) = 0;
   virtual Status SetUp(int index, bool up) = 0;
+  /// One RTM_NEWLINK (CREATE|EXCL) on this namespace, whose link is the
+  /// parent, carrying IFLA_NET_NS_FD: the child is born in `target` under
+  /// its final name, with no rename and no moment on the node.
+  virtual Status AddChildLink(const ChildLinkSpec& spec, const Kernel& target) = 0;
+  /// RTM_DELLINK. ENODEV when there is no such link.
+  virtual Status DeleteLink(int index) = 0;
 
   /// Addresses of one link (index > 0) or of all links (0), both families.
   virtual Result<std::vector<AddrInfo>> ListAddrs(int index) = 0;

@@ -9,7 +9,9 @@
 #include <netlink/attr.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <utility>
@@ -25,6 +27,17 @@ using base::Error;
 
 Error BuildError(const std::string& what, int err) {
   return Error(base::Code::kKernel, what + ": " + std::strerror(err), "building the request", err);
+}
+
+/// "aa:bb:cc:dd:ee:ff" as six bytes.
+std::optional<std::array<uint8_t, 6>> ParseMac(const std::string& s) {
+  std::array<uint8_t, 6> out{};
+  unsigned b[6];
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) != 6)
+    return std::nullopt;
+  for (int i = 0; i < 6; ++i) out[i] = static_cast<uint8_t>(b[i]);
+  return out;
 }
 
 /// A name no link can have: the kernel would refuse to look it up.
@@ -106,6 +119,71 @@ class RtnlKernel final : public Kernel {
   Status SetUp(int index, bool up) override {
     return SetLink("RTM_NEWLINK dev " + std::to_string(index) + (up ? " up" : " down"), index,
                    up ? IFF_UP : 0, IFF_UP, nullptr);
+  }
+
+  Status AddChildLink(const ChildLinkSpec& spec, const Kernel& target) override {
+    const std::string what = "RTM_NEWLINK " + spec.kind + " " + spec.name + " on dev " +
+                             std::to_string(spec.parent_index) + " in netns fd " +
+                             std::to_string(target.NetnsFd());
+    if (ImpossibleName(spec.name)) return BuildError(what, EINVAL);
+    std::optional<std::array<uint8_t, 6>> mac;
+    if (!spec.mac.empty()) {
+      mac = ParseMac(spec.mac);
+      if (!mac) return BuildError(what, EINVAL);
+    }
+    std::vector<std::array<uint8_t, 6>> sources;
+    for (const auto& m : spec.source_macs) {
+      auto parsed = ParseMac(m);
+      if (!parsed) return BuildError(what, EINVAL);
+      sources.push_back(*parsed);
+    }
+    nl::MsgPtr msg(nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL));
+    if (!msg) return BuildError(what, ENOMEM);
+    ifinfomsg ifi{};
+    ifi.ifi_family = AF_UNSPEC;
+    nl_msg* m = msg.get();
+    auto put = [&]() -> int {
+      if (nlmsg_append(m, &ifi, sizeof ifi, NLMSG_ALIGNTO) < 0) return -1;
+      if (nla_put_string(m, IFLA_IFNAME, spec.name.c_str()) < 0 ||
+          nla_put_u32(m, IFLA_LINK, static_cast<uint32_t>(spec.parent_index)) < 0 ||
+          nla_put_u32(m, IFLA_NET_NS_FD, static_cast<uint32_t>(target.NetnsFd())) < 0)
+        return -1;
+      if (mac && nla_put(m, IFLA_ADDRESS, 6, mac->data()) < 0) return -1;
+      if (spec.mtu && nla_put_u32(m, IFLA_MTU, spec.mtu) < 0) return -1;
+      nlattr* info = nla_nest_start(m, IFLA_LINKINFO);
+      if (!info || nla_put_string(m, IFLA_INFO_KIND, spec.kind.c_str()) < 0) return -1;
+      nlattr* data = nla_nest_start(m, IFLA_INFO_DATA);
+      if (!data) return -1;
+      if (spec.kind == "ipvlan") {
+        if (nla_put_u16(m, IFLA_IPVLAN_MODE, static_cast<uint16_t>(spec.mode)) < 0) return -1;
+      } else {
+        if (nla_put_u32(m, IFLA_MACVLAN_MODE, spec.mode) < 0) return -1;
+        if (!sources.empty()) {
+          if (nla_put_u32(m, IFLA_MACVLAN_MACADDR_MODE, MACVLAN_MACADDR_SET) < 0) return -1;
+          nlattr* list = nla_nest_start(m, IFLA_MACVLAN_MACADDR_DATA);
+          if (!list) return -1;
+          for (const auto& src : sources)
+            if (nla_put(m, IFLA_MACVLAN_MACADDR, 6, src.data()) < 0) return -1;
+          nla_nest_end(m, list);
+        }
+      }
+      nla_nest_end(m, data);
+      nla_nest_end(m, info);
+      return 0;
+    };
+    if (put() < 0) return BuildError(what, EMSGSIZE);
+    return sock_.Request(what, std::move(msg));
+  }
+
+  Status DeleteLink(int index) override {
+    const std::string what = "RTM_DELLINK dev " + std::to_string(index);
+    nl::MsgPtr msg(nlmsg_alloc_simple(RTM_DELLINK, NLM_F_REQUEST | NLM_F_ACK));
+    if (!msg) return BuildError(what, ENOMEM);
+    ifinfomsg ifi{};
+    ifi.ifi_family = AF_UNSPEC;
+    ifi.ifi_index = index;
+    if (nlmsg_append(msg.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO) < 0) return BuildError(what, EMSGSIZE);
+    return sock_.Request(what, std::move(msg));
   }
 
   Result<std::vector<AddrInfo>> ListAddrs(int index) override {

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <tuple>
 
@@ -58,6 +59,8 @@ class FakeKernel final : public netlink::Kernel {
   Status RenameLink(int index, std::string_view new_name) override;
   Status SetMtu(int index, uint32_t mtu) override;
   Status SetUp(int index, bool up) override;
+  Status AddChildLink(const netlink::ChildLinkSpec& spec, const netlink::Kernel& target) override;
+  Status DeleteLink(int index) override;
 
   // As a dump with AF_UNSPEC: IPv4 then IPv6, by link, in the order added.
   Result<std::vector<AddrInfo>> ListAddrs(int index) override {
@@ -188,6 +191,59 @@ Status FakeKernel::SetUp(int index, bool up) {
     // through the device, static ones included.
     World::RemoveRoutesVia(ns(), index);
   }
+  return base::Ok();
+}
+
+Status FakeKernel::AddChildLink(const netlink::ChildLinkSpec& spec, const netlink::Kernel& target) {
+  const int to_id = target.NetnsFd();
+  const bool known = to_id >= 0 && static_cast<size_t>(to_id) < world_->netns_.size();
+  const std::string what = "AddChildLink " + spec.kind + " " + spec.name + " on " +
+                           std::to_string(spec.parent_index) + " in " +
+                           (known ? world_->netns_[to_id].name : "netns#" + std::to_string(to_id));
+  if (auto e = Begin(what)) return *e;
+  if (spec.kind != "macvlan" && spec.kind != "ipvlan") return Fail(what, EOPNOTSUPP);
+  const LinkInfo* parent = World::FindLink(ns(), spec.parent_index);
+  if (!parent) return Fail(what, ENODEV);
+  if (!known) return Fail(what, EINVAL);
+  World::Netns& to = world_->netns_[to_id];
+  if (!to.alive) return Fail(what, ENODEV);
+  if (!ValidIfName(spec.name)) return Fail(what, EINVAL);
+  if (World::FindLinkByName(to, spec.name)) return Fail(what, EEXIST);
+  if (spec.mtu && spec.mtu > parent->mtu) return Fail(what, EINVAL);
+  constexpr uint32_t kPassthru = 8;  // MACVLAN_MODE_PASSTHRU
+  const bool passthru = spec.kind == "macvlan" && spec.mode == kPassthru;
+  for (const auto& [index, c] : world_->children_) {
+    if (c.parent != spec.parent_index) continue;
+    if (c.kind != spec.kind) return Fail(what, EBUSY);
+    if (passthru || (c.kind == "macvlan" && c.mode == kPassthru)) return Fail(what, EINVAL);
+  }
+  LinkInfo child;
+  child.index = world_->NewIndex();
+  child.name = spec.name;
+  child.kind = spec.kind;
+  child.mtu = spec.mtu ? spec.mtu : parent->mtu;
+  if (!spec.mac.empty()) {
+    child.mac = spec.mac;
+  } else if (spec.kind == "ipvlan" || passthru) {
+    child.mac = parent->mac;
+  } else {
+    char buf[18];
+    std::snprintf(buf, sizeof buf, "02:fa:00:00:%02x:%02x", (child.index >> 8) & 0xff, child.index & 0xff);
+    child.mac = buf;
+  }
+  world_->children_[child.index] = World::Child{spec.parent_index, spec.kind, spec.mode};
+  to.links.push_back(std::move(child));
+  return base::Ok();
+}
+
+Status FakeKernel::DeleteLink(int index) {
+  const std::string what = "DeleteLink " + std::to_string(index);
+  if (auto e = Begin(what)) return *e;
+  const LinkInfo* link = World::FindLink(ns(), index);
+  if (!link) return Fail(what, ENODEV);
+  // Physical devices have no rtnl_link_ops->dellink.
+  if (link->kind.empty()) return Fail(what, EOPNOTSUPP);
+  world_->DestroyLink(index);
   return base::Ok();
 }
 

@@ -28,6 +28,12 @@
 //    the lowest matching metric goes first); scope is not compared.
 //  - A link named "lo" (empty kind) added by AddLink is a loopback: MoveLink
 //    refuses it (EINVAL) and DeleteNetns destroys it with the namespace.
+//  - AddChildLink makes a macvlan/ipvlan link (down, the parent's MTU unless
+//    set, the parent's MAC for ipvlan and passthru, else a made-up one)
+//    directly in the target namespace. A parent with a passthru child takes
+//    no other child, nor a passthru one next to others (EINVAL); macvlan and
+//    ipvlan children cannot share a parent (EBUSY: one rx handler). Children
+//    die with their parent and, being virtual, with their namespace.
 //  - A namespace removed with DeleteNetns stays addressable as an empty, dead
 //    namespace: a handle bound to it keeps "working" (reads return nothing,
 //    link/address/route verbs fail with ENODEV because no link exists, AddRule
@@ -96,8 +102,9 @@ std::string DescribeRule(const netlink::RuleInfo& rule);
 /// every Kernel handle it gave out. Setup methods throw std::invalid_argument
 /// or std::out_of_range on a bad request (a bug in the test, not a kernel
 /// error); they are not kernel calls and are neither counted nor logged.
-/// Mutating calls (CallLog): MoveLink, RenameLink, SetMtu, SetUp, AddAddr,
-/// DelAddr, AddRoute, DelRoute, AddRule, DelRule, on any handle.
+/// Mutating calls (CallLog): MoveLink, RenameLink, SetMtu, SetUp,
+/// AddChildLink, DeleteLink, AddAddr, DelAddr, AddRoute, DelRoute, AddRule,
+/// DelRule, on any handle.
 class World : public CallLog {
  public:
   static constexpr int kRoot = 0;  ///< the root namespace, named "root"
@@ -169,6 +176,12 @@ class World : public CallLog {
 
   std::vector<Netns> netns_;  // indexed by id
   std::map<int, int> peers_;
+  struct Child {
+    int parent = 0;
+    std::string kind;
+    uint32_t mode = 0;
+  };
+  std::map<int, Child> children_;  // by child index
   std::set<int> loopbacks_;  // IFF_LOOPBACK / NETIF_F_NETNS_LOCAL devices
   int next_index_ = 1;
 };

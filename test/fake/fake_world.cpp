@@ -134,6 +134,13 @@ void World::DestroyLink(int index) {
   FlushLink(ns, index);
   std::erase_if(ns.links, [&](const LinkInfo& x) { return x.index == index; });
   loopbacks_.erase(index);
+  children_.erase(index);
+  // NETDEV_UNREGISTER on a lower device takes its macvlan/ipvlan children.
+  std::vector<int> orphans;
+  for (const auto& [child, c] : children_)
+    if (c.parent == index) orphans.push_back(child);
+  for (int child : orphans)
+    if (NetnsOfLink(child) >= 0) DestroyLink(child);
   auto peer = peers_.find(index);
   if (peer == peers_.end()) return;
   const int other = peer->second;

@@ -1,0 +1,239 @@
+#include "conf/modes.h"
+
+#include <limits>
+
+#include "conf/fields.h"
+#include "conf/names.h"
+
+namespace conf {
+namespace {
+
+using base::Status;
+using nlohmann::json;
+
+/// "00:11:22:33:44:55:66:77" in any case, returned lower case.
+std::optional<std::string> NormalizeGuid(std::string_view s) {
+  if (s.size() != 23) return std::nullopt;
+  std::string out(s);
+  for (size_t i = 0; i < out.size(); ++i) {
+    char& c = out[i];
+    if (i % 3 == 2) {
+      if (c != ':') return std::nullopt;
+    } else if (c >= 'A' && c <= 'F') {
+      c = static_cast<char>(c - 'A' + 'a');
+    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+Status ParseMacvlan(const json& b, MacvlanConfig& out, std::optional<std::string>& mac) {
+  if (!b.is_object()) return Invalid("macvlan: must be an object, e.g. {\"mode\": \"passthru\"}");
+  if (const json* m = Get(b, "mode")) {
+    const char* fix = "use \"bridge\", \"private\", \"vepa\", \"passthru\" or \"source\"";
+    if (!m->is_string()) return Invalid(std::string("macvlan.mode: must be a string; ") + fix);
+    const auto& s = m->get_ref<const std::string&>();
+    if (s == "bridge")
+      out.mode = MacvlanMode::kBridge;
+    else if (s == "private")
+      out.mode = MacvlanMode::kPrivate;
+    else if (s == "vepa")
+      out.mode = MacvlanMode::kVepa;
+    else if (s == "passthru")
+      out.mode = MacvlanMode::kPassthru;
+    else if (s == "source")
+      out.mode = MacvlanMode::kSource;
+    else
+      return Invalid("macvlan.mode: " + Quote(s) + " is not a macvlan mode; " + fix);
+  }
+  if (const json* m = Get(b, "mac")) {
+    std::optional<std::string> v;
+    if (m->is_string()) v = NormalizeMac(m->get_ref<const std::string&>());
+    if (!v) return Invalid("macvlan.mac: must be a MAC address like \"02:00:00:3b:00:01\"");
+    mac = v;
+  }
+  if (const json* list = Get(b, "sourceMacs")) {
+    if (out.mode != MacvlanMode::kSource)
+      return Invalid("macvlan.sourceMacs: only mode \"source\" uses it; remove it or set macvlan.mode");
+    if (!list->is_array() || list->empty())
+      return Invalid("macvlan.sourceMacs: must be a non-empty array of MAC addresses");
+    for (const auto& e : *list) {
+      std::optional<std::string> v;
+      if (e.is_string()) v = NormalizeMac(e.get_ref<const std::string&>());
+      if (!v) return Invalid("macvlan.sourceMacs: every entry must be a MAC address like \"02:00:00:3b:00:01\"");
+      out.source_macs.push_back(*v);
+    }
+  } else if (out.mode == MacvlanMode::kSource) {
+    return Invalid(
+        "macvlan.sourceMacs: mode \"source\" receives only from the listed senders; list at least one MAC");
+  }
+  return base::Ok();
+}
+
+Status ParseIpvlan(const json& b, IpvlanConfig& out) {
+  if (!b.is_object()) return Invalid("ipvlan: must be an object, e.g. {\"mode\": \"l2\"}");
+  if (const json* m = Get(b, "mode")) {
+    const char* fix = "use \"l2\", \"l3\" or \"l3s\"";
+    if (!m->is_string()) return Invalid(std::string("ipvlan.mode: must be a string; ") + fix);
+    const auto& s = m->get_ref<const std::string&>();
+    if (s == "l2")
+      out.mode = IpvlanMode::kL2;
+    else if (s == "l3")
+      out.mode = IpvlanMode::kL3;
+    else if (s == "l3s")
+      out.mode = IpvlanMode::kL3s;
+    else
+      return Invalid("ipvlan.mode: " + Quote(s) + " is not an ipvlan mode; " + fix);
+  }
+  if (Get(b, "mac"))
+    return Invalid("ipvlan.mac: ipvlan children share their parent's MAC; remove it or use mode \"macvlan\"");
+  return base::Ok();
+}
+
+Status ParseU32(const json& b, const char* key, uint64_t max, const std::string& what,
+                std::optional<uint32_t>& out) {
+  const json* v = Get(b, key);
+  if (!v) return base::Ok();
+  uint64_t n = 0;
+  if (!GetUint(*v, 0, max, &n))
+    return Invalid("vf." + std::string(key) + ": must be an integer 0.." + std::to_string(max) + what);
+  out = static_cast<uint32_t>(n);
+  return base::Ok();
+}
+
+Status ParseGuid(const json& v, const std::string& path, std::optional<std::string>& out) {
+  std::optional<std::string> g;
+  if (v.is_string()) g = NormalizeGuid(v.get_ref<const std::string&>());
+  if (!g) return Invalid(path + ": must be a GUID like \"00:11:22:33:44:55:66:77\"");
+  out = g;
+  return base::Ok();
+}
+
+Status ParseVf(const json& b, VfConfig& out, std::optional<std::string>& mac) {
+  if (!b.is_object()) return Invalid("vf: must be an object, e.g. {\"vlan\": 100, \"spoofchk\": true}");
+  if (const json* m = Get(b, "mac")) {
+    std::optional<std::string> v;
+    if (m->is_string()) v = NormalizeMac(m->get_ref<const std::string&>());
+    if (!v) return Invalid("vf.mac: must be a MAC address like \"02:00:00:3b:00:01\"");
+    mac = v;
+  }
+  RETURN_IF_ERROR(ParseU32(b, "vlan", 4094, " (0 = untagged)", out.vlan));
+  RETURN_IF_ERROR(ParseU32(b, "vlanQoS", 7, "", out.vlan_qos));
+  if (out.vlan_qos && !out.vlan) return Invalid("vf.vlanQoS: needs vf.vlan; set the VLAN the priority is for");
+  RETURN_IF_ERROR(ParseU32(b, "minTxRate", std::numeric_limits<uint32_t>::max(), " (Mbps)", out.min_tx_rate));
+  RETURN_IF_ERROR(ParseU32(b, "maxTxRate", std::numeric_limits<uint32_t>::max(), " (Mbps, 0 = unlimited)",
+                           out.max_tx_rate));
+  if (out.min_tx_rate && out.max_tx_rate && *out.max_tx_rate != 0 && *out.min_tx_rate > *out.max_tx_rate)
+    return Invalid("vf.minTxRate: must not exceed vf.maxTxRate");
+  bool flag = false;
+  if (Get(b, "spoofchk")) {
+    RETURN_IF_ERROR(GetBool(b, "spoofchk", "vf.spoofchk", &flag));
+    out.spoofchk = flag;
+  }
+  if (Get(b, "trust")) {
+    RETURN_IF_ERROR(GetBool(b, "trust", "vf.trust", &flag));
+    out.trust = flag;
+  }
+  if (const json* v = Get(b, "linkState")) {
+    const char* fix = "use \"auto\", \"enable\" or \"disable\"";
+    if (!v->is_string()) return Invalid(std::string("vf.linkState: must be a string; ") + fix);
+    const auto& s = v->get_ref<const std::string&>();
+    if (s == "auto")
+      out.link_state = VfConfig::LinkState::kAuto;
+    else if (s == "enable")
+      out.link_state = VfConfig::LinkState::kEnable;
+    else if (s == "disable")
+      out.link_state = VfConfig::LinkState::kDisable;
+    else
+      return Invalid("vf.linkState: " + Quote(s) + " is not supported; " + fix);
+  }
+  if (const json* v = Get(b, "infinibandGUID")) RETURN_IF_ERROR(ParseGuid(*v, "vf.infinibandGUID", out.ib_guid));
+  return base::Ok();
+}
+
+}  // namespace
+
+const char* MacvlanModeName(MacvlanMode m) {
+  switch (m) {
+    case MacvlanMode::kPrivate: return "private";
+    case MacvlanMode::kVepa: return "vepa";
+    case MacvlanMode::kBridge: return "bridge";
+    case MacvlanMode::kPassthru: return "passthru";
+    case MacvlanMode::kSource: return "source";
+  }
+  return "?";
+}
+
+const char* IpvlanModeName(IpvlanMode m) {
+  switch (m) {
+    case IpvlanMode::kL2: return "l2";
+    case IpvlanMode::kL3: return "l3";
+    case IpvlanMode::kL3s: return "l3s";
+  }
+  return "?";
+}
+
+const char* LinkStateName(VfConfig::LinkState s) {
+  switch (s) {
+    case VfConfig::LinkState::kAuto: return "auto";
+    case VfConfig::LinkState::kEnable: return "enable";
+    case VfConfig::LinkState::kDisable: return "disable";
+  }
+  return "?";
+}
+
+base::Result<ModeOptions> ParseModeOptions(const json& root, const std::string& mode) {
+  ModeOptions o;
+  struct Block {
+    const char* key;
+    const char* mode;
+  };
+  for (const Block& b : {Block{"macvlan", "macvlan"}, Block{"ipvlan", "ipvlan"}, Block{"vf", "vf"}}) {
+    if (Get(root, b.key) && mode != b.mode)
+      return Invalid(std::string(b.key) + ": only mode " + Quote(b.mode) + " reads it, and mode is " +
+                     Quote(mode) + "; remove it or set \"mode\": " + Quote(b.mode));
+  }
+  if (const json* b = Get(root, "macvlan")) RETURN_IF_ERROR(ParseMacvlan(*b, o.macvlan, o.mac));
+  if (const json* b = Get(root, "ipvlan")) RETURN_IF_ERROR(ParseIpvlan(*b, o.ipvlan));
+  if (const json* b = Get(root, "vf")) RETURN_IF_ERROR(ParseVf(*b, o.vf, o.mac));
+
+  // Per-pod values: the runtime's `mac` capability, then Multus' cni-args.
+  std::optional<std::string> runtime_mac;
+  std::string runtime_mac_key;
+  auto take_mac = [&](const json* v, const std::string& path) -> Status {
+    if (!v || runtime_mac) return base::Ok();
+    std::optional<std::string> m;
+    if (v->is_string()) m = NormalizeMac(v->get_ref<const std::string&>());
+    if (!m) return Invalid(path + ": must be a MAC address like \"02:00:00:3b:00:01\"");
+    runtime_mac = m;
+    runtime_mac_key = path;
+    return base::Ok();
+  };
+  const json* rc = Get(root, "runtimeConfig");
+  if (rc && rc->is_object()) RETURN_IF_ERROR(take_mac(Get(*rc, "mac"), "runtimeConfig.mac"));
+  const json* args = Get(root, "args");
+  const json* cni_args = args && args->is_object() ? Get(*args, "cni") : nullptr;
+  if (cni_args && cni_args->is_object()) RETURN_IF_ERROR(take_mac(Get(*cni_args, "mac"), "args.cni.mac"));
+  if (runtime_mac) {
+    if (mode != "macvlan" && mode != "vf")
+      return Invalid(runtime_mac_key + ": mode " + Quote(mode) +
+                     " keeps the device's own MAC (an ENI's MAC is bound to it by the cloud); "
+                     "drop the \"mac\" capability or use mode \"macvlan\" or \"vf\"");
+    o.mac = runtime_mac;
+  }
+  if (rc && rc->is_object()) {
+    if (const json* g = Get(*rc, "infinibandGUID")) {
+      if (mode != "vf")
+        return Invalid("runtimeConfig.infinibandGUID: only mode \"vf\" sets a GUID; drop the capability");
+      RETURN_IF_ERROR(ParseGuid(*g, "runtimeConfig.infinibandGUID", o.vf.ib_guid));
+    }
+  }
+  if (mode == "macvlan" && o.mac && o.macvlan.mode == MacvlanMode::kPassthru)
+    return Invalid(std::string(runtime_mac ? runtime_mac_key : "macvlan.mac") +
+                   ": a passthru macvlan takes its parent's MAC, and setting one would change the "
+                   "parent's; remove the MAC or use another macvlan.mode");
+  return o;
+}
+
+}  // namespace conf

@@ -1,0 +1,195 @@
+// The fixture the engine tests share: a fake node with one ENI stand-in
+// (eth1) and a pod, a fake IPAM, and the CNI commands run against them.
+#pragma once
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "base/file.h"
+#include "cni/commands.h"
+#include "cni/state.h"
+#include "test/fake/fake_kernel.h"
+#include "test/fake/fake_rdma.h"
+#include "test/fake/fake_smc.h"
+#include "test/fake/fake_sysctl.h"
+
+namespace enginetest {
+
+
+using netlink::IpAddress;
+using netlink::IpPrefix;
+using nlohmann::json;
+
+inline IpPrefix P(const char* s) { return *IpPrefix::Parse(s); }
+inline IpAddress A(const char* s) { return *IpAddress::Parse(s); }
+
+class FakeOpener : public cni::NetnsOpener {
+ public:
+  explicit FakeOpener(fake::World& w) : world_(w) {}
+  void Map(const std::string& path, int id) { paths_[path] = id; }
+  void Forget(const std::string& path) { paths_.erase(path); }
+  void EnableRdma(fake::RdmaWorld* rdma) { rdma_ = rdma; }
+  void EnableSmc(fake::SmcWorld* smc) { smc_ = smc; }
+  fake::SysctlWorld sysctls;
+  base::Result<std::unique_ptr<netlink::Sysctl>> OpenSysctl(const std::string& path) override {
+    auto it = paths_.find(path);
+    if (it == paths_.end() || !world_.NetnsAlive(it->second))
+      return base::Error(base::Code::kInvalidEnv, "CNI_NETNS: " + path + " does not exist", "", ENOENT);
+    return sysctls.Open(it->second);
+  }
+  base::Result<std::unique_ptr<netlink::Smc>> OpenSmc(const std::string& path) override {
+    if (!smc_) return base::Error(base::Code::kKernel, "kernel has no SMC", "", ENOENT);
+    if (path.empty()) return smc_->Open(fake::World::kRoot);
+    auto it = paths_.find(path);
+    if (it == paths_.end() || !world_.NetnsAlive(it->second))
+      return base::Error(base::Code::kInvalidEnv, "CNI_NETNS: " + path + " does not exist", "", ENOENT);
+    return smc_->Open(it->second);
+  }
+  base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) override {
+    if (!rdma_)
+      return base::Error(base::Code::kKernel, "kernel has no RDMA netlink (NETLINK_RDMA)", "",
+                         EPROTONOSUPPORT);
+    if (path.empty()) return rdma_->Rdma(fake::World::kRoot);
+    auto it = paths_.find(path);
+    if (it == paths_.end() || !world_.NetnsAlive(it->second))
+      return base::Error(base::Code::kInvalidEnv, "CNI_NETNS: " + path + " does not exist", "", ENOENT);
+    return rdma_->Rdma(it->second);
+  }
+  base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) override {
+    auto it = paths_.find(path);
+    if (it == paths_.end() || !world_.NetnsAlive(it->second))
+      return base::Error(base::Code::kInvalidEnv, "CNI_NETNS: " + path + " does not exist", "", ENOENT);
+    return world_.Kernel(it->second);
+  }
+
+ private:
+  fake::World& world_;
+  fake::RdmaWorld* rdma_ = nullptr;
+  fake::SmcWorld* smc_ = nullptr;
+  std::map<std::string, int> paths_;
+};
+
+class FakeIpam : public ipam::Executor {
+ public:
+  std::vector<std::string> calls;
+  int fail_add = 0;
+  base::Result<json> Run(const std::string& type, const std::string& command, const std::string&) override {
+    calls.push_back(type + " " + command);
+    if (command == "ADD" && fail_add) return base::Error(base::Code::kIpam, "ipam exhausted");
+    if (command == "ADD") {
+      ++leases;
+      return json{{"cniVersion", "1.0.0"},
+                  {"ips", json::array({{{"address", "10.9.0.150/24"}, {"gateway", "10.9.0.1"}}})}};
+    }
+    if (command == "DEL" && leases > 0) --leases;
+    return json();
+  }
+  int leases = 0;
+};
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/erdma-engine-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+// A node with one ENI stand-in (eth1) as a node agent leaves it, and a pod.
+struct Node {
+  fake::World world;
+  int pod_ns;
+  int eth1;
+  FakeOpener opener{world};
+  FakeIpam ipam;
+  TempDir dir;
+  std::unique_ptr<netlink::Kernel> host = world.Kernel(fake::World::kRoot);
+
+  Node() {
+    pod_ns = world.AddNetns("pod");
+    opener.Map("/run/netns/pod", pod_ns);
+    world.AddLink(pod_ns, {0, "lo", "", 65536, true, ""});
+    eth1 = world.AddLink(fake::World::kRoot, {0, "eth1", "00:16:3e:10:f8:b0", 1500, true, ""});
+    REQUIRE(
+        host->AddAddr({eth1, P("10.9.0.10/24"), netlink::kScopeUniverse, netlink::kAddrFlagNoPrefixRoute, {}})
+            .ok());
+    netlink::RouteInfo subnet;
+    subnet.dst = P("10.9.0.0/24");
+    subnet.oif = eth1;
+    subnet.metric = 200;
+    subnet.scope = netlink::kScopeLink;
+    subnet.protocol = netlink::kProtoBoot;
+    REQUIRE(host->AddRoute(subnet).ok());
+    netlink::RouteInfo def;
+    def.dst = P("0.0.0.0/0");
+    def.gateway = A("10.9.0.1");
+    def.oif = eth1;
+    def.metric = 200;
+    def.protocol = netlink::kProtoBoot;
+    REQUIRE(host->AddRoute(def).ok());
+    world.ClearCalls();
+  }
+
+  conf::Config Config(const std::string& extra = "") {
+    std::string text =
+        R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","device":{"name":"eth1"},"dataDir":")" +
+        dir.path + "\"" + extra + "}";
+    auto cfg = conf::Parse(text);
+    REQUIRE(cfg.ok());
+    return *cfg;
+  }
+
+  cni::Env MakeEnv(cni::Command cmd, const std::string& cid = "c1",
+                   const std::string& netns = "/run/netns/pod") {
+    cni::Env e;
+    e.command = cmd;
+    e.container_id = cid;
+    e.netns = netns;
+    e.ifname = "net1";
+    return e;
+  }
+
+  base::Result<json> Add(const conf::Config& cfg, const cni::Env& env) {
+    cni::Context ctx{cfg, env, *host, opener, ipam};
+    ctx.sysfs_root = dir.path + "/nosys";
+    ctx.lock_wait_ms = 100;
+    return cni::Add(ctx);
+  }
+  base::Status Del(const conf::Config& cfg, const cni::Env& env) {
+    cni::Context ctx{cfg, env, *host, opener, ipam};
+    ctx.sysfs_root = dir.path + "/nosys";
+    ctx.lock_wait_ms = 100;
+    return cni::Del(ctx);
+  }
+  base::Status Check(const conf::Config& cfg, const cni::Env& env) {
+    cni::Context ctx{cfg, env, *host, opener, ipam};
+    return cni::Check(ctx);
+  }
+
+  std::vector<std::string> StateFiles() {
+    std::vector<std::string> out;
+    for (const char* sub : {"/erdma", "/devices"}) {
+      auto f = base::ListFiles(dir.path + sub);
+      if (f.ok())
+        for (auto& n : *f) out.push_back(std::string(sub) + "/" + n);
+    }
+    return out;
+  }
+};
+
+inline bool HasRoute(fake::World& w, int ns, const char* dst, uint32_t table, uint32_t metric) {
+  auto k = w.Kernel(ns);
+  auto routes = k->ListRoutes(0);
+  REQUIRE(routes.ok());
+  for (const auto& r : *routes)
+    if (r.dst == P(dst) && r.table == table && r.metric == metric) return true;
+  return false;
+}
+
+}  // namespace enginetest

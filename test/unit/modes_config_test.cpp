@@ -1,0 +1,137 @@
+// conf/modes.cpp: the macvlan, ipvlan and vf blocks, the runtime MAC and GUID.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "conf/config.h"
+
+namespace {
+
+using base::Code;
+using conf::Mode;
+using nlohmann::json;
+
+base::Result<conf::Config> ParseWith(const char* patch) {
+  json j = json::parse(R"({"cniVersion": "1.0.0", "name": "erdma", "type": "erdma-cni",
+                           "device": {"name": "eth1"}})");
+  j.merge_patch(json::parse(patch));
+  return conf::Parse(j.dump());
+}
+
+struct Bad {
+  const char* patch;
+  const char* prefix;  // code 7, message starting with this
+};
+
+const std::vector<Bad> kBad = {
+    {R"({"mode": "bridge"})", "mode: \"bridge\" is not supported; use \"move\", \"macvlan\", \"ipvlan\""},
+    {R"({"mode": "macvlan", "addresses": "inherit"})", "addresses: \"inherit\" would copy the parent's"},
+    {R"({"mode": "ipvlan", "addresses": "inherit"})", "addresses: \"inherit\" would copy the parent's"},
+    {R"({"macvlan": {"mode": "bridge"}})", "macvlan: only mode \"macvlan\" reads it, and mode is \"move\""},
+    {R"({"mode": "macvlan", "ipvlan": {}})", "ipvlan: only mode \"ipvlan\" reads it"},
+    {R"({"mode": "move", "vf": {}})", "vf: only mode \"vf\" reads it"},
+    {R"({"mode": "macvlan", "macvlan": []})", "macvlan: must be an object"},
+    {R"({"mode": "macvlan", "macvlan": {"mode": "vxlan"}})", "macvlan.mode: \"vxlan\" is not a macvlan mode"},
+    {R"({"mode": "macvlan", "macvlan": {"mode": 4}})", "macvlan.mode: must be a string"},
+    {R"({"mode": "macvlan", "macvlan": {"mac": "02:00:00:00:00"}})", "macvlan.mac: must be a MAC address"},
+    {R"({"mode": "macvlan", "macvlan": {"mode": "passthru", "mac": "02:00:00:00:00:01"}})",
+     "macvlan.mac: a passthru macvlan takes its parent's MAC"},
+    {R"({"mode": "macvlan", "macvlan": {"mode": "passthru"}, "runtimeConfig": {"mac": "02:00:00:00:00:01"}})",
+     "runtimeConfig.mac: a passthru macvlan takes its parent's MAC"},
+    {R"({"mode": "macvlan", "macvlan": {"mode": "source"}})", "macvlan.sourceMacs: mode \"source\" receives"},
+    {R"({"mode": "macvlan", "macvlan": {"sourceMacs": ["02:00:00:00:00:01"]}})",
+     "macvlan.sourceMacs: only mode \"source\" uses it"},
+    {R"({"mode": "macvlan", "macvlan": {"mode": "source", "sourceMacs": ["x"]}})",
+     "macvlan.sourceMacs: every entry must be a MAC address"},
+    {R"({"mode": "ipvlan", "ipvlan": {"mode": "l4"}})", "ipvlan.mode: \"l4\" is not an ipvlan mode"},
+    {R"({"mode": "ipvlan", "ipvlan": {"mac": "02:00:00:00:00:01"}})", "ipvlan.mac: ipvlan children share"},
+    {R"({"mode": "ipvlan", "runtimeConfig": {"mac": "02:00:00:00:00:01"}})",
+     "runtimeConfig.mac: mode \"ipvlan\" keeps the device's own MAC"},
+    {R"({"runtimeConfig": {"mac": "02:00:00:00:00:01"}})", "runtimeConfig.mac: mode \"move\" keeps"},
+    {R"({"args": {"cni": {"mac": "02:00:00:00:00:01"}}})", "args.cni.mac: mode \"move\" keeps"},
+    {R"({"mode": "macvlan", "runtimeConfig": {"mac": "zz"}})", "runtimeConfig.mac: must be a MAC address"},
+    {R"({"mode": "vf", "vf": {"vlan": 4095}})", "vf.vlan: must be an integer 0..4094"},
+    {R"({"mode": "vf", "vf": {"vlanQoS": 3}})", "vf.vlanQoS: needs vf.vlan"},
+    {R"({"mode": "vf", "vf": {"vlan": 10, "vlanQoS": 8}})", "vf.vlanQoS: must be an integer 0..7"},
+    {R"({"mode": "vf", "vf": {"minTxRate": 200, "maxTxRate": 100}})", "vf.minTxRate: must not exceed"},
+    {R"({"mode": "vf", "vf": {"spoofchk": "yes"}})", "vf.spoofchk: must be true or false"},
+    {R"({"mode": "vf", "vf": {"linkState": "up"}})", "vf.linkState: \"up\" is not supported"},
+    {R"({"mode": "vf", "vf": {"infinibandGUID": "00:11:22:33:44:55:66"}})", "vf.infinibandGUID: must be a GUID"},
+    {R"({"mode": "vf", "vf": {"mac": "02-00-00-00-00-01"}})", "vf.mac: must be a MAC address"},
+    {R"({"runtimeConfig": {"infinibandGUID": "00:11:22:33:44:55:66:77"}})",
+     "runtimeConfig.infinibandGUID: only mode \"vf\" sets a GUID"},
+};
+
+}  // namespace
+
+TEST_CASE("mode options: every bad value is code 7 with a message naming the key and the fix") {
+  for (const auto& b : kBad) {
+    INFO(b.patch);
+    auto c = ParseWith(b.patch);
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.error().code == Code::kInvalidConfig);
+    CHECK_THAT(c.error().msg, Catch::StartsWith(b.prefix));
+  }
+}
+
+TEST_CASE("mode options: macvlan defaults to bridge, takes IPAM's addresses, and no IPAM means none") {
+  auto c = ParseWith(R"({"mode": "macvlan"})");
+  REQUIRE(c.ok());
+  CHECK(c->mode == Mode::kMacvlan);
+  CHECK(c->child());
+  CHECK(c->macvlan.mode == conf::MacvlanMode::kBridge);
+  CHECK(c->addresses == conf::AddressMode::kNone);
+  auto i = ParseWith(R"({"mode": "macvlan", "ipam": {"type": "host-local"}})");
+  REQUIRE(i.ok());
+  CHECK(i->addresses == conf::AddressMode::kIpam);
+}
+
+TEST_CASE("mode options: the runtime's mac wins over args.cni and the config") {
+  auto c = ParseWith(R"({"mode": "macvlan", "macvlan": {"mac": "02:00:00:00:00:01"},
+                         "args": {"cni": {"mac": "02:00:00:00:00:02"}},
+                         "runtimeConfig": {"mac": "02:00:00:00:00:0A"}})");
+  REQUIRE(c.ok());
+  CHECK(c->mac == "02:00:00:00:00:0a");
+  auto a = ParseWith(R"({"mode": "macvlan", "macvlan": {"mac": "02:00:00:00:00:01"},
+                         "args": {"cni": {"mac": "02:00:00:00:00:02"}}})");
+  REQUIRE(a.ok());
+  CHECK(a->mac == "02:00:00:00:00:02");
+}
+
+TEST_CASE("mode options: every macvlan and ipvlan mode maps to the kernel's number") {
+  using M = conf::MacvlanMode;
+  for (auto [name, mode, num] : {std::tuple{"private", M::kPrivate, 1u}, std::tuple{"vepa", M::kVepa, 2u},
+                                 std::tuple{"bridge", M::kBridge, 4u}, std::tuple{"passthru", M::kPassthru, 8u}}) {
+    auto c = ParseWith((R"({"mode": "macvlan", "macvlan": {"mode": ")" + std::string(name) + "\"}}").c_str());
+    REQUIRE(c.ok());
+    CHECK(c->macvlan.mode == mode);
+    CHECK(static_cast<uint32_t>(c->macvlan.mode) == num);
+    CHECK(std::string(conf::MacvlanModeName(mode)) == name);
+  }
+  auto s = ParseWith(R"({"mode": "macvlan", "macvlan": {"mode": "source", "sourceMacs": ["02:00:00:00:00:0B"]}})");
+  REQUIRE(s.ok());
+  CHECK(s->macvlan.source_macs == std::vector<std::string>{"02:00:00:00:00:0b"});
+  for (auto [name, num] : {std::pair{"l2", 0}, std::pair{"l3", 1}, std::pair{"l3s", 2}}) {
+    auto c = ParseWith((R"({"mode": "ipvlan", "ipvlan": {"mode": ")" + std::string(name) + "\"}}").c_str());
+    REQUIRE(c.ok());
+    CHECK(static_cast<int>(c->ipvlan.mode) == num);
+  }
+}
+
+TEST_CASE("mode options: vf settings are read and the GUID normalised") {
+  auto c = ParseWith(R"({"mode": "vf", "vf": {"mac": "02:00:00:00:00:0C", "vlan": 100, "vlanQoS": 3,
+                         "spoofchk": false, "trust": true, "linkState": "enable", "minTxRate": 10,
+                         "maxTxRate": 1000}, "runtimeConfig": {"infinibandGUID": "00:11:22:33:44:55:66:AA"}})");
+  REQUIRE(c.ok());
+  CHECK(c->mode == Mode::kVf);
+  CHECK(c->mac == "02:00:00:00:00:0c");
+  CHECK(c->vf.vlan == 100u);
+  CHECK(c->vf.vlan_qos == 3u);
+  CHECK(c->vf.spoofchk == false);
+  CHECK(c->vf.trust == true);
+  CHECK(c->vf.link_state == conf::VfConfig::LinkState::kEnable);
+  CHECK(c->vf.min_tx_rate == 10u);
+  CHECK(c->vf.max_tx_rate == 1000u);
+  CHECK(c->vf.ib_guid == "00:11:22:33:44:55:66:aa");
+  CHECK(c->vf.any());
+}
