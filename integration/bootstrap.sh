@@ -21,6 +21,9 @@ packages=(
 # The VM harness (RDMA and SMC need kernels this machine does not run).
 mapfile -t vm_packages < <(grep -v '^#' integration/vm/packages.txt | grep -v '^$')
 packages+=("${vm_packages[@]}")
+# The containerd CRI client test (containerd, runc, Python gRPC tools).
+mapfile -t cri_packages < <(grep -v '^#' integration/clients/cri/packages.txt | grep -v '^$')
+packages+=("${cri_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
