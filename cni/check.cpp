@@ -53,6 +53,15 @@ Status Check(Context& ctx) {
   if (!link) return Mismatch("interface " + st.pod_if_name + " is missing from the pod");
   if (!st.origin.mac.empty() && link->mac != st.origin.mac)
     return Mismatch(st.pod_if_name + " has MAC " + link->mac + ", expected " + st.origin.mac);
+  for (const auto& step : st.steps) {
+    const auto* c = std::get_if<StepChild>(&step);
+    if (!c) continue;
+    if (link->kind != c->spec.kind)
+      return Mismatch(st.pod_if_name + " is " + (link->kind.empty() ? "a device" : "a " + link->kind) +
+                      ", expected the " + c->spec.kind + " child of " + c->parent);
+    if (!c->spec.mac.empty() && link->mac != c->spec.mac)
+      return Mismatch(st.pod_if_name + " has MAC " + link->mac + ", expected " + c->spec.mac);
+  }
   if (!link->up) return Mismatch(st.pod_if_name + " is down");
   if (ctx.cfg.mtu && link->mtu != *ctx.cfg.mtu)
     return Mismatch(st.pod_if_name + " has MTU " + std::to_string(link->mtu) + ", expected " +

@@ -68,20 +68,25 @@ Status RestoreRoutes(const std::vector<netlink::RouteInfo>& routes, int index, n
   return base::Ok();
 }
 
-// The kernel's terse refusals of a new macvlan/ipvlan, explained.
+// The kernel's terse refusals of a new macvlan/ipvlan, explained: the
+// explanation becomes the message, the kernel's words its details.
 Error ChildRefused(Error e, const StepChild& c) {
   constexpr uint32_t kPassthru = 8;  // MACVLAN_MODE_PASSTHRU
+  std::string why;
   if (e.sys_errno == EBUSY) {
-    e.details += std::string(e.details.empty() ? "" : "; ") + c.parent +
-                 " is busy: it already has children of the other kind (macvlan and ipvlan cannot share a "
-                 "parent), or it is enslaved to a bridge or bond";
+    why = c.parent + " cannot take a " + c.spec.kind +
+          " child: it already has children of the other kind (macvlan and ipvlan cannot share a parent), "
+          "or it is enslaved to a bridge or bond";
   } else if (e.sys_errno == EINVAL && c.spec.kind == "macvlan") {
-    e.details += std::string(e.details.empty() ? "" : "; ") +
-                 (c.spec.mode == kPassthru
-                      ? "a passthru macvlan must be the only child of " + c.parent + ", which has others"
-                      : c.parent + " may already have a passthru macvlan, which allows no other child");
-    if (c.spec.mode == kPassthru) e.code = Code::kTryAgainLater;
+    why = c.spec.mode == kPassthru
+              ? c.parent + " already has a macvlan child, and a passthru macvlan must be its parent's only one"
+              : c.parent + " refused a macvlan child; if it has a passthru macvlan, that allows no other child";
+    // Another pod holds the parent: it frees up when that pod goes.
+    e.code = Code::kTryAgainLater;
   }
+  if (why.empty()) return e;
+  e.details = e.msg + (e.details.empty() ? "" : " (" + e.details + ")");
+  e.msg = why;
   return e;
 }
 

@@ -28,6 +28,16 @@ std::optional<std::string> NormalizeGuid(std::string_view s) {
   return out;
 }
 
+/// A MAC a device may have: unicast (the group bit of the first octet clear).
+std::optional<std::string> UnicastMac(const json& v) {
+  if (!v.is_string()) return std::nullopt;
+  auto m = NormalizeMac(v.get_ref<const std::string&>());
+  if (!m || (std::stoi(m->substr(0, 2), nullptr, 16) & 1)) return std::nullopt;
+  return m;
+}
+
+constexpr const char* kMacFix = ": must be a unicast MAC address like \"02:00:00:3b:00:01\"";
+
 Status ParseMacvlan(const json& b, MacvlanConfig& out, std::optional<std::string>& mac) {
   if (!b.is_object()) return Invalid("macvlan: must be an object, e.g. {\"mode\": \"passthru\"}");
   if (const json* m = Get(b, "mode")) {
@@ -48,10 +58,8 @@ Status ParseMacvlan(const json& b, MacvlanConfig& out, std::optional<std::string
       return Invalid("macvlan.mode: " + Quote(s) + " is not a macvlan mode; " + fix);
   }
   if (const json* m = Get(b, "mac")) {
-    std::optional<std::string> v;
-    if (m->is_string()) v = NormalizeMac(m->get_ref<const std::string&>());
-    if (!v) return Invalid("macvlan.mac: must be a MAC address like \"02:00:00:3b:00:01\"");
-    mac = v;
+    mac = UnicastMac(*m);
+    if (!mac) return Invalid(std::string("macvlan.mac") + kMacFix);
   }
   if (const json* list = Get(b, "sourceMacs")) {
     if (out.mode != MacvlanMode::kSource)
@@ -113,10 +121,8 @@ Status ParseGuid(const json& v, const std::string& path, std::optional<std::stri
 Status ParseVf(const json& b, VfConfig& out, std::optional<std::string>& mac) {
   if (!b.is_object()) return Invalid("vf: must be an object, e.g. {\"vlan\": 100, \"spoofchk\": true}");
   if (const json* m = Get(b, "mac")) {
-    std::optional<std::string> v;
-    if (m->is_string()) v = NormalizeMac(m->get_ref<const std::string&>());
-    if (!v) return Invalid("vf.mac: must be a MAC address like \"02:00:00:3b:00:01\"");
-    mac = v;
+    mac = UnicastMac(*m);
+    if (!mac) return Invalid(std::string("vf.mac") + kMacFix);
   }
   RETURN_IF_ERROR(ParseU32(b, "vlan", 4094, " (0 = untagged)", out.vlan));
   RETURN_IF_ERROR(ParseU32(b, "vlanQoS", 7, "", out.vlan_qos));
@@ -203,9 +209,8 @@ base::Result<ModeOptions> ParseModeOptions(const json& root, const std::string& 
   std::string runtime_mac_key;
   auto take_mac = [&](const json* v, const std::string& path) -> Status {
     if (!v || runtime_mac) return base::Ok();
-    std::optional<std::string> m;
-    if (v->is_string()) m = NormalizeMac(v->get_ref<const std::string&>());
-    if (!m) return Invalid(path + ": must be a MAC address like \"02:00:00:3b:00:01\"");
+    std::optional<std::string> m = UnicastMac(*v);
+    if (!m) return Invalid(path + kMacFix);
     runtime_mac = m;
     runtime_mac_key = path;
     return base::Ok();

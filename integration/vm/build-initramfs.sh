@@ -140,6 +140,8 @@ build_base() {
   local progs=(
     /usr/bin/bash /usr/bin/kmod /usr/bin/timeout /usr/bin/env /usr/bin/jq
     "$(command -v ip)" "$(command -v bridge)" "$(command -v rdma)" "$(command -v ss)"
+    # IPAM for the macvlan/ipvlan scenarios (containernetworking-plugins).
+    /usr/lib/cni/host-local /usr/lib/cni/static
   )
   local p
   for pkg in ibverbs-utils rdmacm-utils perftest; do

@@ -119,7 +119,7 @@ TEST_CASE("a passthru macvlan takes the parent's MAC and a second one is refused
   auto second = n.Add(cfg, n.MakeEnv(cni::Command::kAdd, "c2", "/run/netns/pod2"));
   REQUIRE_FALSE(second.ok());
   CHECK(second.error().code == base::Code::kTryAgainLater);
-  CHECK(second.error().details.find("passthru") != std::string::npos);
+  CHECK(second.error().msg.find("passthru") != std::string::npos);
   CHECK(fake::DiffSnapshots(before, n.world.Snapshot()) == "");
   CHECK_FALSE(PodLink(n, pod2, "net1"));
 }
