@@ -27,6 +27,20 @@ void Request::PutString(uint16_t type, const std::string& s) {
   ok_ = ok_ && mnl_attr_put_strz_check(nlh_, buf_.size(), type, s.c_str());
 }
 
+void Request::PutBytes(uint16_t type, const void* data, size_t size) {
+  ok_ = ok_ && mnl_attr_put_check(nlh_, buf_.size(), type, size, data);
+}
+
+nlattr* Request::BeginNest(uint16_t type) {
+  nlattr* nest = ok_ ? mnl_attr_nest_start_check(nlh_, buf_.size(), type) : nullptr;
+  ok_ = nest != nullptr;
+  return nest;
+}
+
+void Request::EndNest(nlattr* nest) {
+  if (nest) mnl_attr_nest_end(nlh_, nest);
+}
+
 Bytes Request::Finish() && {
   if (!ok_) return {};
   buf_.resize(nlh_->nlmsg_len);

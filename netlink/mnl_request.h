@@ -33,6 +33,12 @@ class Request {
   void PutU8(uint16_t type, uint8_t v);
   void PutU32(uint16_t type, uint32_t v);
   void PutString(uint16_t type, const std::string& s);
+  /// An attribute holding `size` bytes (a kernel struct) as they are.
+  void PutBytes(uint16_t type, const void* data, size_t size);
+  /// Opens a nested attribute; the attributes put until EndNest go inside.
+  /// Returns null (and Finish fails) when it does not fit.
+  nlattr* BeginNest(uint16_t type);
+  void EndNest(nlattr* nest);
   /// The message, or nothing when an attribute did not fit: callers validate
   /// their inputs first, so that does not happen.
   Bytes Finish() &&;

@@ -17,9 +17,6 @@ using base::Error;
 using base::Result;
 using base::Status;
 
-// netlink_dump sizes its datagrams after the largest buffer recvmsg was
-// given, capped at 32 KiB: this one always holds a whole datagram.
-constexpr size_t kReceiveSize = 32768;
 // The calling thread's namespace, as in netns.cpp.
 constexpr const char* kThreadNetns = "/proc/thread-self/ns/net";
 
@@ -29,15 +26,15 @@ Error SysError(const std::string& what, int err, std::string details) {
   return Error(base::Code::kKernel, what + ": " + std::strerror(err), std::move(details), err);
 }
 
-Socket::Socket(Ptr sock, Netns netns)
+Socket::Socket(Ptr sock, Netns netns, size_t receive_size)
     : sock_(std::move(sock)),
       netns_(std::move(netns)),
       portid_(mnl_socket_get_portid(sock_.get())),
       seq_(static_cast<uint32_t>(std::time(nullptr))),
-      buffer_(kReceiveSize) {}
+      buffer_(receive_size) {}
 
 Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::string& protocol_name,
-                            const std::string& what) {
+                            const std::string& what, size_t receive_size) {
   Ptr sock;
   std::optional<Netns> self;
   {
@@ -69,7 +66,7 @@ Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::string& pr
       return SysError(what, err, "setsockopt");
     }
   }
-  return Socket(std::move(sock), std::move(*self));
+  return Socket(std::move(sock), std::move(*self), receive_size);
 }
 
 Result<Reply> Socket::Exchange(const std::string& what, const Builder& build) {

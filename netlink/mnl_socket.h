@@ -43,8 +43,10 @@ class Socket {
   /// where the kernel has them. Errors are Error{kKernel, "<what>: ...",
   /// errno}; socket() failing keeps its errno (EPROTONOSUPPORT: no kernel
   /// side for the protocol) with details "socket(...): <strerror>".
+  /// `receive_size` must hold the largest single message of the protocol's
+  /// answers (the kernel splits dumps to fit the buffer, not single answers).
   static base::Result<Socket> Open(const Netns& ns, int protocol, const std::string& protocol_name,
-                                   const std::string& what);
+                                   const std::string& what, size_t receive_size = kDefaultReceiveSize);
 
   /// The namespace the socket lives in (opened from inside it).
   const Netns& netns() const { return netns_; }
@@ -60,6 +62,9 @@ class Socket {
   base::Result<std::vector<Bytes>> Dump(const std::string& what, const Builder& build);
 
   static constexpr int kDumpRetries = 5;
+  /// netlink_dump sizes its datagrams after the largest buffer recvmsg was
+  /// given, capped at 32 KiB: this one always holds a whole dump datagram.
+  static constexpr size_t kDefaultReceiveSize = 32768;
 
  private:
   struct Close {
@@ -67,7 +72,7 @@ class Socket {
   };
   using Ptr = std::unique_ptr<mnl_socket, Close>;
 
-  Socket(Ptr sock, Netns netns);
+  Socket(Ptr sock, Netns netns, size_t receive_size);
   void Drain();
 
   Ptr sock_;
