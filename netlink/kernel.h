@@ -45,9 +45,9 @@ struct LinkInfo {
 struct ChildLinkSpec {
   std::string kind;  ///< "macvlan" or "ipvlan"
   int parent_index = 0;
-  std::string name;  ///< its name in the target namespace
-  std::string mac;   ///< "" = the kernel picks (macvlan) or the parent's (ipvlan, passthru)
-  uint32_t mtu = 0;  ///< 0 = the parent's
+  std::string name;   ///< its name in the target namespace
+  std::string mac;    ///< "" = the kernel picks (macvlan) or the parent's (ipvlan, passthru)
+  uint32_t mtu = 0;   ///< 0 = the parent's
   uint32_t mode = 0;  ///< IFLA_MACVLAN_MODE (MACVLAN_MODE_*) or IFLA_IPVLAN_MODE (IPVLAN_MODE_*)
   std::vector<std::string> source_macs;  ///< macvlan mode source: the accepted senders
 };
@@ -107,6 +107,9 @@ class Kernel {
   virtual Status RenameLink(int index, std::string_view new_name) = 0;
   virtual Status SetMtu(int index, uint32_t mtu) = 0;
   virtual Status SetUp(int index, bool up) = 0;
+  /// The link's hardware address (IFLA_ADDRESS), "aa:bb:cc:dd:ee:ff". Many
+  /// drivers refuse it while the link is up (EBUSY).
+  virtual Status SetMac(int index, std::string_view mac) = 0;
   /// One RTM_NEWLINK (CREATE|EXCL) on this namespace, whose link is the
   /// parent, carrying IFLA_NET_NS_FD: the child is born in `target` under
   /// its final name, with no rename and no moment on the node.

@@ -34,7 +34,8 @@ std::optional<std::array<uint8_t, 6>> ParseMac(const std::string& s) {
   std::array<uint8_t, 6> out{};
   unsigned b[6];
   char tail = 0;
-  if (std::sscanf(s.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) != 6)
+  if (std::sscanf(s.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) !=
+      6)
     return std::nullopt;
   for (int i = 0; i < 6; ++i) out[i] = static_cast<uint8_t>(b[i]);
   return out;
@@ -119,6 +120,15 @@ class RtnlKernel final : public Kernel {
   Status SetUp(int index, bool up) override {
     return SetLink("RTM_NEWLINK dev " + std::to_string(index) + (up ? " up" : " down"), index,
                    up ? IFF_UP : 0, IFF_UP, nullptr);
+  }
+
+  Status SetMac(int index, std::string_view mac) override {
+    const std::string text(mac);
+    const std::string what = "RTM_NEWLINK dev " + std::to_string(index) + " address " + text;
+    auto bytes = ParseMac(text);
+    if (!bytes) return BuildError(what, EINVAL);
+    return SetLink(what, index, 0, 0,
+                   [&](nl_msg* msg) { return nla_put(msg, IFLA_ADDRESS, bytes->size(), bytes->data()); });
   }
 
   Status AddChildLink(const ChildLinkSpec& spec, const Kernel& target) override {

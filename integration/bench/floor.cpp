@@ -63,6 +63,9 @@ class TimedKernel final : public netlink::Kernel {
   Status DeleteLink(int i) override {
     return Time("DeleteLink", [&] { return k_->DeleteLink(i); });
   }
+  Status SetMac(int i, std::string_view m) override {
+    return Time("SetMac", [&] { return k_->SetMac(i, m); });
+  }
   Status SetUp(int i, bool up) override {
     return Time(up ? "SetUp(up)" : "SetUp(down)", [&] { return k_->SetUp(i, up); });
   }

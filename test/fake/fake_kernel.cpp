@@ -31,6 +31,17 @@ bool ValidIfName(std::string_view name) {
   });
 }
 
+// Six hex bytes, not multicast, not all zero (is_valid_ether_addr).
+bool ValidUnicastMac(std::string_view mac) {
+  unsigned b[6];
+  char tail = 0;
+  const std::string text(mac);
+  if (std::sscanf(text.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+                  &tail) != 6)
+    return false;
+  return (b[0] & 1) == 0 && (b[0] | b[1] | b[2] | b[3] | b[4] | b[5]) != 0;
+}
+
 }  // namespace
 
 class FakeKernel final : public netlink::Kernel {
@@ -59,6 +70,7 @@ class FakeKernel final : public netlink::Kernel {
   Status RenameLink(int index, std::string_view new_name) override;
   Status SetMtu(int index, uint32_t mtu) override;
   Status SetUp(int index, bool up) override;
+  Status SetMac(int index, std::string_view mac) override;
   Status AddChildLink(const netlink::ChildLinkSpec& spec, const netlink::Kernel& target) override;
   Status DeleteLink(int index) override;
 
@@ -191,6 +203,20 @@ Status FakeKernel::SetUp(int index, bool up) {
     // through the device, static ones included.
     World::RemoveRoutesVia(ns(), index);
   }
+  return base::Ok();
+}
+
+Status FakeKernel::SetMac(int index, std::string_view mac) {
+  const std::string what = "SetMac " + std::to_string(index) + " " + std::string(mac);
+  if (auto e = Begin(what)) return *e;
+  LinkInfo* link = World::FindLink(ns(), index);
+  if (!link) return Fail(what, ENODEV);
+  // eth_prepare_mac_addr_change: EBUSY on a running device without
+  // IFF_LIVE_ADDR_CHANGE (modelled: physical ones); eth_validate_addr:
+  // EADDRNOTAVAIL for a multicast or all-zero address.
+  if (link->up && link->kind.empty()) return Fail(what, EBUSY);
+  if (!ValidUnicastMac(mac)) return Fail(what, EADDRNOTAVAIL);
+  link->mac = std::string(mac);
   return base::Ok();
 }
 

@@ -26,6 +26,8 @@
 //  - DelRoute matches like the kernel: table, dst, and the metric, oif,
 //    gateway, prefsrc, protocol and type when they are set (metric 0 = any,
 //    the lowest matching metric goes first); scope is not compared.
+//  - SetMac refuses an up physical link (EBUSY: no IFF_LIVE_ADDR_CHANGE
+//    modelled for them) and a multicast or all-zero address (EADDRNOTAVAIL).
 //  - A link named "lo" (empty kind) added by AddLink is a loopback: MoveLink
 //    refuses it (EINVAL) and DeleteNetns destroys it with the namespace.
 //  - AddChildLink makes a macvlan/ipvlan link (down, the parent's MTU unless
@@ -102,7 +104,7 @@ std::string DescribeRule(const netlink::RuleInfo& rule);
 /// every Kernel handle it gave out. Setup methods throw std::invalid_argument
 /// or std::out_of_range on a bad request (a bug in the test, not a kernel
 /// error); they are not kernel calls and are neither counted nor logged.
-/// Mutating calls (CallLog): MoveLink, RenameLink, SetMtu, SetUp,
+/// Mutating calls (CallLog): MoveLink, RenameLink, SetMtu, SetUp, SetMac,
 /// AddChildLink, DeleteLink, AddAddr, DelAddr, AddRoute, DelRoute, AddRule,
 /// DelRule, on any handle.
 class World : public CallLog {
@@ -142,6 +144,9 @@ class World : public CallLog {
   int NetnsOfLink(int index) const;
   /// The link with this index, wherever it is.
   std::optional<netlink::LinkInfo> LinkByIndex(int index) const;
+  /// Changes a link's MAC as its driver would on its own (an SR-IOV VF
+  /// whose administrative MAC was set through its PF); not a kernel call.
+  void SetLinkMac(int index, std::string mac);
 
   fake::Snapshot Snapshot() const;
 
@@ -182,7 +187,7 @@ class World : public CallLog {
     uint32_t mode = 0;
   };
   std::map<int, Child> children_;  // by child index
-  std::set<int> loopbacks_;  // IFF_LOOPBACK / NETIF_F_NETNS_LOCAL devices
+  std::set<int> loopbacks_;        // IFF_LOOPBACK / NETIF_F_NETNS_LOCAL devices
   int next_index_ = 1;
 };
 

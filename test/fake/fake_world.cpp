@@ -163,6 +163,15 @@ std::optional<LinkInfo> World::LinkByIndex(int index) const {
   return std::nullopt;
 }
 
+void World::SetLinkMac(int index, std::string mac) {
+  for (Netns& ns : netns_)
+    if (LinkInfo* l = FindLink(ns, index)) {
+      l->mac = std::move(mac);
+      return;
+    }
+  throw std::out_of_range("fake::World::SetLinkMac: no link " + std::to_string(index));
+}
+
 // --- the model ---------------------------------------------------------------
 
 LinkInfo* World::FindLink(Netns& ns, int index) {
