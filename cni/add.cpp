@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include "base/log.h"
+#include "cni/add_common.h"
 #include "cni/claim.h"
 #include "cni/commands.h"
 #include "cni/device.h"
@@ -21,8 +22,6 @@ using base::Error;
 using base::Result;
 using base::Status;
 using nlohmann::json;
-
-namespace {
 
 std::string PodIfName(const Context& ctx) {
   // Chained after a primary plugin, CNI_IFNAME is the primary's interface.
@@ -46,9 +45,26 @@ json IpamConfig(const conf::Config& cfg) {
   return c;
 }
 
+Error RollBack(Error err, AttachmentState& st, StepEnv& env, Journal& journal, const StateStore& store,
+               const std::string& path) {
+  std::vector<Error> undo = UndoSteps(st, env);
+  if (!undo.empty()) {
+    // Keep the state: DEL finishes what rollback could not.
+    (void)journal.Persist();
+    Error joined = JoinErrors(undo, "rollback");
+    return Error(Code::kRollbackIncomplete,
+                 err.msg + "; rollback incomplete: " + joined.msg + " (state kept in " + path + " for DEL)",
+                 joined.details);
+  }
+  (void)store.Remove(path);
+  return err;
+}
+
+namespace {
+
 json BuildResult(const Context& ctx, const AttachmentState& st, const netlink::LinkInfo& pod_link,
-                 const std::vector<ipam::IpConfig>& ips) {
-  ResultInterface iface{st.pod_if_name, pod_link.mac, ctx.env.netns, std::nullopt, st.rdma_device};
+                 const std::vector<ipam::IpConfig>& ips, const std::string& pci_id) {
+  ResultInterface iface{st.pod_if_name, pod_link.mac, ctx.env.netns, std::nullopt, st.rdma_device, pci_id};
   if (ctx.cfg.mtu) iface.mtu = *ctx.cfg.mtu;
   std::vector<ResultIp> rips;
   for (const auto& ip : ips) rips.push_back(ResultIp{ip.address, ip.gateway});
@@ -91,16 +107,17 @@ Status CheckChildRdma(const conf::Config& cfg, const netlink::LinkInfo& parent, 
   const char* mode = conf::ModeName(cfg.mode);
   if (plan.pair && plan.mode == netlink::NetnsMode::kExclusive)
     return Error(Code::kInvalidConfig,
-                 std::string("rdma.netnsMode: ") + mode + " children share " + parent.name + "'s RDMA device " +
-                     plan.pair->device.name +
+                 std::string("rdma.netnsMode: ") + mode + " children share " + parent.name +
+                     "'s RDMA device " + plan.pair->device.name +
                      ", and in exclusive mode an RDMA device lives in one netns only; use shared mode "
                      "(rdma.netnsMode \"shared\"), or mode \"move\" or \"vf\" to give the pod a device "
                      "of its own");
-  const bool erdma =
-      plan.pair && (plan.pair->how == netlink::kPairedByErdmaGuid || plan.pair->device.name.rfind("erdma", 0) == 0);
+  const bool erdma = plan.pair && (plan.pair->how == netlink::kPairedByErdmaGuid ||
+                                   plan.pair->device.name.rfind("erdma", 0) == 0);
   if (erdma && cfg.mode == conf::Mode::kMacvlan && cfg.macvlan.mode != conf::MacvlanMode::kPassthru)
     base::Log::Warn(std::string("macvlan.mode \"") + conf::MacvlanModeName(cfg.macvlan.mode) + "\" on " +
-                    parent.name + ", an eRDMA ENI: the VPC drops frames from a MAC the ENI does not own, "
+                    parent.name +
+                    ", an eRDMA ENI: the VPC drops frames from a MAC the ENI does not own, "
                     "so this child's traffic will not leave the node; use macvlan.mode \"passthru\" or "
                     "mode \"ipvlan\"");
   return base::Ok();
@@ -191,15 +208,7 @@ Result<json> AddNone(Context& ctx, const StateStore& store, const std::string& p
     applied = journal.Persist();
   }
   if (applied.ok()) return result;
-  Error err = std::move(applied).error();
-  std::vector<Error> undo = UndoSteps(st, env);
-  if (!undo.empty()) {
-    (void)journal.Persist();
-    Error joined = JoinErrors(undo, "rollback");
-    return Error(Code::kRollbackIncomplete, err.msg + "; rollback incomplete: " + joined.msg, joined.details);
-  }
-  (void)store.Remove(path);
-  return err;
+  return RollBack(std::move(applied).error(), st, env, journal, store, path);
 }
 
 }  // namespace
@@ -227,7 +236,20 @@ Result<json> Add(Context& ctx) {
   auto host_rdma = ctx.netns.OpenRdma("");
   netlink::Rdma* rdma = host_rdma.ok() ? host_rdma->get() : nullptr;
   const DeviceQuery query = QueryFor(cfg.device);
-  ASSIGN_OR_RETURN(auto device, FindDevice(ctx.host, rdma, query, ctx.sysfs_root));
+  std::optional<netlink::LinkInfo> device;
+  // Mode vf: the VF, its PF and what the PF says about it; a VF without a
+  // netdev (vfio-pci) gets its settings and nothing moves.
+  std::unique_ptr<netlink::Vf> vfs;
+  std::optional<VfTarget> vf;
+  if (cfg.mode == conf::Mode::kVf) {
+    ASSIGN_OR_RETURN(vfs, ctx.netns.OpenVf());
+    ASSIGN_OR_RETURN(vf, FindVfTarget(ctx, rdma, query, *vfs));
+    if (vf && !vf->netdev && vf->sriov.netdev.empty() && vf->sriov.userspace())
+      return AddUserspaceVf(ctx, store, path, *vf, *vfs);
+    if (vf) device = vf->netdev;
+  } else {
+    ASSIGN_OR_RETURN(device, FindDevice(ctx.host, rdma, query, ctx.sysfs_root));
+  }
   auto in_use_error = [&](const ClaimOwner& o) {
     return Error(Code::kTryAgainLater, query.Describe() + " is in use by container " + o.container_id +
                                            " (network " + o.network + ", interface " + o.if_name +
@@ -236,6 +258,7 @@ Result<json> Add(Context& ctx) {
   if (!device) {
     if (auto owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci))
       return in_use_error(*owner);
+    if (vf && vf->sriov.netdev.empty()) return VfWithoutNetdev(ctx, *vf);
     if (!query.rdma.empty() && !rdma)
       return Error(Code::kRdmaUnavailable, cfg.device.Describe() +
                                                " names an RDMA device but the node's kernel " +
@@ -252,7 +275,8 @@ Result<json> Add(Context& ctx) {
     // Another ADD may have taken it between our lookup and the lock.
     ASSIGN_OR_RETURN(auto locked, ctx.host.FindLinkByIndex(device->index));
     if (!locked || locked->name != device->name)
-      return Error(Code::kTryAgainLater, query.Describe() + " was taken by another pod while we waited for it");
+      return Error(Code::kTryAgainLater,
+                   query.Describe() + " was taken by another pod while we waited for it");
     device = locked;
   }
 
@@ -276,6 +300,8 @@ Result<json> Add(Context& ctx) {
   st.pod_if_name = pod_name;
   st.table = table;
   std::optional<StepChild> child_step;
+  std::optional<StepVf> vf_step;
+  if (vf) vf_step = PlanVf(cfg, *vf);
   if (cfg.child()) {
     child_step = ChildStep(cfg, *device, pod_name);
   } else {
@@ -308,10 +334,13 @@ Result<json> Add(Context& ctx) {
                                    device->mac, PciAddressOf(ctx.sysfs_root, device->name)}));
   Journal journal(store, path, st);
   StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma, pod_rdma.get()};
+  env.host_vf = vfs.get();
   SmcHandles smc;
 
   // 4. Apply, journaled; any failure rolls everything back.
   auto apply = [&]() -> Result<json> {
+    // VF settings go through the PF before the VF moves, and come off last.
+    if (vf_step) RETURN_IF_ERROR(journal.Run({*vf_step}, env));
     std::vector<ipam::IpConfig> ips;
     if (cfg.addresses == conf::AddressMode::kInherit) {
       ips = ipam::Inherit(st.origin.addrs, st.origin.routes);
@@ -325,6 +354,10 @@ Result<json> Add(Context& ctx) {
       RETURN_IF_ERROR(journal.Run({*child_step}, env));
     else
       RETURN_IF_ERROR(journal.Run({StepMove{pod_name}}, env));
+    // Drivers differ in whether a MAC set through the PF reaches the VF's
+    // netdev (mlx5 does not until the VF driver reloads): set it there too,
+    // while the link is still down from the move.
+    if (vf && cfg.mac) RETURN_IF_ERROR(journal.Run({StepMac{*cfg.mac}}, env));
     RETURN_IF_ERROR(journal.Run(PlanPodConfig(cfg, env.pod_index, table, ips), env));
     const bool exclusive = rdma_plan.mode == netlink::NetnsMode::kExclusive;
     if (rdma_plan.pair) {
@@ -342,7 +375,7 @@ Result<json> Add(Context& ctx) {
       RETURN_IF_ERROR(ApplySmcr(ctx, SmcrTarget{pod_name, device->mac, true, nullptr}, journal, env, smc));
     ASSIGN_OR_RETURN(auto link, pod->FindLinkByIndex(env.pod_index));
     if (!link) return Error(Code::kKernel, pod_name + " vanished from the pod during ADD");
-    json result = BuildResult(ctx, st, *link, ips);
+    json result = BuildResult(ctx, st, *link, ips, vf ? vf->sriov.pci : std::string());
     st.complete = true;
     st.result = result;
     RETURN_IF_ERROR(journal.Persist());
@@ -352,7 +385,10 @@ Result<json> Add(Context& ctx) {
   Result<json> result = apply();
   if (result.ok()) {
     base::Log::Info(
-        std::string(cfg.child() ? "attached a " + std::string(conf::ModeName(cfg.mode)) + " child of " : "attached ") +
+        std::string(cfg.child() ? "attached a " + std::string(conf::ModeName(cfg.mode)) + " child of "
+                    : vf ? "attached VF " + vf->sriov.pci + " (vf " + std::to_string(vf->sriov.vf) + " of " +
+                               vf->pf.name + "), netdev "
+                         : "attached ") +
         device->name + " as " + pod_name + " (table " + std::to_string(table) +
         (st.rdma_device.empty() ? std::string() : ", RDMA device " + st.rdma_device + " " + st.rdma_mode) +
         ")");
@@ -361,18 +397,9 @@ Result<json> Add(Context& ctx) {
   Error err = std::move(result).error();
   base::Log::Error("ADD failed: " + err.msg + (err.details.empty() ? "" : " (" + err.details + ")") +
                    "; rolling back");
-  std::vector<Error> undo = UndoSteps(st, env);
-  if (!undo.empty()) {
-    // Keep the state: DEL finishes what rollback could not.
-    (void)journal.Persist();
-    Error joined = JoinErrors(undo, "rollback");
-    return Error(Code::kRollbackIncomplete,
-                 err.msg + "; rollback incomplete: " + joined.msg + " (state kept in " + path + " for DEL)",
-                 joined.details);
-  }
-  (void)store.Remove(path);
-  if (claim) claim->Remove();
-  return err;
+  Error back = RollBack(err, st, env, journal, store, path);
+  if (claim && back.code != Code::kRollbackIncomplete) claim->Remove();
+  return back;
 }
 
 }  // namespace cni

@@ -5,6 +5,7 @@
 #include "cni/rdma.h"
 #include "cni/smcr.h"
 #include "cni/state.h"
+#include "cni/vf.h"
 
 namespace cni {
 
@@ -28,6 +29,19 @@ bool SameRule(const netlink::RuleInfo& want, const netlink::RuleInfo& got) {
          want.src == got.src;
 }
 
+// Forwards CHECK to the IPAM plugin ADD ran.
+Status CheckIpam(Context& ctx, const AttachmentState& st) {
+  for (const auto& step : st.steps) {
+    if (const auto* ipam = std::get_if<StepIpam>(&step)) {
+      nlohmann::json config = ipam->config;
+      if (ctx.cfg.chained()) config["prevResult"] = ctx.cfg.prev_result;
+      auto r = ctx.ipam.Run(ipam->type, "CHECK", config.dump());
+      if (!r.ok()) return std::move(r).error().WithContext("CHECK");
+    }
+  }
+  return base::Ok();
+}
+
 }  // namespace
 
 Status Check(Context& ctx) {
@@ -48,11 +62,25 @@ Status Check(Context& ctx) {
     if (!listed) return Mismatch("prevResult does not list interface " + st.pod_if_name);
   }
 
+  // An SR-IOV VF: the settings ADD gave it through the PF are still there.
+  const StepVf* vf = nullptr;
+  std::string mac = st.origin.mac;
+  for (const auto& step : st.steps) {
+    if (const auto* v = std::get_if<StepVf>(&step)) vf = v;
+    if (const auto* m = std::get_if<StepMac>(&step)) mac = m->mac;
+  }
+  if (vf) {
+    ASSIGN_OR_RETURN(auto vfs, ctx.netns.OpenVf());
+    RETURN_IF_ERROR(CheckVf(*vf, *vfs));
+    // Bound to vfio-pci: there is no interface in the pod to look at.
+    if (vf->netdev.empty()) return CheckIpam(ctx, st);
+  }
+
   ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
   ASSIGN_OR_RETURN(auto link, pod->FindLink(st.pod_if_name));
   if (!link) return Mismatch("interface " + st.pod_if_name + " is missing from the pod");
-  if (!st.origin.mac.empty() && link->mac != st.origin.mac)
-    return Mismatch(st.pod_if_name + " has MAC " + link->mac + ", expected " + st.origin.mac);
+  if (!mac.empty() && link->mac != mac)
+    return Mismatch(st.pod_if_name + " has MAC " + link->mac + ", expected " + mac);
   for (const auto& step : st.steps) {
     const auto* c = std::get_if<StepChild>(&step);
     if (!c) continue;
@@ -106,15 +134,7 @@ Status Check(Context& ctx) {
     auto smc = ctx.netns.OpenSmc(ctx.env.netns);
     RETURN_IF_ERROR(CheckSmcr(st, *sysctl, smc.ok() ? smc->get() : nullptr));
   }
-  for (const auto& step : st.steps) {
-    if (const auto* ipam = std::get_if<StepIpam>(&step)) {
-      nlohmann::json config = ipam->config;
-      if (ctx.cfg.chained()) config["prevResult"] = ctx.cfg.prev_result;
-      auto r = ctx.ipam.Run(ipam->type, "CHECK", config.dump());
-      if (!r.ok()) return std::move(r).error().WithContext("CHECK");
-    }
-  }
-  return base::Ok();
+  return CheckIpam(ctx, st);
 }
 
 }  // namespace cni

@@ -14,6 +14,7 @@
 #include "netlink/rdma.h"
 #include "netlink/smc.h"
 #include "netlink/sysctl.h"
+#include "netlink/vf.h"
 
 namespace cni {
 
@@ -31,6 +32,8 @@ class NetnsOpener {
   /// SMC generic netlink in the netns at `path` ("" = the node's). Fails with
   /// sys_errno ENOENT when the kernel has no SMC.
   virtual base::Result<std::unique_ptr<netlink::Smc>> OpenSmc(const std::string& path) = 0;
+  /// SR-IOV VF settings through the PFs of the node's own netns.
+  virtual base::Result<std::unique_ptr<netlink::Vf>> OpenVf() = 0;
 };
 
 struct Context {

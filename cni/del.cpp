@@ -85,6 +85,14 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   env.pod_sysctl = pod_sysctl.get();
   env.pod_smc = pod_smc.get();
   env.host_smc = host_smc.get();
+  // Settings of an SR-IOV VF go back through its PF, on the node.
+  std::unique_ptr<netlink::Vf> host_vf;
+  if (has([](const Step& s) { return std::holds_alternative<StepVf>(s); })) {
+    auto v = ctx.netns.OpenVf();
+    if (!v.ok()) return std::move(v).error().WithContext("DEL needs rtnetlink to restore VF settings");
+    host_vf = std::move(v).value();
+  }
+  env.host_vf = host_vf.get();
   std::vector<Error> errors = UndoSteps(st, env);
   if (!errors.empty()) {
     Code code = Code::kDelIncomplete;

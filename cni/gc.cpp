@@ -9,6 +9,7 @@
 #include "cni/commands.h"
 #include "cni/device.h"
 #include "cni/journal.h"
+#include "cni/sriov.h"
 #include "cni/state.h"
 
 namespace cni {
@@ -105,7 +106,10 @@ Status StatusCmd(Context& ctx) {
     const DeviceQuery q = QueryFor(ctx.cfg.device);
     auto rdma = ctx.netns.OpenRdma("");
     ASSIGN_OR_RETURN(auto dev, FindDevice(ctx.host, rdma.ok() ? rdma->get() : nullptr, q, ctx.sysfs_root));
-    if (!dev && !FindClaim(store.DevicesDir(), q.name, q.mac, q.pci))
+    // A VF bound to vfio-pci has no netdev: the PCI device is what counts.
+    const bool vf_present = ctx.cfg.mode == conf::Mode::kVf && !q.pci.empty() &&
+                            FindVf(ctx.sysfs_root, q.pci, ctx.cfg.device.Describe()).ok();
+    if (!dev && !vf_present && !FindClaim(store.DevicesDir(), q.name, q.mac, q.pci))
       return Error(Code::kNotAvailable, q.Describe() + " is not on the node and not attached to a pod; fix " +
                                             ctx.cfg.device.Describe());
   }

@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "cni/rdma.h"
+#include "cni/vf.h"
 
 namespace cni {
 
@@ -78,9 +79,10 @@ Error ChildRefused(Error e, const StepChild& c) {
           " child: it already has children of the other kind (macvlan and ipvlan cannot share a parent), "
           "or it is enslaved to a bridge or bond";
   } else if (e.sys_errno == EINVAL && c.spec.kind == "macvlan") {
-    why = c.spec.mode == kPassthru
-              ? c.parent + " already has a macvlan child, and a passthru macvlan must be its parent's only one"
-              : c.parent + " refused a macvlan child; if it has a passthru macvlan, that allows no other child";
+    why =
+        c.spec.mode == kPassthru
+            ? c.parent + " already has a macvlan child, and a passthru macvlan must be its parent's only one"
+            : c.parent + " refused a macvlan child; if it has a passthru macvlan, that allows no other child";
     // Another pod holds the parent: it frees up when that pod goes.
     e.code = Code::kTryAgainLater;
   }
@@ -99,14 +101,26 @@ Status RestoreOnHost(const DeviceOrigin& o, netlink::Kernel& host) {
   auto keep = [&](Status s) {
     if (!s.ok()) errors.push_back(std::move(s).error());
   };
+  bool up = link->up;
+  if (!o.mac.empty() && link->mac != o.mac) {
+    // A MAC the pod gave it (mode vf). Most drivers take a new MAC only
+    // while the link is down; after a move it is.
+    Status mac = host.SetMac(index, o.mac);
+    if (!mac.ok() && mac.error().sys_errno == EBUSY && up) {
+      keep(host.SetUp(index, false));
+      up = false;
+      mac = host.SetMac(index, o.mac);
+    }
+    keep(std::move(mac));
+  }
   if (o.mtu != 0 && link->mtu != o.mtu) keep(host.SetMtu(index, o.mtu));
   for (auto a : o.addrs) {
     a.ifindex = index;
     keep(IgnoreExists(host.AddAddr(a)));
   }
-  if (o.up && !link->up) keep(host.SetUp(index, true));
+  if (o.up && !up) keep(host.SetUp(index, true));
   keep(RestoreRoutes(o.routes, index, host));
-  if (!o.up && link->up) keep(host.SetUp(index, false));
+  if (!o.up && up) keep(host.SetUp(index, false));
   if (!errors.empty()) return JoinErrors(errors, "restoring " + o.name + " on the node");
   return base::Ok();
 }
@@ -141,7 +155,8 @@ Status Journal::Run(const std::vector<Step>& steps, StepEnv& env) {
 Status ApplyStep(const Step& step, const AttachmentState& state, StepEnv& env) {
   if (std::holds_alternative<StepIpam>(step)) return base::Ok();  // run by the caller: it yields addresses
   const bool needs_pod = !std::holds_alternative<StepSysctl>(step) &&
-                         !std::holds_alternative<StepPnet>(step) && !std::holds_alternative<StepUeid>(step);
+                         !std::holds_alternative<StepPnet>(step) && !std::holds_alternative<StepUeid>(step) &&
+                         !std::holds_alternative<StepVf>(step);
   if (needs_pod && !env.pod) return Error(Code::kInvalidEnv, "the pod netns is gone");
   return std::visit(
       [&](const auto& s) -> Status {
@@ -160,6 +175,10 @@ Status ApplyStep(const Step& step, const AttachmentState& state, StepEnv& env) {
           if (!child) return Error(Code::kKernel, s.spec.name + " is not in the pod after it was created");
           env.pod_index = child->index;
           return base::Ok();
+        } else if constexpr (std::is_same_v<T, StepVf>) {
+          return ApplyVf(s, env.host_vf);
+        } else if constexpr (std::is_same_v<T, StepMac>) {
+          return pod->SetMac(env.pod_index, s.mac);
         } else if constexpr (std::is_same_v<T, StepMtu>) {
           return pod->SetMtu(env.pod_index, s.mtu);
         } else if constexpr (std::is_same_v<T, StepAddr>) {
@@ -205,8 +224,11 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
   bool moved = false;
   // A moved device goes home and a child is deleted: either way the link's
   // own addresses and routes leave with it.
-  for (const auto& s : state.steps)
+  std::string pod_mac;  // a MAC the pod side got: how the move home recognises the device
+  for (const auto& s : state.steps) {
     moved = moved || std::holds_alternative<StepMove>(s) || std::holds_alternative<StepChild>(s);
+    if (const auto* m = std::get_if<StepMac>(&s)) pod_mac = m->mac;
+  }
 
   for (auto it = state.steps.rbegin(); it != state.steps.rend(); ++it) {
     const Step& step = *it;
@@ -214,7 +236,8 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
     // Steps on the moved device leave with it when it goes home.
     const bool covered =
         moved && (std::holds_alternative<StepRoute>(step) || std::holds_alternative<StepAddr>(step) ||
-                  std::holds_alternative<StepMtu>(step) || std::holds_alternative<StepUp>(step));
+                  std::holds_alternative<StepMtu>(step) || std::holds_alternative<StepUp>(step) ||
+                  std::holds_alternative<StepMac>(step));
     if (const auto* rule = std::get_if<StepRule>(&step)) {
       // Rules belong to the netns, not the device: they stay unless removed.
       if (env.pod) s = IgnoreGone(env.pod->DelRule(rule->rule));
@@ -223,7 +246,9 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
     } else if (const auto* addr = std::get_if<StepAddr>(&step)) {
       if (env.pod && !covered) s = IgnoreGone(env.pod->DelAddr(addr->addr));
     } else if (const auto* move = std::get_if<StepMove>(&step)) {
-      s = MoveHome(state.origin, move->pod_name, env);
+      s = MoveHome(state.origin, move->pod_name, env, pod_mac);
+    } else if (const auto* vf = std::get_if<StepVf>(&step)) {
+      s = RestoreVf(*vf, env.host, env.host_vf);
     } else if (const auto* child = std::get_if<StepChild>(&step)) {
       s = DeleteChild(*child, env);
     } else if (const auto* ipam = std::get_if<StepIpam>(&step)) {
@@ -249,7 +274,7 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
       else if (smc)
         s = IgnoreGone(smc->DelUeid(ueid->ueid));
     }
-    // StepMtu and StepUp: the pod-side link leaves with the move home.
+    // StepMtu, StepUp and StepMac: the pod-side link leaves with the move home.
     if (!s.ok()) {
       base::Log::Error("undo " + DescribeStep(step) + ": " + s.error().msg);
       errors.push_back(std::move(s).error().WithContext("undo " + DescribeStep(step)));
@@ -275,8 +300,11 @@ Status DeleteChild(const StepChild& c, StepEnv& env) {
   return base::Ok();
 }
 
-Status MoveHome(const DeviceOrigin& o, const std::string& pod_name, StepEnv& env) {
-  auto ours = [&](const LinkInfo& l) { return o.mac.empty() || l.mac == o.mac; };
+Status MoveHome(const DeviceOrigin& o, const std::string& pod_name, StepEnv& env,
+                const std::string& pod_mac) {
+  auto ours = [&](const LinkInfo& l) {
+    return o.mac.empty() || l.mac == o.mac || (!pod_mac.empty() && l.mac == pod_mac);
+  };
 
   // The node name must be free (or already ours) before anything moves.
   ASSIGN_OR_RETURN(auto at_home, env.host.FindLink(o.name));
@@ -310,7 +338,7 @@ Status MoveHome(const DeviceOrigin& o, const std::string& pod_name, StepEnv& env
   if (!returned && !o.mac.empty()) {
     ASSIGN_OR_RETURN(auto links, env.host.ListLinks());
     for (const auto& l : links)
-      if (l.mac == o.mac && l.kind == o.kind && l.name != o.name) returned = l;
+      if (ours(l) && l.kind == o.kind && l.name != o.name) returned = l;
   }
   if (returned) {
     if (at_home) return NameTaken(o, *at_home);

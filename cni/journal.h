@@ -14,6 +14,7 @@
 #include "netlink/rdma.h"
 #include "netlink/smc.h"
 #include "netlink/sysctl.h"
+#include "netlink/vf.h"
 
 namespace cni {
 
@@ -28,6 +29,7 @@ struct StepEnv {
   netlink::Sysctl* pod_sysctl = nullptr;  ///< the pod's sysctls (null: gone)
   netlink::Smc* pod_smc = nullptr;        ///< SMC netlink in the pod (null: none or gone)
   netlink::Smc* host_smc = nullptr;       ///< SMC netlink on the node, for the node-wide UEID table
+  netlink::Vf* host_vf = nullptr;         ///< VF settings through PFs on the node (null: none)
   /// Whether another attachment still relies on a UEID (the table is node-wide).
   std::function<bool(const std::string& ueid)> ueid_in_use = nullptr;
 };
@@ -61,9 +63,12 @@ std::vector<base::Error> UndoSteps(const AttachmentState& state, StepEnv& env);
 /// Puts the device back on the node exactly as `origin` says: finds it in the
 /// pod, or already on the node (under its own name, its pod-side name, or by
 /// MAC after the pod netns died), moves/renames it in one message, restores
-/// MTU, addresses, admin state and routes. kNameTaken when another link holds
-/// the node name; success with a warning when the device is nowhere.
-base::Status MoveHome(const DeviceOrigin& origin, const std::string& pod_name, StepEnv& env);
+/// MAC, MTU, addresses, admin state and routes. `pod_mac` is the MAC a
+/// StepMac gave it in the pod ("" = none): the device is recognised by it as
+/// well. kNameTaken when another link holds the node name; success with a
+/// warning when the device is nowhere.
+base::Status MoveHome(const DeviceOrigin& origin, const std::string& pod_name, StepEnv& env,
+                      const std::string& pod_mac = "");
 
 /// Inverse of a StepChild: deletes the child from the pod if it is there and
 /// is ours (kind, and MAC when one was asked for). Gone counts as done.

@@ -29,6 +29,7 @@ json InterfaceJson(const ResultInterface& iface) {
   if (!iface.sandbox.empty()) j["sandbox"] = iface.sandbox;
   if (iface.mtu) j["mtu"] = *iface.mtu;                                 // ConvertResult drops it before 1.1.0
   if (!iface.rdma_device.empty()) j["rdmaDevice"] = iface.rdma_device;  // likewise
+  if (!iface.pci_id.empty()) j["pciID"] = iface.pci_id;                 // likewise
   return j;
 }
 

@@ -20,6 +20,7 @@ struct ResultInterface {
   std::string sandbox;          ///< the netns path; omitted when empty
   std::optional<uint32_t> mtu;  ///< 1.1.0 only
   std::string rdma_device;      ///< 1.1.0 only, as "rdmaDevice" (erdma-cni's own key): the pod's RDMA device
+  std::string pci_id;           ///< 1.1.0 only, as "pciID": the PCI address of the device (an SR-IOV VF)
 };
 
 struct ResultIp {

@@ -10,6 +10,7 @@
 #include "netlink/rdma_socket.h"
 #include "netlink/rtnl_kernel.h"
 #include "netlink/smc_socket.h"
+#include "netlink/vf_socket.h"
 
 namespace cni {
 
@@ -44,6 +45,10 @@ class RtnlNetnsOpener : public NetnsOpener {
     }
     ASSIGN_OR_RETURN(auto ns, netlink::Netns::Open(path, "CNI_NETNS"));
     return netlink::OpenSmc(ns);
+  }
+  base::Result<std::unique_ptr<netlink::Vf>> OpenVf() override {
+    ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
+    return netlink::OpenVf(ns);
   }
 };
 

@@ -104,14 +104,10 @@ json StepToJson(const Step& step) {
         else if constexpr (std::is_same_v<T, StepMove>)
           return {{"op", "move"}, {"name", s.pod_name}};
         else if constexpr (std::is_same_v<T, StepChild>)
-          return {{"op", "child"},
-                  {"kind", s.spec.kind},
-                  {"parent", s.parent},
-                  {"parentIndex", s.spec.parent_index},
-                  {"name", s.spec.name},
-                  {"mac", s.spec.mac},
-                  {"mode", s.spec.mode},
-                  {"sourceMacs", s.spec.source_macs}};
+          return {{"op", "child"},       {"kind", s.spec.kind},
+                  {"parent", s.parent},  {"parentIndex", s.spec.parent_index},
+                  {"name", s.spec.name}, {"mac", s.spec.mac},
+                  {"mode", s.spec.mode}, {"sourceMacs", s.spec.source_macs}};
         else if constexpr (std::is_same_v<T, StepMtu>)
           return {{"op", "mtu"}, {"mtu", s.mtu}};
         else if constexpr (std::is_same_v<T, StepAddr>)
@@ -134,6 +130,17 @@ json StepToJson(const Step& step) {
                   {"ibPort", s.entry.ib_port}};
         else if constexpr (std::is_same_v<T, StepUeid>)
           return {{"op", "ueid"}, {"ueid", s.ueid}};
+        else if constexpr (std::is_same_v<T, StepVf>)
+          return {{"op", "vf"},
+                  {"pf", s.pf},
+                  {"pfIndex", s.pf_index},
+                  {"pci", s.pci},
+                  {"netdev", s.netdev},
+                  {"netdevMac", s.netdev_mac},
+                  {"applied", ToJson(s.applied)},
+                  {"old", ToJson(s.old)}};
+        else if constexpr (std::is_same_v<T, StepMac>)
+          return {{"op", "mac"}, {"mac", s.mac}};
         else
           return {{"op", "rule"}, {"rule", ToJson(s.rule)}};
       },
@@ -198,6 +205,24 @@ Result<Step> StepFromJson(const json& j) {
     s.entry.ib_port = static_cast<uint8_t>(port);
     return Step(s);
   }
+  if (op == "vf") {
+    StepVf v;
+    ASSIGN_OR_RETURN(v.pf, Str(j, "pf"));
+    ASSIGN_OR_RETURN(uint64_t pf_index, Uint(j, "pfIndex"));
+    v.pf_index = static_cast<int>(pf_index);
+    ASSIGN_OR_RETURN(v.pci, Str(j, "pci"));
+    ASSIGN_OR_RETURN(v.netdev, Str(j, "netdev"));
+    ASSIGN_OR_RETURN(v.netdev_mac, Str(j, "netdevMac"));
+    ASSIGN_OR_RETURN(const json* applied, Field(j, "applied"));
+    ASSIGN_OR_RETURN(v.applied, VfSettingsFromJson(*applied));
+    ASSIGN_OR_RETURN(const json* old, Field(j, "old"));
+    ASSIGN_OR_RETURN(v.old, VfSettingsFromJson(*old));
+    return Step(v);
+  }
+  if (op == "mac") {
+    ASSIGN_OR_RETURN(std::string mac, Str(j, "mac"));
+    return Step(StepMac{mac});
+  }
   if (op == "ueid") {
     ASSIGN_OR_RETURN(std::string ueid, Str(j, "ueid"));
     return Step(StepUeid{ueid});
@@ -240,6 +265,66 @@ json ToJson(const netlink::RuleInfo& r) {
   json j = {{"family", r.family == AF_INET6 ? 6 : 4}, {"priority", r.priority}, {"table", r.table}};
   if (r.src) j["src"] = r.src->ToString();
   return j;
+}
+
+json ToJson(const netlink::VfSettings& v) {
+  json j = {{"vf", v.vf}};
+  if (v.mac) j["mac"] = *v.mac;
+  if (v.vlan) {
+    j["vlan"] = v.vlan->vlan;
+    j["qos"] = v.vlan->qos;
+  }
+  if (v.rate) {
+    j["minTxRate"] = v.rate->min_tx_rate;
+    j["maxTxRate"] = v.rate->max_tx_rate;
+  }
+  if (v.spoofchk) j["spoofchk"] = *v.spoofchk;
+  if (v.trust) j["trust"] = *v.trust;
+  if (v.link_state) j["linkState"] = *v.link_state;
+  if (v.node_guid) j["nodeGuid"] = *v.node_guid;
+  if (v.port_guid) j["portGuid"] = *v.port_guid;
+  return j;
+}
+
+Result<netlink::VfSettings> VfSettingsFromJson(const json& j) {
+  netlink::VfSettings v;
+  auto u32 = [&](const char* key) -> Result<uint32_t> {
+    ASSIGN_OR_RETURN(uint64_t n, Uint(j, key));
+    if (n > UINT32_MAX) return Bad(std::string("\"") + key + "\" is out of range");
+    return static_cast<uint32_t>(n);
+  };
+  ASSIGN_OR_RETURN(v.vf, u32("vf"));
+  if (j.contains("mac")) {
+    ASSIGN_OR_RETURN(v.mac, Str(j, "mac"));
+  }
+  if (j.contains("vlan")) {
+    netlink::VfVlan vlan;
+    ASSIGN_OR_RETURN(vlan.vlan, u32("vlan"));
+    ASSIGN_OR_RETURN(vlan.qos, u32("qos"));
+    v.vlan = vlan;
+  }
+  if (j.contains("minTxRate")) {
+    netlink::VfRate rate;
+    ASSIGN_OR_RETURN(rate.min_tx_rate, u32("minTxRate"));
+    ASSIGN_OR_RETURN(rate.max_tx_rate, u32("maxTxRate"));
+    v.rate = rate;
+  }
+  if (j.contains("spoofchk")) {
+    ASSIGN_OR_RETURN(v.spoofchk, Bool(j, "spoofchk"));
+  }
+  if (j.contains("trust")) {
+    ASSIGN_OR_RETURN(v.trust, Bool(j, "trust"));
+  }
+  if (j.contains("linkState")) {
+    ASSIGN_OR_RETURN(v.link_state, u32("linkState"));
+  }
+  if (j.contains("nodeGuid")) {
+    ASSIGN_OR_RETURN(v.node_guid, Str(j, "nodeGuid"));
+  }
+  if (j.contains("portGuid")) {
+    ASSIGN_OR_RETURN(v.port_guid, Str(j, "portGuid"));
+  }
+  return v;
 }
 
 Result<netlink::AddrInfo> AddrFromJson(const json& j) {
@@ -319,6 +404,11 @@ std::string DescribeStep(const Step& step) {
                                            : s.entry.eth_name);
         else if constexpr (std::is_same_v<T, StepUeid>)
           return "SMC UEID " + s.ueid;
+        else if constexpr (std::is_same_v<T, StepVf>)
+          return "VF " + s.pci + " through PF " + s.pf + ": " + netlink::DescribeVfSettings(s.applied) +
+                 " (was " + netlink::DescribeVfSettings(s.old) + ")";
+        else if constexpr (std::is_same_v<T, StepMac>)
+          return "set mac " + s.mac;
         else if constexpr (std::is_same_v<T, StepRoute>) {
           std::string d =
               "add route " + (s.route.dst.IsDefault() ? std::string("default") : s.route.dst.ToString());

@@ -13,12 +13,13 @@
 #include "base/error.h"
 #include "netlink/kernel.h"
 #include "netlink/smc.h"
+#include "netlink/vf.h"
 
 namespace cni {
 
 /// The device as it was on the node before ADD: everything DEL restores.
 struct DeviceOrigin {
-  std::string name;
+  std::string name;  ///< its node name, the key of its claim; a VF without a netdev: its PCI address
   int index = 0;
   std::string mac;
   uint32_t mtu = 0;
@@ -36,9 +37,9 @@ struct StepIpam {  ///< IPAM ADD ran; inverse: IPAM DEL with the same config
 struct StepMove {  ///< device moved into the pod as pod_name; inverse: home as origin
   std::string pod_name;
 };
-struct StepChild {  ///< macvlan/ipvlan child created in the pod as spec.name; inverse: deleted
-  std::string parent;            ///< the node device's name
-  netlink::ChildLinkSpec spec;   ///< what was asked of the kernel (mtu is left to StepMtu)
+struct StepChild {              ///< macvlan/ipvlan child created in the pod as spec.name; inverse: deleted
+  std::string parent;           ///< the node device's name
+  netlink::ChildLinkSpec spec;  ///< what was asked of the kernel (mtu is left to StepMtu)
 };
 struct StepMtu {  ///< pod-side MTU changed; inverse: taken away by the move home
   uint32_t mtu = 0;
@@ -70,8 +71,20 @@ struct StepPnet {  ///< SMC pnet table entry added in the pod; inverse: removed
 struct StepUeid {  ///< SMC-Rv2 User EID added (node-wide); inverse: removed unless another attachment uses it
   std::string ueid;
 };
-using Step = std::variant<StepIpam, StepMove, StepChild, StepMtu, StepAddr, StepUp, StepRoute, StepRule, StepRdmaMove,
-                          StepSoftRdma, StepSysctl, StepPnet, StepUeid>;
+struct StepVf {    ///< SR-IOV VF settings applied through its PF on the node; inverse: `old` set back
+  std::string pf;  ///< the PF's netdev name on the node
+  int pf_index = 0;
+  std::string pci;         ///< the VF's PCI address
+  std::string netdev;      ///< the VF's netdev on the node; "" when it has none (vfio-pci)
+  std::string netdev_mac;  ///< that netdev's MAC before ADD, put back if a MAC change followed it
+  netlink::VfSettings applied;
+  netlink::VfSettings old;  ///< the applied members as they were; one the driver did not report is absent
+};
+struct StepMac {  ///< pod-side MAC set; inverse: the move home restores the node MAC
+  std::string mac;
+};
+using Step = std::variant<StepIpam, StepMove, StepChild, StepMtu, StepAddr, StepUp, StepRoute, StepRule,
+                          StepRdmaMove, StepSoftRdma, StepSysctl, StepPnet, StepUeid, StepVf, StepMac>;
 
 /// Short text for logs and errors: "move eth1 -> erdma0", "rule from 10.9.0.5 lookup 200".
 std::string DescribeStep(const Step& step);
@@ -131,8 +144,10 @@ bool UeidUsedElsewhere(const StateStore& store, const std::string& self, const s
 nlohmann::json ToJson(const netlink::AddrInfo& a);
 nlohmann::json ToJson(const netlink::RouteInfo& r);
 nlohmann::json ToJson(const netlink::RuleInfo& r);
+nlohmann::json ToJson(const netlink::VfSettings& v);
 base::Result<netlink::AddrInfo> AddrFromJson(const nlohmann::json& j);
 base::Result<netlink::RouteInfo> RouteFromJson(const nlohmann::json& j);
 base::Result<netlink::RuleInfo> RuleFromJson(const nlohmann::json& j);
+base::Result<netlink::VfSettings> VfSettingsFromJson(const nlohmann::json& j);
 
 }  // namespace cni

@@ -17,9 +17,9 @@
 #include "test/fake/fake_rdma.h"
 #include "test/fake/fake_smc.h"
 #include "test/fake/fake_sysctl.h"
+#include "test/fake/fake_vf.h"
 
 namespace enginetest {
-
 
 using netlink::IpAddress;
 using netlink::IpPrefix;
@@ -35,6 +35,11 @@ class FakeOpener : public cni::NetnsOpener {
   void Forget(const std::string& path) { paths_.erase(path); }
   void EnableRdma(fake::RdmaWorld* rdma) { rdma_ = rdma; }
   void EnableSmc(fake::SmcWorld* smc) { smc_ = smc; }
+  void EnableVf(fake::VfWorld* vf) { vf_ = vf; }
+  base::Result<std::unique_ptr<netlink::Vf>> OpenVf() override {
+    if (!vf_) return base::Error(base::Code::kKernel, "fake: no VfWorld in this test", "", EPROTONOSUPPORT);
+    return vf_->Vf();
+  }
   fake::SysctlWorld sysctls;
   base::Result<std::unique_ptr<netlink::Sysctl>> OpenSysctl(const std::string& path) override {
     auto it = paths_.find(path);
@@ -71,6 +76,7 @@ class FakeOpener : public cni::NetnsOpener {
   fake::World& world_;
   fake::RdmaWorld* rdma_ = nullptr;
   fake::SmcWorld* smc_ = nullptr;
+  fake::VfWorld* vf_ = nullptr;
   std::map<std::string, int> paths_;
 };
 
@@ -109,6 +115,7 @@ struct Node {
   FakeOpener opener{world};
   FakeIpam ipam;
   TempDir dir;
+  std::string sysfs_root = dir.path + "/nosys";  ///< tests that need sysfs lay out a tree and point here
   std::unique_ptr<netlink::Kernel> host = world.Kernel(fake::World::kRoot);
 
   Node() {
@@ -157,18 +164,19 @@ struct Node {
 
   base::Result<json> Add(const conf::Config& cfg, const cni::Env& env) {
     cni::Context ctx{cfg, env, *host, opener, ipam};
-    ctx.sysfs_root = dir.path + "/nosys";
+    ctx.sysfs_root = sysfs_root;
     ctx.lock_wait_ms = 100;
     return cni::Add(ctx);
   }
   base::Status Del(const conf::Config& cfg, const cni::Env& env) {
     cni::Context ctx{cfg, env, *host, opener, ipam};
-    ctx.sysfs_root = dir.path + "/nosys";
+    ctx.sysfs_root = sysfs_root;
     ctx.lock_wait_ms = 100;
     return cni::Del(ctx);
   }
   base::Status Check(const conf::Config& cfg, const cni::Env& env) {
     cni::Context ctx{cfg, env, *host, opener, ipam};
+    ctx.sysfs_root = sysfs_root;
     return cni::Check(ctx);
   }
 

@@ -36,7 +36,7 @@ json TerwayPrev(const std::string& version) {
 }
 
 ResultInterface OurInterface() {
-  return {"erdma0", "02:00:00:3b:00:01", "/var/run/netns/p", 9000, "erdma_0"};
+  return {"erdma0", "02:00:00:3b:00:01", "/var/run/netns/p", 9000, "erdma_0", "0000:3b:00.2"};
 }
 
 std::vector<ResultIp> OurIps() {
@@ -72,6 +72,7 @@ TEST_CASE("appending to no prevResult builds a complete result in every version"
   if (!Before(v, "1.1.0")) {
     want["interfaces"][0]["mtu"] = 9000;
     want["interfaces"][0]["rdmaDevice"] = "erdma_0";
+    want["interfaces"][0]["pciID"] = "0000:3b:00.2";
     want["routes"].push_back({{"dst", "0.0.0.0/0"}, {"gw", "10.9.0.1"}, {"priority", 200}, {"table", 1000}});
     want["routes"].push_back({{"dst", "10.9.0.0/24"}, {"scope", 253}});
   } else {
@@ -93,6 +94,7 @@ TEST_CASE("appending to a Terway prevResult loses nothing of it in every version
   CHECK(r["interfaces"][1]["name"] == "erdma0");
   CHECK(r["interfaces"][1].contains("mtu") == !Before(v, "1.1.0"));
   CHECK(r["interfaces"][1].contains("rdmaDevice") == !Before(v, "1.1.0"));
+  CHECK(r["interfaces"][1].contains("pciID") == !Before(v, "1.1.0"));
 
   REQUIRE(r["ips"].size() == 3);
   CHECK(r["ips"][0] == prev["ips"][0]);
@@ -116,13 +118,13 @@ TEST_CASE("appending to a prevResult without arrays creates only what it needs")
   const std::string v = GENERATE(from_range(conf::SupportedVersions()));
   INFO(v);
   json prev = {{"cniVersion", v}, {"dns", {{"domain", "x"}}}};
-  json r = cni::AppendToResult(prev, v, {"erdma0", "", "", std::nullopt, ""}, {}, {});
+  json r = cni::AppendToResult(prev, v, {"erdma0", "", "", std::nullopt, "", ""}, {}, {});
   CHECK(r["interfaces"] == json::array({{{"name", "erdma0"}}}));
   CHECK_FALSE(r.contains("ips"));
   CHECK_FALSE(r.contains("routes"));
   CHECK(r["dns"] == prev["dns"]);
 
-  r = cni::AppendToResult(prev, v, {"erdma0", "", "", std::nullopt, ""}, OurIps(), {});
+  r = cni::AppendToResult(prev, v, {"erdma0", "", "", std::nullopt, "", ""}, OurIps(), {});
   REQUIRE(r["ips"].size() == 2);
   CHECK(r["ips"][0]["interface"] == 0);
 }
