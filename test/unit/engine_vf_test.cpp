@@ -427,3 +427,19 @@ TEST_CASE("a setting whose old value the driver does not report stays; the other
   CHECK(n.world.NetnsOfLink(n.vf0) == fake::World::kRoot);
   CHECK(n.StateFiles().empty());
 }
+
+TEST_CASE("STATUS counts a VF on vfio-pci as present though it has no netdev", "[engine][vf]") {
+  VfNode n;
+  auto status = [&](const std::string& device) {
+    auto cfg = n.VfConfig(device);
+    cni::Env env = n.MakeEnv(cni::Command::kStatus);
+    cni::Context ctx{cfg, env, *n.host, n.opener, n.ipam};
+    ctx.sysfs_root = n.sysfs_root;
+    return cni::StatusCmd(ctx);
+  };
+  CHECK(status(kVfioDevice).ok());
+  CHECK(status(kVfDevice).ok());
+  auto missing = status(R"({"pci":"0000:99:00.1"})");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().code == base::Code::kNotAvailable);
+}
