@@ -301,7 +301,10 @@ Result<json> Add(Context& ctx) {
   st.table = table;
   std::optional<StepChild> child_step;
   std::optional<StepVf> vf_step;
-  if (vf) vf_step = PlanVf(cfg, *vf);
+  if (vf) {
+    StepVf planned = PlanVf(cfg, *vf);
+    if (!planned.applied.empty()) vf_step = std::move(planned);
+  }
   if (cfg.child()) {
     child_step = ChildStep(cfg, *device, pod_name);
   } else {

@@ -75,7 +75,7 @@ Result<json> AddUserspaceVf(Context& ctx, const StateStore& store, const std::st
   st.netns = ctx.env.netns;
   st.pod_if_name = PodIfName(ctx);
   st.origin.name = pci;
-  const std::optional<StepVf> step = PlanVf(cfg, vf);
+  const StepVf step = PlanVf(cfg, vf);
   RETURN_IF_ERROR(
       claim.SetOwner(ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, pci, "", pci}));
   Journal journal(store, path, st);
@@ -84,7 +84,7 @@ Result<json> AddUserspaceVf(Context& ctx, const StateStore& store, const std::st
   env.host_vf = &vfs;
 
   auto apply = [&]() -> Result<json> {
-    if (step) RETURN_IF_ERROR(journal.Run({*step}, env));
+    RETURN_IF_ERROR(journal.Run({step}, env));
     std::vector<ResultIp> ips;
     if (cfg.addresses == conf::AddressMode::kIpam) {
       // Nothing to put them on: the application behind vfio-pci reads them

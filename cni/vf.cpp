@@ -91,7 +91,7 @@ Result<VfTarget> ResolveVf(netlink::Kernel& host, netlink::Vf& vfs, const std::s
   return t;
 }
 
-std::optional<StepVf> PlanVf(const conf::Config& cfg, const VfTarget& t) {
+StepVf PlanVf(const conf::Config& cfg, const VfTarget& t) {
   const conf::VfConfig& c = cfg.vf;
   const netlink::VfState& now = t.state;
   StepVf step;
@@ -148,7 +148,6 @@ std::optional<StepVf> PlanVf(const conf::Config& cfg, const VfTarget& t) {
     else
       unknown.push_back("port GUID");
   }
-  if (a.empty()) return std::nullopt;
   for (const auto& u : unknown)
     base::Log::Warn("VF " + t.sriov.pci + ": " + t.pf.name + "'s driver does not report the VF's " + u +
                     ", so DEL cannot put back its old value");
@@ -156,6 +155,7 @@ std::optional<StepVf> PlanVf(const conf::Config& cfg, const VfTarget& t) {
 }
 
 Status ApplyVf(const StepVf& step, netlink::Vf* vfs) {
+  if (step.applied.empty()) return base::Ok();
   if (!vfs) return Error(Code::kKernel, "no rtnetlink handle for VF settings on the node");
   Status s = vfs->Set(step.pf_index, step.applied);
   if (!s.ok() && s.error().sys_errno == EOPNOTSUPP)

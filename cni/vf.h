@@ -33,13 +33,15 @@ base::Result<VfTarget> ResolveVf(netlink::Kernel& host, netlink::Vf& vfs, const 
                                  const std::string& pci, const std::string& key);
 
 /// The journal step that applies cfg.vf and cfg.mac to the VF, with the old
-/// value of each member it changes; nullopt when the config changes nothing.
+/// value of each member it changes; `applied` is empty when the config
+/// changes nothing (a VF without a netdev journals it all the same: it is
+/// what CHECK and DEL know the attachment by).
 /// The two rates travel together: one the config leaves unset keeps its
 /// current value; a VLAN without vlanQoS gets QoS 0. The IB GUID goes to both
 /// the node and the port GUID.
-std::optional<StepVf> PlanVf(const conf::Config& cfg, const VfTarget& target);
+StepVf PlanVf(const conf::Config& cfg, const VfTarget& target);
 
-/// Applies a StepVf through the PF.
+/// Applies a StepVf through the PF (nothing when `applied` is empty).
 base::Status ApplyVf(const StepVf& step, netlink::Vf* vfs);
 
 /// Inverse of a StepVf: `old` set back through the PF (found by index, or by

@@ -443,3 +443,22 @@ TEST_CASE("STATUS counts a VF on vfio-pci as present though it has no netdev", "
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().code == base::Code::kNotAvailable);
 }
+
+TEST_CASE("a VF on vfio-pci with no settings to change is still CHECKed and deleted", "[engine][vf]") {
+  VfNode n;
+  const std::string before = n.Everything();
+  std::string text = R"({"cniVersion":"1.1.0","name":"erdma","type":"erdma-cni","mode":"vf",)"
+                     R"("device":{"pci":"0000:3b:00.3"},"dataDir":")" +
+                     n.dir.path + "\"}";
+  auto cfg = conf::Parse(text);
+  REQUIRE(cfg.ok());
+  auto res = n.Add(*cfg, n.MakeEnv(cni::Command::kAdd));
+  REQUIRE(res.ok());
+  CHECK((*res)["interfaces"][0]["pciID"] == kVfioPci);
+  CHECK_FALSE((*res)["interfaces"][0].contains("mac"));  // none set, the PF's is all zeros
+  CHECK(n.vfs.mutating_calls() == 0);
+  CHECK(n.Check(*cfg, n.MakeEnv(cni::Command::kCheck)).ok());
+  REQUIRE(n.Del(*cfg, n.MakeEnv(cni::Command::kDel)).ok());
+  CHECK(n.Everything() == before);
+  CHECK(n.StateFiles().empty());
+}
