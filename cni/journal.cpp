@@ -2,6 +2,7 @@
 
 #include <cerrno>
 
+#include "base/fault.h"
 #include "base/log.h"
 #include "cni/rdma.h"
 
@@ -132,7 +133,9 @@ Status Journal::Run(const std::vector<Step>& steps, StepEnv& env) {
   RETURN_IF_ERROR(Persist());
   for (const auto& step : steps) {
     base::Log::Info(DescribeStep(step));
-    Status s = ApplyStep(step, state_, env);
+    Status s = base::fault::Point("before", StepOp(step));
+    if (s.ok()) s = ApplyStep(step, state_, env);
+    if (s.ok()) s = base::fault::Point("after", StepOp(step));
     if (!s.ok()) return std::move(s).error().WithContext(DescribeStep(step));
   }
   return base::Ok();
@@ -210,7 +213,11 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
 
   for (auto it = state.steps.rbegin(); it != state.steps.rend(); ++it) {
     const Step& step = *it;
-    Status s = base::Ok();
+    Status s = base::fault::Point("undo-before", StepOp(step));
+    if (!s.ok()) {
+      errors.push_back(std::move(s).error().WithContext("undo " + DescribeStep(step)));
+      continue;
+    }
     // Steps on the moved device leave with it when it goes home.
     const bool covered =
         moved && (std::holds_alternative<StepRoute>(step) || std::holds_alternative<StepAddr>(step) ||
@@ -250,6 +257,7 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
         s = IgnoreGone(smc->DelUeid(ueid->ueid));
     }
     // StepMtu and StepUp: the pod-side link leaves with the move home.
+    if (s.ok()) s = base::fault::Point("undo-after", StepOp(step));
     if (!s.ok()) {
       base::Log::Error("undo " + DescribeStep(step) + ": " + s.error().msg);
       errors.push_back(std::move(s).error().WithContext("undo " + DescribeStep(step)));
