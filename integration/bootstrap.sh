@@ -21,9 +21,11 @@ packages=(
 # The VM harness (RDMA and SMC need kernels this machine does not run).
 mapfile -t vm_packages < <(grep -v '^#' integration/vm/packages.txt | grep -v '^$')
 packages+=("${vm_packages[@]}")
-# The containerd CRI client test (containerd, runc, Python gRPC tools).
-mapfile -t cri_packages < <(grep -v '^#' integration/clients/cri/packages.txt | grep -v '^$')
-packages+=("${cri_packages[@]}")
+# The client suites (integration/clients/*/packages.txt, docs/clients.md).
+for f in integration/clients/*/packages.txt; do
+  mapfile -t client_packages < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$f")
+  packages+=("${client_packages[@]}")
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
