@@ -97,4 +97,24 @@ std::optional<ClaimOwner> FindClaim(const std::string& devices_dir, const std::s
 
 bool ClaimIsLive(const ClaimOwner& owner) { return base::PathExists(owner.state_path); }
 
+int RemoveStaleClaims(const std::string& devices_dir, const std::string& state_path, int wait_ms) {
+  auto files = base::ListFiles(devices_dir);
+  if (!files.ok()) return 0;
+  int removed = 0;
+  for (const auto& f : *files) {
+    auto text = base::ReadFileNoFollow(devices_dir + "/" + f, kMaxClaimBytes);
+    if (!text.ok()) continue;
+    auto owner = ParseOwner(*text);
+    if (!owner || owner->state_path != state_path || ClaimIsLive(*owner)) continue;
+    // Under the lock, the owner again: another ADD may have taken it meanwhile.
+    auto claim = DeviceClaim::Lock(devices_dir, f, wait_ms);
+    if (!claim.ok()) continue;
+    auto now = claim->Owner();
+    if (!now || now->state_path != state_path || ClaimIsLive(*now)) continue;
+    claim->Remove();
+    ++removed;
+  }
+  return removed;
+}
+
 }  // namespace cni

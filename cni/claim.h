@@ -47,4 +47,9 @@ std::optional<ClaimOwner> FindClaim(const std::string& devices_dir, const std::s
 /// True when `owner` still holds the device: its state file exists.
 bool ClaimIsLive(const ClaimOwner& owner);
 
+/// Removes the claims that name the attachment whose state is `state_path`
+/// while that state does not exist (an ADD killed after claiming the device
+/// and before its first state write). Returns how many went.
+int RemoveStaleClaims(const std::string& devices_dir, const std::string& state_path, int wait_ms);
+
 }  // namespace cni

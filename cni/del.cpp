@@ -111,7 +111,11 @@ Status Del(Context& ctx) {
     return e;
   }
   if (!*loaded) {
-    base::Log::Info("no state for this attachment: nothing to do");
+    if (int n = RemoveStaleClaims(store.DevicesDir(), path, ctx.lock_wait_ms))
+      base::Log::Info("no state for this attachment; removed " + std::to_string(n) +
+                      " device claim(s) an interrupted ADD left");
+    else
+      base::Log::Info("no state for this attachment: nothing to do");
     return base::Ok();
   }
   return DeleteAttachment(ctx, store, path, **loaded);

@@ -217,6 +217,7 @@ PluginResult RunPlugin(const PluginCall& call) {
   if (!call.ifname.empty()) set("CNI_IFNAME", call.ifname);
   set("CNI_PATH", call.cni_path.value_or(fs::path(PluginBinary()).parent_path().string() + ":/usr/lib/cni"));
   if (!call.cni_args.empty()) set("CNI_ARGS", call.cni_args);
+  env.insert(env.end(), call.extra_env.begin(), call.extra_env.end());
 
   std::vector<std::string> argv;
   if (!call.run_in.empty()) {
