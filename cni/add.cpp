@@ -6,6 +6,7 @@
 #include "cni/claim.h"
 #include "cni/commands.h"
 #include "cni/device.h"
+#include "cni/ipam_versions.h"
 #include "cni/journal.h"
 #include "cni/plan.h"
 #include "cni/rdma.h"
@@ -35,15 +36,6 @@ Result<std::vector<ipam::IpConfig>> IpsFromIpam(const json& result) {
   for (const auto& ip : ips) out.push_back(ipam::IpConfig{ip.address, ip.gateway});
   if (out.empty()) return Error(Code::kIpam, "ipam " + std::string("returned no IP addresses"));
   return out;
-}
-
-// What an IPAM plugin reads: the network config without prevResult, which
-// the IPAM has no use for and which would only bloat the journal.
-json IpamConfig(const conf::Config& cfg) {
-  json c = cfg.raw;
-  c.erase("prevResult");
-  c["cniVersion"] = cfg.cni_version;
-  return c;
 }
 
 json BuildResult(const Context& ctx, const AttachmentState& st, const netlink::LinkInfo& pod_link,
@@ -316,7 +308,7 @@ Result<json> Add(Context& ctx) {
     if (cfg.addresses == conf::AddressMode::kInherit) {
       ips = ipam::Inherit(st.origin.addrs, st.origin.routes);
     } else if (cfg.addresses == conf::AddressMode::kIpam) {
-      StepIpam step{cfg.ipam_type, IpamConfig(cfg)};
+      StepIpam step{cfg.ipam_type, IpamDelegateConfig(cfg)};
       RETURN_IF_ERROR(journal.Run({step}, env));
       ASSIGN_OR_RETURN(json r, ctx.ipam.Run(step.type, "ADD", step.config.dump()));
       ASSIGN_OR_RETURN(ips, IpsFromIpam(r));

@@ -47,6 +47,9 @@ std::optional<ClaimOwner> FindClaim(const std::string& devices_dir, const std::s
 /// True when `owner` still holds the device: its state file exists.
 bool ClaimIsLive(const ClaimOwner& owner);
 
+/// The claim whose owner's state is `state_path` (read without locking).
+std::optional<ClaimOwner> ClaimOf(const std::string& devices_dir, const std::string& state_path);
+
 /// Removes the claims that name the attachment whose state is `state_path`
 /// while that state does not exist (an ADD killed after claiming the device
 /// and before its first state write). Returns how many went.

@@ -462,7 +462,8 @@ Result<std::vector<std::string>> StateStore::List() const {
   ASSIGN_OR_RETURN(auto names, base::ListFiles(Dir()));
   std::vector<std::string> paths;
   for (const auto& n : names) {
-    if (n.find(".tmp.") != std::string::npos) continue;
+    // Temp files of a write in flight, and states DEL set aside as unreadable.
+    if (n.find(".tmp.") != std::string::npos || n.ends_with(".unreadable")) continue;
     paths.push_back(Dir() + "/" + n);
   }
   return paths;
