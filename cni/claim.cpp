@@ -115,19 +115,4 @@ std::optional<ClaimOwner> ClaimOf(const std::string& devices_dir, const std::str
   return std::nullopt;
 }
 
-int RemoveStaleClaims(const std::string& devices_dir, const std::string& state_path, int wait_ms) {
-  int removed = 0;
-  for (const auto& [file, owner] : ReadClaims(devices_dir)) {
-    if (owner.state_path != state_path || ClaimIsLive(owner)) continue;
-    // Under the lock, the owner again: another ADD may have taken it meanwhile.
-    auto claim = DeviceClaim::Lock(devices_dir, file, wait_ms);
-    if (!claim.ok()) continue;
-    auto now = claim->Owner();
-    if (!now || now->state_path != state_path || ClaimIsLive(*now)) continue;
-    claim->Remove();
-    ++removed;
-  }
-  return removed;
-}
-
 }  // namespace cni

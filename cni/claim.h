@@ -50,9 +50,4 @@ bool ClaimIsLive(const ClaimOwner& owner);
 /// The claim whose owner's state is `state_path` (read without locking).
 std::optional<ClaimOwner> ClaimOf(const std::string& devices_dir, const std::string& state_path);
 
-/// Removes the claims that name the attachment whose state is `state_path`
-/// while that state does not exist (an ADD killed after claiming the device
-/// and before its first state write). Returns how many went.
-int RemoveStaleClaims(const std::string& devices_dir, const std::string& state_path, int wait_ms);
-
 }  // namespace cni

@@ -125,12 +125,12 @@ Status RemoveOrphanRules(netlink::Kernel& pod, uint32_t priority) {
 }
 
 // DEL with a state file that cannot be read (truncated, corrupt, from a
-// newer erdma-cni): do what the kernel, the device claim and the config
+// newer erdma-cni) or that is missing while a claim names it: do what the kernel, the device claim and the config
 // show, so that neither the device nor the pod's deletion is held hostage
 // by one bad file. What only the state knew (the device's node addresses and
 // routes, a node-wide SMC UEID) cannot come back; the log says so.
 Status Salvage(Context& ctx, const StateStore& store, const std::string& path, const Error& why) {
-  base::Log::Warn("state " + path + " is unreadable (" + why.msg +
+  base::Log::Warn("state " + path + " cannot be used (" + why.msg +
                   "); DEL works from the device claim, the config and what the kernel shows");
   const std::string pod_name = ctx.cfg.chained() ? ctx.cfg.if_name : ctx.env.ifname;
   std::unique_ptr<netlink::Kernel> pod;
@@ -152,13 +152,19 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
     o.name = owner->device;
     o.mac = owner->mac;
     o.up = true;  // a node's ENI is up; its addresses are the node agent's to restore
-    Status home = MoveHome(o, pod_name, env);
-    if (home.ok()) {
+    auto at_home = ctx.host.FindLink(o.name);
+    if (at_home.ok() && *at_home && (*at_home)->mac == o.mac) {
+      // An ADD that died before it moved anything: the device never left.
       claim->Remove();
-      base::Log::Warn("returned " + o.name + " to the node without its addresses and routes (they were in " +
-                      "the unreadable state); the node agent or an operator must restore them");
+    } else {
+      Status home = MoveHome(o, pod_name, env);
+      if (home.ok()) {
+        claim->Remove();
+        base::Log::Warn("returned " + o.name + " to the node without its addresses and routes (only the " +
+                        "state knew them); the node agent or an operator must restore them");
+      }
+      keep(std::move(home));
     }
-    keep(std::move(home));
   }
   // A child: the pod's link of our name and kind.
   if (ctx.cfg.child() && pod) {
@@ -180,6 +186,7 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
     joined.code = Code::kDelIncomplete;
     return joined;
   }
+  if (!base::PathExists(path)) return base::Ok();
   // Kept for a post-mortem, out of the way of later ADDs, DELs and GC.
   const std::string aside = path + ".unreadable";
   if (::rename(path.c_str(), aside.c_str()) != 0)
@@ -196,11 +203,12 @@ Status Del(Context& ctx) {
   auto loaded = store.Load(path);
   if (!loaded.ok()) return Salvage(ctx, store, path, loaded.error());
   if (!*loaded) {
-    if (int n = RemoveStaleClaims(store.DevicesDir(), path, ctx.lock_wait_ms))
-      base::Log::Info("no state for this attachment; removed " + std::to_string(n) +
-                      " device claim(s) an interrupted ADD left");
-    else
-      base::Log::Info("no state for this attachment: nothing to do");
+    // A claim naming the missing state: an ADD died before its first state
+    // write, or the file was deleted behind our back. The claim says which
+    // device is ours.
+    if (ClaimOf(store.DevicesDir(), path))
+      return Salvage(ctx, store, path, Error(Code::kState, "state file missing, device claim present"));
+    base::Log::Info("no state for this attachment: nothing to do");
     return base::Ok();
   }
   return DeleteAttachment(ctx, store, path, **loaded);

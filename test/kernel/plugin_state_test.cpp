@@ -91,8 +91,9 @@ TEST_CASE("DEL with a truncated, corrupt or foreign state brings the device home
   CHECK(kt::RunPlugin(kt::Call(t, "DEL", next, "net1", config)).exit == 0);
 }
 
-TEST_CASE("DEL with the state file missing while the device is in the pod is a no-op that says so") {
+TEST_CASE("DEL with the state file deleted while the device is in the pod brings the device home by its claim") {
   kt::Topology t;
+  const kt::Eni& eni = t.eni(1);
   json config = kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile()});
   const std::string cid = t.ContainerId("nostate");
   REQUIRE(kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config)).exit == 0);
@@ -100,9 +101,9 @@ TEST_CASE("DEL with the state file missing while the device is in the pod is a n
   kt::PluginResult del = kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", config));
   INFO("DEL: " << kt::Describe(del));
   CHECK(del.exit == 0);
-  // Without a state nothing says the device is ours to take: it stays, and
-  // the claim that named the lost state goes so the pod's deletion finishes;
-  // when the pod netns goes the kernel returns the device under its pod name.
+  CHECK(kt::LinkExists(t.node(), eni.name));
+  CHECK_FALSE(kt::LinkExists(t.pod(), "net1"));
   CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
-  CHECK(Read(t.LogFile()).find("device claim(s)") != std::string::npos);
+  CHECK(Read(t.LogFile()).find("state file missing, device claim present") != std::string::npos);
+  CHECK(kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", config)).exit == 0);
 }
