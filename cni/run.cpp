@@ -116,7 +116,7 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostrea
                                                       " needs cniVersion 1.1.0 or later; the config says " +
                                                       version));
 
-  base::Log::Configure(cfg->log_file, cfg->log_level);
+  base::Log::Configure(cfg->log_file, cfg->log_level, cfg->log_max_bytes);
   std::string tag = "net=" + cfg->name;
   if (!env->container_id.empty()) tag += " cid=" + env->container_id;
   if (!env->ifname.empty()) tag += " if=" + env->ifname;

@@ -329,6 +329,12 @@ Status ParseFiles(const json& root, Config& c) {
     if (!ok) return Invalid("logFile: must be an absolute path or empty");
     c.log_file = v->get<std::string>();
   }
+  if (const json* v = Get(root, "logMaxBytes")) {
+    uint64_t n = 0;
+    if (!GetUint(*v, 0, uint64_t{1} << 40, &n))
+      return Invalid("logMaxBytes: must be an integer number of bytes (0 = no cap), e.g. 10485760");
+    c.log_max_bytes = n;
+  }
   if (const json* v = Get(root, "logLevel")) {
     const char* fix = "use \"debug\", \"info\", \"warn\" or \"error\"";
     if (!v->is_string()) return Invalid(std::string("logLevel: must be a string; ") + fix);

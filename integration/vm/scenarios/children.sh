@@ -7,7 +7,8 @@
 source /vm/lib.sh
 source /vm/plugin.sh
 
-VM_PLAN=(mode-shared add-a add-b macvlan-kind eth1-untouched rxe-on-child rxe-active rping check-a
+VM_PLAN=(mode-shared add-a add-b macvlan-kind eth1-untouched rxe-on-child rxe-active diag-port diag-gid
+  diag-pairing rping check-a
   mixed-refused del-a del-b children-gone eth1-after no-state ipvlan-l2 ipvlan-l2-mac ipvlan-l2-ping
   ipvlan-l3 ipvlan-l3s ipvlan-del)
 if ! need_module rdma_rxe ib_uverbs rdma_ucm macvlan ipvlan; then
@@ -37,6 +38,11 @@ expect_eq eth1-untouched "$eth1_before" "$(ip -d link show eth1 | sed 's/ promis
 check_output rxe-on-child 'rxe_pa_net1/1 .*netdev net1' in_ns pa rdma link show
 wait_for 10 sh -c 'ibv_devinfo -d rxe_pa_net1 | grep -q PORT_ACTIVE && ibv_devinfo -d rxe_pb_net1 | grep -q PORT_ACTIVE'
 check_output rxe-active PORT_ACTIVE ibv_devinfo -d rxe_pb_net1
+# erdma-cni diag from the node, looking at pod a: the port, its GID for the
+# pod's address on the child, and the pairing.
+check_output diag-port 'port 1: PORT_ACTIVE, link layer Ethernet, netdev net1' erdma-cni diag --netns /run/netns/pa
+check_output diag-gid 'gid [0-9]+ 0000:0000:0000:0000:0000:ffff:0a09:0065 RoCE v2 net1' erdma-cni diag --netns /run/netns/pa
+check_output diag-pairing 'net1 .* -> rxe_pa_net1 \(by port-netdev\)' erdma-cni diag --netns /run/netns/pa
 
 in_ns pa timeout 90 rping -s -a 10.9.0.101 -p 7175 -C 3 >/tmp/rping-s.out 2>&1 &
 rping_client() {
