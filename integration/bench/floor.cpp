@@ -57,6 +57,12 @@ class TimedKernel final : public netlink::Kernel {
   Status SetMtu(int i, uint32_t m) override {
     return Time("SetMtu", [&] { return k_->SetMtu(i, m); });
   }
+  Status AddChildLink(const netlink::ChildLinkSpec& spec, const Kernel& target) override {
+    return Time("AddChildLink", [&] { return k_->AddChildLink(spec, target); });
+  }
+  Status DeleteLink(int i) override {
+    return Time("DeleteLink", [&] { return k_->DeleteLink(i); });
+  }
   Status SetUp(int i, bool up) override {
     return Time(up ? "SetUp(up)" : "SetUp(down)", [&] { return k_->SetUp(i, up); });
   }
