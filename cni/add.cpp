@@ -83,16 +83,17 @@ Status CheckChildRdma(const conf::Config& cfg, const netlink::LinkInfo& parent, 
   const char* mode = conf::ModeName(cfg.mode);
   if (plan.pair && plan.mode == netlink::NetnsMode::kExclusive)
     return Error(Code::kInvalidConfig,
-                 std::string("rdma.netnsMode: ") + mode + " children share " + parent.name + "'s RDMA device " +
-                     plan.pair->device.name +
+                 std::string("rdma.netnsMode: ") + mode + " children share " + parent.name +
+                     "'s RDMA device " + plan.pair->device.name +
                      ", and in exclusive mode an RDMA device lives in one netns only; use shared mode "
                      "(rdma.netnsMode \"shared\"), or mode \"move\" or \"vf\" to give the pod a device "
                      "of its own");
-  const bool erdma =
-      plan.pair && (plan.pair->how == netlink::kPairedByErdmaGuid || plan.pair->device.name.rfind("erdma", 0) == 0);
+  const bool erdma = plan.pair && (plan.pair->how == netlink::kPairedByErdmaGuid ||
+                                   plan.pair->device.name.rfind("erdma", 0) == 0);
   if (erdma && cfg.mode == conf::Mode::kMacvlan && cfg.macvlan.mode != conf::MacvlanMode::kPassthru)
     base::Log::Warn(std::string("macvlan.mode \"") + conf::MacvlanModeName(cfg.macvlan.mode) + "\" on " +
-                    parent.name + ", an eRDMA ENI: the VPC drops frames from a MAC the ENI does not own, "
+                    parent.name +
+                    ", an eRDMA ENI: the VPC drops frames from a MAC the ENI does not own, "
                     "so this child's traffic will not leave the node; use macvlan.mode \"passthru\" or "
                     "mode \"ipvlan\"");
   return base::Ok();
@@ -244,7 +245,8 @@ Result<json> Add(Context& ctx) {
     // Another ADD may have taken it between our lookup and the lock.
     ASSIGN_OR_RETURN(auto locked, ctx.host.FindLinkByIndex(device->index));
     if (!locked || locked->name != device->name)
-      return Error(Code::kTryAgainLater, query.Describe() + " was taken by another pod while we waited for it");
+      return Error(Code::kTryAgainLater,
+                   query.Describe() + " was taken by another pod while we waited for it");
     device = locked;
   }
 
@@ -344,7 +346,8 @@ Result<json> Add(Context& ctx) {
   Result<json> result = apply();
   if (result.ok()) {
     base::Log::Info(
-        std::string(cfg.child() ? "attached a " + std::string(conf::ModeName(cfg.mode)) + " child of " : "attached ") +
+        std::string(cfg.child() ? "attached a " + std::string(conf::ModeName(cfg.mode)) + " child of "
+                                : "attached ") +
         device->name + " as " + pod_name + " (table " + std::to_string(table) +
         (st.rdma_device.empty() ? std::string() : ", RDMA device " + st.rdma_device + " " + st.rdma_mode) +
         ")");

@@ -2,10 +2,10 @@
 // no state means nothing to do; a gone netns means the kernel already took
 // the pod side away.
 #include <algorithm>
-#include <set>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <set>
 
 #include "base/file.h"
 #include "base/log.h"
@@ -125,10 +125,10 @@ Status RemoveOrphanRules(netlink::Kernel& pod, uint32_t priority) {
 }
 
 // DEL with a state file that cannot be read (truncated, corrupt, from a
-// newer erdma-cni) or that is missing while a claim names it: do what the kernel, the device claim and the config
-// show, so that neither the device nor the pod's deletion is held hostage
-// by one bad file. What only the state knew (the device's node addresses and
-// routes, a node-wide SMC UEID) cannot come back; the log says so.
+// newer erdma-cni) or that is missing while a claim names it: do what the kernel, the device claim and the
+// config show, so that neither the device nor the pod's deletion is held hostage by one bad file. What only
+// the state knew (the device's node addresses and routes, a node-wide SMC UEID) cannot come back; the log
+// says so.
 Status Salvage(Context& ctx, const StateStore& store, const std::string& path, const Error& why) {
   base::Log::Warn("state " + path + " cannot be used (" + why.msg +
                   "); DEL works from the device claim, the config and what the kernel shows");
@@ -190,7 +190,8 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
   // Kept for a post-mortem, out of the way of later ADDs, DELs and GC.
   const std::string aside = path + ".unreadable";
   if (::rename(path.c_str(), aside.c_str()) != 0)
-    return Error(Code::kIo, "moving the unreadable state " + path + " aside: " + std::strerror(errno), "", errno);
+    return Error(Code::kIo, "moving the unreadable state " + path + " aside: " + std::strerror(errno), "",
+                 errno);
   base::Log::Warn("unreadable state kept as " + aside);
   return base::Ok();
 }

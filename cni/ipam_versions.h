@@ -3,7 +3,6 @@
 #pragma once
 
 #include "conf/config.h"
-
 #include "ipam/ipam.h"
 
 namespace cni {

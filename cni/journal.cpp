@@ -79,9 +79,10 @@ Error ChildRefused(Error e, const StepChild& c) {
           " child: it already has children of the other kind (macvlan and ipvlan cannot share a parent), "
           "or it is enslaved to a bridge or bond";
   } else if (e.sys_errno == EINVAL && c.spec.kind == "macvlan") {
-    why = c.spec.mode == kPassthru
-              ? c.parent + " already has a macvlan child, and a passthru macvlan must be its parent's only one"
-              : c.parent + " refused a macvlan child; if it has a passthru macvlan, that allows no other child";
+    why =
+        c.spec.mode == kPassthru
+            ? c.parent + " already has a macvlan child, and a passthru macvlan must be its parent's only one"
+            : c.parent + " refused a macvlan child; if it has a passthru macvlan, that allows no other child";
     // Another pod holds the parent: it frees up when that pod goes.
     e.code = Code::kTryAgainLater;
   }

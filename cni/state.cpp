@@ -111,14 +111,10 @@ json StepToJson(const Step& step) {
         else if constexpr (std::is_same_v<T, StepMove>)
           return {{"op", "move"}, {"name", s.pod_name}};
         else if constexpr (std::is_same_v<T, StepChild>)
-          return {{"op", "child"},
-                  {"kind", s.spec.kind},
-                  {"parent", s.parent},
-                  {"parentIndex", s.spec.parent_index},
-                  {"name", s.spec.name},
-                  {"mac", s.spec.mac},
-                  {"mode", s.spec.mode},
-                  {"sourceMacs", s.spec.source_macs}};
+          return {{"op", "child"},       {"kind", s.spec.kind},
+                  {"parent", s.parent},  {"parentIndex", s.spec.parent_index},
+                  {"name", s.spec.name}, {"mac", s.spec.mac},
+                  {"mode", s.spec.mode}, {"sourceMacs", s.spec.source_macs}};
         else if constexpr (std::is_same_v<T, StepMtu>)
           return {{"op", "mtu"}, {"mtu", s.mtu}};
         else if constexpr (std::is_same_v<T, StepAddr>)
@@ -302,20 +298,34 @@ const char* StepOp(const Step& step) {
   return std::visit(
       [](const auto& s) -> const char* {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, StepIpam>) return "ipam";
-        else if constexpr (std::is_same_v<T, StepMove>) return "move";
-        else if constexpr (std::is_same_v<T, StepChild>) return "child";
-        else if constexpr (std::is_same_v<T, StepMtu>) return "mtu";
-        else if constexpr (std::is_same_v<T, StepAddr>) return "addr";
-        else if constexpr (std::is_same_v<T, StepUp>) return "up";
-        else if constexpr (std::is_same_v<T, StepRoute>) return "route";
-        else if constexpr (std::is_same_v<T, StepRule>) return "rule";
-        else if constexpr (std::is_same_v<T, StepRdmaMove>) return "rdma-move";
-        else if constexpr (std::is_same_v<T, StepSoftRdma>) return "rdma-soft";
-        else if constexpr (std::is_same_v<T, StepSysctl>) return "sysctl";
-        else if constexpr (std::is_same_v<T, StepPnet>) return "pnet";
-        else if constexpr (std::is_same_v<T, StepUeid>) return "ueid";
-        else static_assert(sizeof(T) == 0, "every step needs an op name");
+        if constexpr (std::is_same_v<T, StepIpam>)
+          return "ipam";
+        else if constexpr (std::is_same_v<T, StepMove>)
+          return "move";
+        else if constexpr (std::is_same_v<T, StepChild>)
+          return "child";
+        else if constexpr (std::is_same_v<T, StepMtu>)
+          return "mtu";
+        else if constexpr (std::is_same_v<T, StepAddr>)
+          return "addr";
+        else if constexpr (std::is_same_v<T, StepUp>)
+          return "up";
+        else if constexpr (std::is_same_v<T, StepRoute>)
+          return "route";
+        else if constexpr (std::is_same_v<T, StepRule>)
+          return "rule";
+        else if constexpr (std::is_same_v<T, StepRdmaMove>)
+          return "rdma-move";
+        else if constexpr (std::is_same_v<T, StepSoftRdma>)
+          return "rdma-soft";
+        else if constexpr (std::is_same_v<T, StepSysctl>)
+          return "sysctl";
+        else if constexpr (std::is_same_v<T, StepPnet>)
+          return "pnet";
+        else if constexpr (std::is_same_v<T, StepUeid>)
+          return "ueid";
+        else
+          static_assert(sizeof(T) == 0, "every step needs an op name");
       },
       step);
 }

@@ -36,9 +36,9 @@ struct StepIpam {  ///< IPAM ADD ran; inverse: IPAM DEL with the same config
 struct StepMove {  ///< device moved into the pod as pod_name; inverse: home as origin
   std::string pod_name;
 };
-struct StepChild {  ///< macvlan/ipvlan child created in the pod as spec.name; inverse: deleted
-  std::string parent;            ///< the node device's name
-  netlink::ChildLinkSpec spec;   ///< what was asked of the kernel (mtu is left to StepMtu)
+struct StepChild {              ///< macvlan/ipvlan child created in the pod as spec.name; inverse: deleted
+  std::string parent;           ///< the node device's name
+  netlink::ChildLinkSpec spec;  ///< what was asked of the kernel (mtu is left to StepMtu)
 };
 struct StepMtu {  ///< pod-side MTU changed; inverse: taken away by the move home
   uint32_t mtu = 0;
@@ -70,8 +70,8 @@ struct StepPnet {  ///< SMC pnet table entry added in the pod; inverse: removed
 struct StepUeid {  ///< SMC-Rv2 User EID added (node-wide); inverse: removed unless another attachment uses it
   std::string ueid;
 };
-using Step = std::variant<StepIpam, StepMove, StepChild, StepMtu, StepAddr, StepUp, StepRoute, StepRule, StepRdmaMove,
-                          StepSoftRdma, StepSysctl, StepPnet, StepUeid>;
+using Step = std::variant<StepIpam, StepMove, StepChild, StepMtu, StepAddr, StepUp, StepRoute, StepRule,
+                          StepRdmaMove, StepSoftRdma, StepSysctl, StepPnet, StepUeid>;
 
 /// The step's op as the state file spells it ("move", "child", "addr", ...).
 const char* StepOp(const Step& step);

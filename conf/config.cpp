@@ -256,7 +256,9 @@ Status ParseAddressing(const json& root, Config& c) {
     c.ipam_type = t;
   }
   // A new child has nothing to inherit: it takes addresses from IPAM.
-  c.addresses = !c.ipam.is_null() ? AddressMode::kIpam : c.child() ? AddressMode::kNone : AddressMode::kInherit;
+  c.addresses = !c.ipam.is_null() ? AddressMode::kIpam
+                : c.child()       ? AddressMode::kNone
+                                  : AddressMode::kInherit;
   if (const json* v = Get(root, "addresses")) {
     const std::string fix = "use \"inherit\", \"ipam\" or \"none\"";
     if (!v->is_string()) return Invalid("addresses: must be a string; " + fix);

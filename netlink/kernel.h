@@ -45,9 +45,9 @@ struct LinkInfo {
 struct ChildLinkSpec {
   std::string kind;  ///< "macvlan" or "ipvlan"
   int parent_index = 0;
-  std::string name;  ///< its name in the target namespace
-  std::string mac;   ///< "" = the kernel picks (macvlan) or the parent's (ipvlan, passthru)
-  uint32_t mtu = 0;  ///< 0 = the parent's
+  std::string name;   ///< its name in the target namespace
+  std::string mac;    ///< "" = the kernel picks (macvlan) or the parent's (ipvlan, passthru)
+  uint32_t mtu = 0;   ///< 0 = the parent's
   uint32_t mode = 0;  ///< IFLA_MACVLAN_MODE (MACVLAN_MODE_*) or IFLA_IPVLAN_MODE (IPVLAN_MODE_*)
   std::vector<std::string> source_macs;  ///< macvlan mode source: the accepted senders
 };

@@ -182,7 +182,7 @@ class World : public CallLog {
     uint32_t mode = 0;
   };
   std::map<int, Child> children_;  // by child index
-  std::set<int> loopbacks_;  // IFF_LOOPBACK / NETIF_F_NETNS_LOCAL devices
+  std::set<int> loopbacks_;        // IFF_LOOPBACK / NETIF_F_NETNS_LOCAL devices
   int next_index_ = 1;
 };
 

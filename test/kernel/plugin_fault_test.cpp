@@ -44,10 +44,9 @@ const std::vector<Scenario>& Scenarios() {
        [](const kt::Topology& t) {
          // A per-netns sysctl every kernel has stands in for tcp2smc.
          kt::ConfigSpec s{.data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"};
-         s.extra = {{"smcr",
-                     {{"enable", "always"},
-                      {"sysctls", {{"net.ipv4.tcp_ecn", "1"}}},
-                      {"onUnsupported", "warn"}}}};
+         s.extra = {
+             {"smcr",
+              {{"enable", "always"}, {"sysctls", {{"net.ipv4.tcp_ecn", "1"}}}, {"onUnsupported", "warn"}}}};
          return kt::PluginConfig(s);
        }},
       {"macvlan-ipam",
@@ -120,7 +119,8 @@ std::vector<std::string> Fault(const std::string& point, const char* action) {
 }  // namespace
 
 TEST_CASE("ADD failing or killed at any fault point leaves nothing a DEL cannot finish") {
-  if (!base::fault::kEnabled) KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
+  if (!base::fault::kEnabled)
+    KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
   const auto& scenario = Scenarios()[GENERATE(range(0, 3))];
   CAPTURE(scenario.name);
   Fixture f(scenario);
@@ -153,7 +153,8 @@ TEST_CASE("ADD failing or killed at any fault point leaves nothing a DEL cannot 
 }
 
 TEST_CASE("DEL failing or killed at any fault point keeps the state, and the next DEL finishes") {
-  if (!base::fault::kEnabled) KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
+  if (!base::fault::kEnabled)
+    KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
   const auto& scenario = Scenarios()[GENERATE(range(0, 3))];
   CAPTURE(scenario.name);
   Fixture f(scenario);
@@ -179,11 +180,13 @@ TEST_CASE("DEL failing or killed at any fault point keeps the state, and the nex
 }
 
 TEST_CASE("every kind of fault point the code has is reached by a scenario here or in the VM") {
-  if (!base::fault::kEnabled) KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
+  if (!base::fault::kEnabled)
+    KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
   // Every kind that exists, generated from the journal's step types.
   std::set<std::string> exist;
   for (const std::string& op : cni::AllStepOps()) {
-    for (const char* when : {"before", "after", "undo-before", "undo-after"}) exist.insert(std::string(when) + ":" + op);
+    for (const char* when : {"before", "after", "undo-before", "undo-after"})
+      exist.insert(std::string(when) + ":" + op);
   }
   exist.insert("before:state-write");
   exist.insert("after:state-write");

@@ -32,8 +32,11 @@ TEST_CASE("DEL with a truncated, corrupt or foreign state brings the device home
   const kt::Eni& eni = t.eni(1);
   kt::ConfigSpec spec{.data_dir = t.DataDir(), .log_file = t.LogFile()};
   if (mode == "macvlan") {
-    spec.ipam = json{{"type", "host-local"}, {"subnet", kt::kSubnet4}, {"rangeStart", "10.9.0.100"},
-                     {"rangeEnd", "10.9.0.120"}, {"dataDir", t.tmp() + "/ipam"}};
+    spec.ipam = json{{"type", "host-local"},
+                     {"subnet", kt::kSubnet4},
+                     {"rangeStart", "10.9.0.100"},
+                     {"rangeEnd", "10.9.0.120"},
+                     {"dataDir", t.tmp() + "/ipam"}};
     spec.extra = {{"mode", "macvlan"}};
   }
   json config = kt::PluginConfig(spec);
@@ -91,7 +94,8 @@ TEST_CASE("DEL with a truncated, corrupt or foreign state brings the device home
   CHECK(kt::RunPlugin(kt::Call(t, "DEL", next, "net1", config)).exit == 0);
 }
 
-TEST_CASE("DEL with the state file deleted while the device is in the pod brings the device home by its claim") {
+TEST_CASE(
+    "DEL with the state file deleted while the device is in the pod brings the device home by its claim") {
   kt::Topology t;
   const kt::Eni& eni = t.eni(1);
   json config = kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile()});

@@ -171,7 +171,8 @@ TEST_CASE("children refuse exclusive RDMA mode, which would take the parent's de
   rdma.AddDevice(spec);
   n.opener.EnableRdma(&rdma);
   const std::string before = n.world.Snapshot().Describe() + rdma.Describe();
-  auto res = n.Add(n.Config(kMacvlan + R"(,"rdma":{"netnsMode":"exclusive"})"), n.MakeEnv(cni::Command::kAdd));
+  auto res =
+      n.Add(n.Config(kMacvlan + R"(,"rdma":{"netnsMode":"exclusive"})"), n.MakeEnv(cni::Command::kAdd));
   REQUIRE_FALSE(res.ok());
   CHECK(res.error().code == base::Code::kInvalidConfig);
   CHECK(res.error().msg.find("rdma.netnsMode") != std::string::npos);
@@ -188,9 +189,10 @@ TEST_CASE("in shared mode the parent's RDMA device serves the child and is named
   spec.node_guid = "0216:3eff:fe10:f8b0";
   const uint32_t dev = rdma.AddDevice(spec);
   n.opener.EnableRdma(&rdma);
-  std::string text = R"({"cniVersion":"1.1.0","name":"erdma","type":"erdma-cni","device":{"name":"eth1"},)"
-                     R"("mode":"ipvlan","ipam":{"type":"fake-ipam"},"rdma":{"netnsMode":"shared"},"dataDir":")" +
-                     n.dir.path + "\"}";
+  std::string text =
+      R"({"cniVersion":"1.1.0","name":"erdma","type":"erdma-cni","device":{"name":"eth1"},)"
+      R"("mode":"ipvlan","ipam":{"type":"fake-ipam"},"rdma":{"netnsMode":"shared"},"dataDir":")" +
+      n.dir.path + "\"}";
   auto cfg = conf::Parse(text);
   REQUIRE(cfg.ok());
   auto res = n.Add(*cfg, n.MakeEnv(cni::Command::kAdd));

@@ -20,7 +20,6 @@
 
 namespace enginetest {
 
-
 using netlink::IpAddress;
 using netlink::IpPrefix;
 using nlohmann::json;
