@@ -214,6 +214,10 @@ Result<json> Add(Context& ctx) {
                                              " already exists (" + path + "); run DEL for it first");
   }
   if (cfg.mode == conf::Mode::kNone) return AddNone(ctx, store, path);
+  if (cfg.mode == conf::Mode::kVf)
+    return Error(Code::kUnsupportedField,
+                 "mode: \"vf\" is parsed but not implemented in this erdma-cni yet (its VF settings would be "
+                 "ignored); use mode \"move\" with the VF's netdev, or wait for SR-IOV VF support");
 
   // 1. The device, on the node, claimed by us. RDMA netlink is optional:
   // a kernel without it fails socket() at once.

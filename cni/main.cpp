@@ -13,6 +13,11 @@
 #include "cni/run.h"
 #include "conf/config.h"
 
+// Set by CMake for the shipped target; other builds of this file say so.
+#ifndef ERDMA_CNI_BUILD_INFO
+#define ERDMA_CNI_BUILD_INFO "build info not recorded"
+#endif
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "--version") {
     std::cout << "erdma-cni " << ERDMA_CNI_VERSION << " (" << ERDMA_CNI_BUILD_INFO
