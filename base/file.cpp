@@ -71,7 +71,9 @@ Status WriteFileAtomic(const std::string& path, const std::string& data) {
 }
 
 Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  // O_NONBLOCK: a FIFO planted at the path must not hang the plugin (it is
+  // refused below as not a regular file); regular files ignore the flag.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
   if (!fd.valid()) return SysError("open " + path, errno);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return SysError("stat " + path, errno);

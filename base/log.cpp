@@ -53,7 +53,10 @@ void Log::Configure(const std::string& path, LogLevel level) {
   s.level = level;
   s.fd.Reset();
   if (path.empty()) return;
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  // O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of
+  // hanging the plugin; regular files ignore the flag.
+  int fd = ::open(path.c_str(),
+                  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
   if (fd < 0) {
     std::fprintf(stderr, "erdma-cni: cannot open logFile %s; logging to stderr only\n", path.c_str());
     return;
