@@ -9,7 +9,9 @@
 # clang, ASan, UBSan and libFuzzer. First every seed runs once with its
 # FUZZ_EXPECT outcomes checked, then libFuzzer mutates for N seconds (default
 # 60). Any crash, leak, timeout (5 s per input), RSS over 1 GiB or oracle
-# abort fails the run; the input that did it is kept under DIR/fuzz-artifacts/.
+# abort fails the run; the input that did it is kept next to the binary, in
+# fuzz-artifacts/. (libFuzzer's -jobs and -fork cannot be used: the harness's
+# seccomp filter refuses execve.)
 # The committed corpus is never written to. Exit 77: clang or libFuzzer missing.
 set -euo pipefail
 
@@ -42,11 +44,9 @@ if [[ -z "$binary" ]]; then
     -DERDMA_CNI_FUZZ=ON >/dev/null
   cmake --build "$build_dir" -j2 --target erdma_fuzz
   binary="$build_dir/test/erdma_fuzz"
-  artifacts="$build_dir/fuzz-artifacts"
-else
-  artifacts="$(dirname "$binary")/fuzz-artifacts"
 fi
 [[ -x "$binary" ]] || { echo "no fuzz binary at $binary" >&2; exit 1; }
+artifacts="$(dirname "$binary")/fuzz-artifacts"
 
 scratch="$(mktemp -d /tmp/erdma-fuzz-run-XXXXXX)"
 trap 'rm -rf "$scratch"' EXIT
