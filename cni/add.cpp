@@ -199,6 +199,9 @@ Result<json> AddNone(Context& ctx, const StateStore& store, const std::string& p
 
 Result<json> Add(Context& ctx) {
   const conf::Config& cfg = ctx.cfg;
+  // CNI_NETNS first: a path that is not a network namespace is bad input,
+  // refused before anything is created on the node or in dataDir.
+  ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
   StateStore store(cfg.data_dir, cfg.name);
   RETURN_IF_ERROR(store.Prepare());
   const std::string path = store.PathFor(ctx.env.container_id, ctx.env.ifname);
@@ -243,9 +246,23 @@ Result<json> Add(Context& ctx) {
   // A moved device is one pod's alone: claim it. Children share their
   // parent and claim nothing.
   std::optional<DeviceClaim> claim;
+  std::optional<ClaimOwner> prior_owner;
   if (!cfg.child()) {
     ASSIGN_OR_RETURN(claim, DeviceClaim::Lock(store.DevicesDir(), device->name, ctx.lock_wait_ms));
-    if (auto owner = claim->Owner(); owner && ClaimIsLive(*owner)) return in_use_error(*owner);
+    prior_owner = claim->Owner();
+    if (prior_owner && ClaimIsLive(*prior_owner)) return in_use_error(*prior_owner);
+  }
+  // Until this ADD records itself as the owner, a failure removes the claim
+  // file Lock created (or found without an owner): a refused ADD leaves
+  // dataDir as it was.
+  struct UnownedClaim {
+    std::optional<DeviceClaim>& claim;
+    bool drop;
+    ~UnownedClaim() {
+      if (drop && claim) claim->Remove();
+    }
+  } unowned{claim, claim.has_value() && !prior_owner};
+  if (claim) {
     // Another ADD may have taken it between our lookup and the lock.
     ASSIGN_OR_RETURN(auto locked, ctx.host.FindLinkByIndex(device->index));
     if (!locked || locked->name != device->name)
@@ -255,7 +272,6 @@ Result<json> Add(Context& ctx) {
   }
 
   // 2. The pod.
-  ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
   ASSIGN_OR_RETURN(auto clash, pod->FindLink(pod_name));
   if (clash)
     return Error(Code::kInvalidConfig, (cfg.chained() ? "ifName" : "CNI_IFNAME") +
@@ -304,6 +320,7 @@ Result<json> Add(Context& ctx) {
     RETURN_IF_ERROR(
         claim->SetOwner(ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name,
                                    device->mac, PciAddressOf(ctx.sysfs_root, device->name)}));
+  unowned.drop = false;  // from here the journal's rollback removes it
   Journal journal(store, path, st);
   StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma, pod_rdma.get()};
   SmcHandles smc;

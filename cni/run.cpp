@@ -76,13 +76,33 @@ const char* CommandName(Command c) {
   return "?";
 }
 
-int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out);
+class RealBackend : public Backend {
+ public:
+  base::Result<std::unique_ptr<netlink::Kernel>> OpenHost() override {
+    ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
+    return netlink::OpenRtnl(ns);
+  }
+  NetnsOpener& Opener() override { return opener_; }
+  std::unique_ptr<ipam::Executor> Ipam(const std::vector<std::string>& cni_path) override {
+    return std::make_unique<ipam::ExecExecutor>(cni_path);
+  }
+
+ private:
+  RtnlNetnsOpener opener_;
+};
+
+int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out, Backend& backend);
 
 }  // namespace
 
 int Run(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out) {
+  RealBackend backend;
+  return RunWith(getenv, stdin_bytes, out, backend);
+}
+
+int RunWith(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out, Backend& backend) {
   try {
-    return RunCommand(getenv, stdin_bytes, out);
+    return RunCommand(getenv, stdin_bytes, out, backend);
   } catch (const std::exception& e) {
     // Parsing never throws by design; this is the net under a bug.
     return Fail(out, BestEffortVersion(stdin_bytes),
@@ -91,7 +111,7 @@ int Run(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out)
 }
 
 namespace {
-int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out) {
+int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out, Backend& backend) {
   auto env = ParseEnv(getenv);
   if (!env.ok()) return Fail(out, BestEffortVersion(stdin_bytes), env.error());
 
@@ -124,14 +144,12 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostrea
   base::Log::SetTag(tag);
   base::Log::Debug(std::string(CommandName(env->command)) + " netns=" + env->netns);
 
-  auto host_ns = netlink::Netns::Current();
-  if (!host_ns.ok()) return Fail(out, version, host_ns.error());
-  auto host = netlink::OpenRtnl(*host_ns);
+  auto host = backend.OpenHost();
   if (!host.ok()) return Fail(out, version, host.error());
-  RtnlNetnsOpener opener;
-  ipam::ExecExecutor exec(env->path);
-  NegotiatingExecutor ipam(exec);
-  Context ctx{*cfg, *env, **host, opener, ipam};
+  std::unique_ptr<ipam::Executor> exec = backend.Ipam(env->path);
+  NegotiatingExecutor ipam(*exec);
+  Context ctx{*cfg, *env, **host, backend.Opener(), ipam};
+  backend.Prepare(ctx);
 
   switch (env->command) {
     case Command::kAdd: {

@@ -438,6 +438,8 @@ bool UeidUsedElsewhere(const StateStore& store, const std::string& self, const s
 }
 
 Status StateStore::Prepare() const {
+  // All three checked before any is made: a bad one leaves nothing behind.
+  for (const std::string& dir : {data_dir_, Dir(), DevicesDir()}) RETURN_IF_ERROR(base::CheckPrivateDir(dir));
   RETURN_IF_ERROR(base::MakePrivateDirs(data_dir_));
   RETURN_IF_ERROR(base::MakePrivateDirs(Dir()));
   return base::MakePrivateDirs(DevicesDir());

@@ -370,6 +370,12 @@ base::Result<json> Decode(std::string_view bytes) {
   if (bytes.size() > kMaxConfigBytes)
     return Error(Code::kDecoding, "config: " + std::to_string(bytes.size()) + " bytes on stdin; at most " +
                                       std::to_string(kMaxConfigBytes) + " are accepted");
+  // JSON text has no raw NUL anywhere (in strings it must be escaped), and
+  // nlohmann's lexer takes one for the end of input: `{...}\0<anything>`
+  // would pass as the object alone.
+  if (const size_t nul = bytes.find('\0'); nul != std::string_view::npos)
+    return Error(Code::kDecoding, "config: stdin holds a NUL byte at offset " + std::to_string(nul) +
+                                      "; it must be JSON text");
   json root;
   try {
     root = json::parse(

@@ -17,6 +17,7 @@ packages=(
   libnl-3-dev libnl-route-3-dev libmnl-dev nlohmann-json3-dev catch2
   iproute2 iputils-ping procps containernetworking-plugins
   clang-format clang-tidy
+  clang libclang-rt-14-dev  # the ASan+UBSan build and libFuzzer (test: build-asan)
 )
 # The VM harness (RDMA and SMC need kernels this machine does not run).
 mapfile -t vm_packages < <(grep -v '^#' integration/vm/packages.txt | grep -v '^$')
@@ -48,5 +49,17 @@ if [[ "$what" == demo ]]; then
 fi
 
 echo "== testing"
-cd build
-ctest --output-on-failure -j"$(nproc)"
+(cd build && ctest --output-on-failure -j"$(nproc)")
+
+# The unit and kernel suites again under ASan and UBSan (the kernel tests
+# exec the sanitized erdma-cni), and the fuzzer: one clang build serves all
+# three (docs/reliability.md). Benchmarks and lint are not rebuilt here.
+echo "== building with clang, ASan, UBSan and libFuzzer (build-asan)"
+CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DERDMA_CNI_FUZZ=ON >/dev/null
+cmake --build build-asan -j"$(nproc)" --target erdma-cni unit_tests kernel_tests erdma_fuzz
+echo "== testing under ASan+UBSan; fuzzing"
+cd build-asan
+export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+ctest --output-on-failure -j"$(nproc)" -L '^(unit|kernel|fuzz)$'
+# ctest shows a passing test's output only in its log: the fuzzer's figures.
+grep -E '^(seeds|libFuzzer|fuzz): ' Testing/Temporary/LastTest.log || true
