@@ -22,8 +22,8 @@ packages=(
 mapfile -t vm_packages < <(grep -v '^#' integration/vm/packages.txt | grep -v '^$')
 packages+=("${vm_packages[@]}")
 # The client suites (integration/clients/*/packages.txt, docs/clients.md), the
-# installer and deploy/ tests (docs/install.md).
-for f in integration/clients/*/packages.txt integration/{install,deploy}/packages.txt; do
+# installer, deploy/ and Debian package tests (docs/install.md).
+for f in integration/clients/*/packages.txt integration/{install,deploy,package}/packages.txt; do
   mapfile -t client_packages < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$f")
   packages+=("${client_packages[@]}")
 done
