@@ -22,8 +22,9 @@ packages=(
 # The VM harness (RDMA and SMC need kernels this machine does not run).
 mapfile -t vm_packages < <(grep -v '^#' integration/vm/packages.txt | grep -v '^$')
 packages+=("${vm_packages[@]}")
-# The client suites (integration/clients/*/packages.txt, docs/clients.md).
-for f in integration/clients/*/packages.txt; do
+# The client suites (integration/clients/*/packages.txt, docs/clients.md), the
+# installer, deploy/ and Debian package tests (docs/install.md).
+for f in integration/clients/*/packages.txt integration/{install,deploy,package}/packages.txt; do
   mapfile -t client_packages < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$f")
   packages+=("${client_packages[@]}")
 done
