@@ -57,8 +57,8 @@ void Log::Configure(const std::string& path, LogLevel level, uint64_t max_bytes)
   // O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of
   // hanging the plugin; regular files ignore the flag.
   auto open_log = [&] {
-    return ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
-                  0600);
+    return ::open(path.c_str(),
+                  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
   };
   int fd = open_log();
   struct stat st {};
