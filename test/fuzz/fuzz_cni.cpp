@@ -69,7 +69,7 @@ void RemoveRoot() {
   std::abort();
 }
 
-// The regular files under the data dir and their contents.
+// The regular files under the data dir and their sizes.
 std::string DataFiles() {
   std::string out;
   std::error_code ec;

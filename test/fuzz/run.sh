@@ -10,8 +10,7 @@
 # FUZZ_EXPECT outcomes checked, then libFuzzer mutates for N seconds (default
 # 60). Any crash, leak, timeout (5 s per input), RSS over 1 GiB or oracle
 # abort fails the run; the input that did it is kept next to the binary, in
-# fuzz-artifacts/. (libFuzzer's -jobs and -fork cannot be used: the harness's
-# seccomp filter refuses execve.)
+# fuzz-artifacts/.
 # The committed corpus is never written to. Exit 77: clang or libFuzzer missing.
 set -euo pipefail
 
