@@ -18,6 +18,7 @@ packages=(
   iproute2 iputils-ping procps containernetworking-plugins
   clang-format clang-tidy
   clang libclang-rt-14-dev  # the ASan+UBSan build and libFuzzer (test: build-asan)
+  llvm                      # llvm-symbolizer: sanitizer reports with file:line
 )
 # The VM harness (RDMA and SMC need kernels this machine does not run).
 mapfile -t vm_packages < <(grep -v '^#' integration/vm/packages.txt | grep -v '^$')

@@ -69,7 +69,7 @@ void RemoveRoot() {
   std::abort();
 }
 
-// The regular files under the data dir and their contents.
+// The regular files under the data dir and their sizes.
 std::string DataFiles() {
   std::string out;
   std::error_code ec;
@@ -174,8 +174,14 @@ void RunOne(fuzz::Node& node, const fuzz::Invocation& inv) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // tmpfs when there is one: every input creates and removes a data dir.
-  std::string tmpl = (fs::is_directory("/dev/shm") ? "/dev/shm" : "/tmp") + std::string("/erdma-fuzz-XXXXXX");
+  // $TMPDIR (run.sh points it at its scratch dir, removed even after a
+  // crash), else tmpfs when there is one: every input makes and removes a
+  // data dir.
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string tmpl = (tmpdir && *tmpdir              ? std::string(tmpdir)
+                      : fs::is_directory("/dev/shm") ? "/dev/shm"
+                                                     : "/tmp") +
+                     "/erdma-fuzz-XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr) {
     std::perror("mkdtemp");
     std::abort();

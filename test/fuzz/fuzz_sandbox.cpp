@@ -35,23 +35,17 @@ void ForbidKernelAccess() {
   sigemptyset(&sa.sa_mask);
   if (::sigaction(SIGSYS, &sa, nullptr) != 0) std::abort();
 
-  constexpr unsigned kTrap = SECCOMP_RET_TRAP;
-  // EPERM, not a trap, for execve: a sanitizer report runs llvm-symbolizer.
-  constexpr unsigned kRefuse = SECCOMP_RET_ERRNO | EPERM;
   sock_filter filter[] = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 6, 0),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_setns, 5, 0),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, 4, 0),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mount, 3, 0),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 3, 0),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 2, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 4, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_setns, 3, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, 2, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mount, 1, 0),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-      BPF_STMT(BPF_RET | BPF_K, kTrap),
-      BPF_STMT(BPF_RET | BPF_K, kRefuse),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
   };
   sock_fprog prog{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||

@@ -10,8 +10,7 @@
 # FUZZ_EXPECT outcomes checked, then libFuzzer mutates for N seconds (default
 # 60). Any crash, leak, timeout (5 s per input), RSS over 1 GiB or oracle
 # abort fails the run; the input that did it is kept next to the binary, in
-# fuzz-artifacts/. (libFuzzer's -jobs and -fork cannot be used: the harness's
-# seccomp filter refuses execve.)
+# fuzz-artifacts/.
 # The committed corpus is never written to. Exit 77: clang or libFuzzer missing.
 set -euo pipefail
 
@@ -48,8 +47,13 @@ fi
 [[ -x "$binary" ]] || { echo "no fuzz binary at $binary" >&2; exit 1; }
 artifacts="$(dirname "$binary")/fuzz-artifacts"
 
-scratch="$(mktemp -d /tmp/erdma-fuzz-run-XXXXXX)"
+# On tmpfs when there is one; the harness keeps its data dir in it too
+# (TMPDIR), so even a crashed run leaves nothing behind.
+shm=/tmp
+[[ -d /dev/shm ]] && shm=/dev/shm
+scratch="$(mktemp -d "$shm/erdma-fuzz-run-XXXXXX")"
 trap 'rm -rf "$scratch"' EXIT
+export TMPDIR="$scratch"
 mkdir -p "$scratch/corpus" "$scratch/artifacts"
 cp "$here"/corpus/* "$scratch/corpus/"
 seeds=$(find "$scratch/corpus" -type f | wc -l)
