@@ -60,6 +60,12 @@ class TimedKernel final : public netlink::Kernel {
   Status SetUp(int i, bool up) override {
     return Time(up ? "SetUp(up)" : "SetUp(down)", [&] { return k_->SetUp(i, up); });
   }
+  Status AddChildLink(const netlink::ChildLinkSpec& s, const Kernel& target) override {
+    return Time("AddChildLink", [&] { return k_->AddChildLink(s, target); });
+  }
+  Status DeleteLink(int i) override {
+    return Time("DeleteLink", [&] { return k_->DeleteLink(i); });
+  }
   Result<std::vector<netlink::AddrInfo>> ListAddrs(int i) override {
     return Time("ListAddrs", [&] { return k_->ListAddrs(i); });
   }
