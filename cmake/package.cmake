@@ -36,14 +36,17 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # The debug info stays in the build tree.
 set(CPACK_STRIP_FILES ON)
-# Dependencies from the binaries themselves (dpkg-shlibdeps: today libc6 and
-# libmnl0; none for the plugin once it links fully statically). Without
-# dpkg-dev the list is written out, and must then follow the binaries by hand.
+# Dependencies from the binaries themselves (dpkg-shlibdeps): none while the
+# plugin and the installer link fully statically, libc6 and libnl for a
+# -DERDMA_CNI_STATIC=OFF build. Without dpkg-dev the list is written out, and
+# must then follow the binaries by hand.
 find_program(DPKG_SHLIBDEPS dpkg-shlibdeps)
 find_program(FILE_PROGRAM file)
 if(DPKG_SHLIBDEPS AND FILE_PROGRAM)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libmnl0")
+  if(NOT ERDMA_CNI_STATIC OR ERDMA_CNI_SANITIZE)
+    set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libnl-3-200, libnl-route-3-200")
+  endif()
 endif()
 include(CPack)

@@ -336,11 +336,17 @@ Result<json> Add(Context& ctx) {
       ASSIGN_OR_RETURN(json r, ctx.ipam.Run(step.type, "ADD", step.config.dump()));
       ASSIGN_OR_RETURN(ips, IpsFromIpam(r));
     }
+    // The link's arrival and its configuration in one state write: the
+    // pod-side steps are planned before the link has its pod-side index
+    // (0 for now), which Journal::Run fills in once the move or the
+    // child's creation gives it.
+    std::vector<Step> link_steps;
     if (child_step)
-      RETURN_IF_ERROR(journal.Run({*child_step}, env));
+      link_steps.emplace_back(*child_step);
     else
-      RETURN_IF_ERROR(journal.Run({StepMove{pod_name}}, env));
-    RETURN_IF_ERROR(journal.Run(PlanPodConfig(cfg, env.pod_index, table, ips), env));
+      link_steps.emplace_back(StepMove{pod_name});
+    for (Step& s : PlanPodConfig(cfg, 0, table, ips)) link_steps.push_back(std::move(s));
+    RETURN_IF_ERROR(journal.Run(link_steps, env));
     const bool exclusive = rdma_plan.mode == netlink::NetnsMode::kExclusive;
     if (rdma_plan.pair) {
       st.rdma_device = rdma_plan.pair->device.name;
