@@ -46,6 +46,14 @@ Status MakePrivateDirs(const std::string& path) {
   return Ok();
 }
 
+Status CheckPrivateDir(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT ? Ok() : SysError("stat " + path, errno);
+  if (S_ISLNK(st.st_mode)) return Error(Code::kIo, path + " is a symlink; dataDir must be a real directory");
+  if (!S_ISDIR(st.st_mode)) return Error(Code::kIo, path + " exists and is not a directory");
+  return Ok();
+}
+
 Status WriteFileAtomic(const std::string& path, const std::string& data) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
@@ -71,7 +79,9 @@ Status WriteFileAtomic(const std::string& path, const std::string& data) {
 }
 
 Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  // O_NONBLOCK: a FIFO planted at the path must not hang the plugin (it is
+  // refused below as not a regular file); regular files ignore the flag.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
   if (!fd.valid()) return SysError("open " + path, errno);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return SysError("stat " + path, errno);

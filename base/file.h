@@ -16,6 +16,10 @@ namespace base {
 /// could redirect our writes anywhere.
 Status MakePrivateDirs(const std::string& path);
 
+/// Ok when `path` does not exist or is a real directory; the error
+/// MakePrivateDirs would give when it is a symlink or something else.
+Status CheckPrivateDir(const std::string& path);
+
 /// Writes `data` to `path` via `path.tmp.<pid>` and rename(2); mode 0600.
 Status WriteFileAtomic(const std::string& path, const std::string& data);
 

@@ -1,6 +1,7 @@
 #include "base/log.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,12 +49,29 @@ bool ParseLogLevel(std::string_view s, LogLevel* out) {
   return true;
 }
 
-void Log::Configure(const std::string& path, LogLevel level) {
+void Log::Configure(const std::string& path, LogLevel level, uint64_t max_bytes) {
   LogState& s = State();
   s.level = level;
   s.fd.Reset();
   if (path.empty()) return;
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  // O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of
+  // hanging the plugin; regular files ignore the flag.
+  auto open_log = [&] {
+    return ::open(path.c_str(),
+                  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
+  };
+  int fd = open_log();
+  struct stat st {};
+  if (fd >= 0 && max_bytes > 0 && ::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) >= max_bytes) {
+    // Size cap: the full file becomes <path>.1 (replacing the previous
+    // one) and a new one starts. rename() is atomic; two plugins rotating at
+    // once cost at most one old generation, never a torn line.
+    const std::string old = path + ".1";
+    if (::rename(path.c_str(), old.c_str()) == 0) {
+      ::close(fd);
+      fd = open_log();
+    }
+  }
   if (fd < 0) {
     std::fprintf(stderr, "erdma-cni: cannot open logFile %s; logging to stderr only\n", path.c_str());
     return;

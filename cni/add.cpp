@@ -7,6 +7,7 @@
 #include "cni/claim.h"
 #include "cni/commands.h"
 #include "cni/device.h"
+#include "cni/ipam_versions.h"
 #include "cni/journal.h"
 #include "cni/plan.h"
 #include "cni/rdma.h"
@@ -34,15 +35,6 @@ Result<std::vector<ipam::IpConfig>> IpsFromIpam(const json& result) {
   for (const auto& ip : ips) out.push_back(ipam::IpConfig{ip.address, ip.gateway});
   if (out.empty()) return Error(Code::kIpam, "ipam " + std::string("returned no IP addresses"));
   return out;
-}
-
-// What an IPAM plugin reads: the network config without prevResult, which
-// the IPAM has no use for and which would only bloat the journal.
-json IpamConfig(const conf::Config& cfg) {
-  json c = cfg.raw;
-  c.erase("prevResult");
-  c["cniVersion"] = cfg.cni_version;
-  return c;
 }
 
 Error RollBack(Error err, AttachmentState& st, StepEnv& env, Journal& journal, const StateStore& store,
@@ -215,6 +207,9 @@ Result<json> AddNone(Context& ctx, const StateStore& store, const std::string& p
 
 Result<json> Add(Context& ctx) {
   const conf::Config& cfg = ctx.cfg;
+  // CNI_NETNS first: a path that is not a network namespace is bad input,
+  // refused before anything is created on the node or in dataDir.
+  ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
   StateStore store(cfg.data_dir, cfg.name);
   RETURN_IF_ERROR(store.Prepare());
   const std::string path = store.PathFor(ctx.env.container_id, ctx.env.ifname);
@@ -269,9 +264,23 @@ Result<json> Add(Context& ctx) {
   // A moved device is one pod's alone: claim it. Children share their
   // parent and claim nothing.
   std::optional<DeviceClaim> claim;
+  std::optional<ClaimOwner> prior_owner;
   if (!cfg.child()) {
     ASSIGN_OR_RETURN(claim, DeviceClaim::Lock(store.DevicesDir(), device->name, ctx.lock_wait_ms));
-    if (auto owner = claim->Owner(); owner && ClaimIsLive(*owner)) return in_use_error(*owner);
+    prior_owner = claim->Owner();
+    if (prior_owner && ClaimIsLive(*prior_owner)) return in_use_error(*prior_owner);
+  }
+  // Until this ADD records itself as the owner, a failure removes the claim
+  // file Lock created (or found without an owner): a refused ADD leaves
+  // dataDir as it was.
+  struct UnownedClaim {
+    std::optional<DeviceClaim>& claim;
+    bool drop;
+    ~UnownedClaim() {
+      if (drop && claim) claim->Remove();
+    }
+  } unowned{claim, claim.has_value() && !prior_owner};
+  if (claim) {
     // Another ADD may have taken it between our lookup and the lock.
     ASSIGN_OR_RETURN(auto locked, ctx.host.FindLinkByIndex(device->index));
     if (!locked || locked->name != device->name)
@@ -281,7 +290,6 @@ Result<json> Add(Context& ctx) {
   }
 
   // 2. The pod.
-  ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
   ASSIGN_OR_RETURN(auto clash, pod->FindLink(pod_name));
   if (clash)
     return Error(Code::kInvalidConfig, (cfg.chained() ? "ifName" : "CNI_IFNAME") +
@@ -335,6 +343,7 @@ Result<json> Add(Context& ctx) {
     RETURN_IF_ERROR(
         claim->SetOwner(ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name,
                                    device->mac, PciAddressOf(ctx.sysfs_root, device->name)}));
+  unowned.drop = false;  // from here the journal's rollback removes it
   Journal journal(store, path, st);
   StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma, pod_rdma.get()};
   env.host_vf = vfs.get();
@@ -348,20 +357,26 @@ Result<json> Add(Context& ctx) {
     if (cfg.addresses == conf::AddressMode::kInherit) {
       ips = ipam::Inherit(st.origin.addrs, st.origin.routes);
     } else if (cfg.addresses == conf::AddressMode::kIpam) {
-      StepIpam step{cfg.ipam_type, IpamConfig(cfg)};
+      StepIpam step{cfg.ipam_type, IpamDelegateConfig(cfg)};
       RETURN_IF_ERROR(journal.Run({step}, env));
       ASSIGN_OR_RETURN(json r, ctx.ipam.Run(step.type, "ADD", step.config.dump()));
       ASSIGN_OR_RETURN(ips, IpsFromIpam(r));
     }
+    // The link's arrival and its configuration in one state write: the
+    // pod-side steps are planned before the link has its pod-side index
+    // (0 for now), which Journal::Run fills in once the move or the
+    // child's creation gives it.
+    std::vector<Step> link_steps;
     if (child_step)
-      RETURN_IF_ERROR(journal.Run({*child_step}, env));
+      link_steps.emplace_back(*child_step);
     else
-      RETURN_IF_ERROR(journal.Run({StepMove{pod_name}}, env));
+      link_steps.emplace_back(StepMove{pod_name});
     // Drivers differ in whether a MAC set through the PF reaches the VF's
     // netdev (mlx5 does not until the VF driver reloads): set it there too,
     // while the link is still down from the move.
-    if (vf && cfg.mac) RETURN_IF_ERROR(journal.Run({StepMac{*cfg.mac}}, env));
-    RETURN_IF_ERROR(journal.Run(PlanPodConfig(cfg, env.pod_index, table, ips), env));
+    if (vf && cfg.mac) link_steps.emplace_back(StepMac{*cfg.mac});
+    for (Step& s : PlanPodConfig(cfg, 0, table, ips)) link_steps.push_back(std::move(s));
+    RETURN_IF_ERROR(journal.Run(link_steps, env));
     const bool exclusive = rdma_plan.mode == netlink::NetnsMode::kExclusive;
     if (rdma_plan.pair) {
       st.rdma_device = rdma_plan.pair->device.name;

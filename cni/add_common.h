@@ -20,9 +20,6 @@ namespace cni {
 /// primary's), else CNI_IFNAME.
 std::string PodIfName(const Context& ctx);
 
-/// What an IPAM plugin reads: the network config without prevResult.
-nlohmann::json IpamConfig(const conf::Config& cfg);
-
 /// The addresses of an IPAM result; kIpam when there are none.
 base::Result<std::vector<ipam::IpConfig>> IpsFromIpam(const nlohmann::json& result);
 

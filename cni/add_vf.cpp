@@ -4,6 +4,7 @@
 #include "base/log.h"
 #include "cni/add_common.h"
 #include "cni/claim.h"
+#include "cni/ipam_versions.h"
 #include "cni/result.h"
 
 namespace cni {
@@ -89,7 +90,7 @@ Result<json> AddUserspaceVf(Context& ctx, const StateStore& store, const std::st
     if (cfg.addresses == conf::AddressMode::kIpam) {
       // Nothing to put them on: the application behind vfio-pci reads them
       // from the result.
-      StepIpam ipam{cfg.ipam_type, IpamConfig(cfg)};
+      StepIpam ipam{cfg.ipam_type, IpamDelegateConfig(cfg)};
       RETURN_IF_ERROR(journal.Run({ipam}, env));
       ASSIGN_OR_RETURN(json r, ctx.ipam.Run(ipam.type, "ADD", ipam.config.dump()));
       ASSIGN_OR_RETURN(auto got, IpsFromIpam(r));

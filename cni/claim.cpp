@@ -79,22 +79,40 @@ base::Status DeviceClaim::SetOwner(const ClaimOwner& o) {
   return base::Ok();
 }
 
-std::optional<ClaimOwner> FindClaim(const std::string& devices_dir, const std::string& name,
-                                    const std::string& mac, const std::string& pci) {
+namespace {
+
+// Every readable claim, without locking: (file name, owner).
+std::vector<std::pair<std::string, ClaimOwner>> ReadClaims(const std::string& devices_dir) {
+  std::vector<std::pair<std::string, ClaimOwner>> out;
   auto files = base::ListFiles(devices_dir);
-  if (!files.ok()) return std::nullopt;
+  if (!files.ok()) return out;
   for (const auto& f : *files) {
     auto text = base::ReadFileNoFollow(devices_dir + "/" + f, kMaxClaimBytes);
     if (!text.ok()) continue;
-    auto owner = ParseOwner(*text);
-    if (!owner || !ClaimIsLive(*owner)) continue;
-    if ((!name.empty() && owner->device == name) || (!mac.empty() && owner->mac == mac) ||
-        (!pci.empty() && owner->pci == pci))
+    if (auto owner = ParseOwner(*text)) out.emplace_back(f, std::move(*owner));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<ClaimOwner> FindClaim(const std::string& devices_dir, const std::string& name,
+                                    const std::string& mac, const std::string& pci) {
+  for (const auto& [file, owner] : ReadClaims(devices_dir)) {
+    if (!ClaimIsLive(owner)) continue;
+    if ((!name.empty() && owner.device == name) || (!mac.empty() && owner.mac == mac) ||
+        (!pci.empty() && owner.pci == pci))
       return owner;
   }
   return std::nullopt;
 }
 
 bool ClaimIsLive(const ClaimOwner& owner) { return base::PathExists(owner.state_path); }
+
+std::optional<ClaimOwner> ClaimOf(const std::string& devices_dir, const std::string& state_path) {
+  for (const auto& [file, owner] : ReadClaims(devices_dir))
+    if (owner.state_path == state_path) return owner;
+  return std::nullopt;
+}
 
 }  // namespace cni

@@ -47,4 +47,7 @@ std::optional<ClaimOwner> FindClaim(const std::string& devices_dir, const std::s
 /// True when `owner` still holds the device: its state file exists.
 bool ClaimIsLive(const ClaimOwner& owner);
 
+/// The claim whose owner's state is `state_path` (read without locking).
+std::optional<ClaimOwner> ClaimOf(const std::string& devices_dir, const std::string& state_path);
+
 }  // namespace cni

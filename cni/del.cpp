@@ -3,11 +3,15 @@
 // the pod side away.
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
 
 #include "base/file.h"
 #include "base/log.h"
 #include "cni/claim.h"
 #include "cni/commands.h"
+#include "cni/ipam_versions.h"
 #include "cni/journal.h"
 #include "cni/state.h"
 
@@ -109,16 +113,110 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   return base::Ok();
 }
 
+namespace {
+
+Status RemoveOrphanRules(netlink::Kernel& pod, uint32_t priority) {
+  ASSIGN_OR_RETURN(auto rules, pod.ListRules());
+  ASSIGN_OR_RETURN(auto routes, pod.ListRoutes(0));
+  std::set<uint32_t> used;
+  for (const auto& r : routes) used.insert(r.table);
+  for (const auto& rule : rules) {
+    if (rule.priority != priority || !rule.src || rule.table == netlink::kTableMain ||
+        rule.table == netlink::kTableLocal || rule.table == 253 || used.count(rule.table))
+      continue;
+    Status s = pod.DelRule(rule);
+    if (!s.ok() && s.error().sys_errno != ENOENT) return s;
+    base::Log::Info("removed rule from " + rule.src->ToString() + " lookup " + std::to_string(rule.table) +
+                    ": its table is empty");
+  }
+  return base::Ok();
+}
+
+// DEL with a state file that cannot be read (truncated, corrupt, from a
+// newer erdma-cni) or that is missing while a claim names it: do what the kernel, the device claim and the
+// config show, so that neither the device nor the pod's deletion is held hostage by one bad file. What only
+// the state knew (the device's node addresses and routes, a node-wide SMC UEID) cannot come back; the log
+// says so.
+Status Salvage(Context& ctx, const StateStore& store, const std::string& path, const Error& why) {
+  base::Log::Warn("state " + path + " cannot be used (" + why.msg +
+                  "); DEL works from the device claim, the config and what the kernel shows");
+  const std::string pod_name = ctx.cfg.chained() ? ctx.cfg.if_name : ctx.env.ifname;
+  std::unique_ptr<netlink::Kernel> pod;
+  if (!ctx.env.netns.empty()) {
+    auto p = ctx.netns.Open(ctx.env.netns);
+    if (p.ok()) pod = std::move(p).value();
+  }
+  StepEnv env{ctx.host, pod.get()};
+  std::vector<Error> errors;
+  auto keep = [&](Status s) {
+    if (!s.ok()) errors.push_back(std::move(s).error());
+  };
+
+  // A moved device: its claim names this attachment, the device and its MAC.
+  if (auto owner = ClaimOf(store.DevicesDir(), path)) {
+    auto claim = DeviceClaim::Lock(store.DevicesDir(), owner->device, ctx.lock_wait_ms);
+    if (!claim.ok()) return std::move(claim).error();
+    DeviceOrigin o;
+    o.name = owner->device;
+    o.mac = owner->mac;
+    o.up = true;  // a node's ENI is up; its addresses are the node agent's to restore
+    auto at_home = ctx.host.FindLink(o.name);
+    if (at_home.ok() && *at_home && (*at_home)->mac == o.mac) {
+      // An ADD that died before it moved anything: the device never left.
+      claim->Remove();
+    } else {
+      Status home = MoveHome(o, pod_name, env);
+      if (home.ok()) {
+        claim->Remove();
+        base::Log::Warn("returned " + o.name + " to the node without its addresses and routes (only the " +
+                        "state knew them); the node agent or an operator must restore them");
+      }
+      keep(std::move(home));
+    }
+  }
+  // A child: the pod's link of our name and kind.
+  if (ctx.cfg.child() && pod) {
+    StepChild c;
+    c.spec.kind = conf::ModeName(ctx.cfg.mode);
+    c.spec.name = pod_name;
+    keep(DeleteChild(c, env));
+  }
+  // Our policy rules outlive the device (rules belong to the netns): those at
+  // our priority, `from` an address, into a table that lost every route.
+  if (pod) keep(RemoveOrphanRules(*pod, ctx.cfg.routing.rule_priority));
+  // The address lease: IPAM DEL is idempotent.
+  if (!ctx.cfg.ipam_type.empty()) {
+    auto r = ctx.ipam.Run(ctx.cfg.ipam_type, "DEL", IpamDelegateConfig(ctx.cfg).dump());
+    if (!r.ok()) keep(std::move(r).error());
+  }
+  if (!errors.empty()) {
+    Error joined = JoinErrors(errors, "DEL without a readable state");
+    joined.code = Code::kDelIncomplete;
+    return joined;
+  }
+  if (!base::PathExists(path)) return base::Ok();
+  // Kept for a post-mortem, out of the way of later ADDs, DELs and GC.
+  const std::string aside = path + ".unreadable";
+  if (::rename(path.c_str(), aside.c_str()) != 0)
+    return Error(Code::kIo, "moving the unreadable state " + path + " aside: " + std::strerror(errno), "",
+                 errno);
+  base::Log::Warn("unreadable state kept as " + aside);
+  return base::Ok();
+}
+
+}  // namespace
+
 Status Del(Context& ctx) {
   StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
   const std::string path = store.PathFor(ctx.env.container_id, ctx.env.ifname);
   auto loaded = store.Load(path);
-  if (!loaded.ok()) {
-    Error e = std::move(loaded).error();
-    e.msg += "; inspect it and remove it to let DEL finish (the device may still be in the pod)";
-    return e;
-  }
+  if (!loaded.ok()) return Salvage(ctx, store, path, loaded.error());
   if (!*loaded) {
+    // A claim naming the missing state: an ADD died before its first state
+    // write, or the file was deleted behind our back. The claim says which
+    // device is ours.
+    if (ClaimOf(store.DevicesDir(), path))
+      return Salvage(ctx, store, path, Error(Code::kState, "state file missing, device claim present"));
     base::Log::Info("no state for this attachment: nothing to do");
     return base::Ok();
   }

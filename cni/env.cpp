@@ -1,5 +1,7 @@
 #include "cni/env.h"
 
+#include <sys/stat.h>
+
 #include <utility>
 
 #include "conf/names.h"
@@ -73,6 +75,13 @@ base::Result<std::vector<std::string>> ParsePath(const std::optional<std::string
       if (entry[0] != '/' || conf::HasControlChar(entry))
         return InvalidEnv("CNI_PATH: entry " + Quoted(entry) +
                           " must be an absolute directory; separate entries with ':'");
+      // A missing directory is common (a runtime lists several) and harmless;
+      // something else in its place is a misconfigured node.
+      struct stat st {};
+      if (::stat(std::string(entry).c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+        return InvalidEnv(
+            "CNI_PATH: entry " + Quoted(entry) +
+            " is not a directory; list the directories that hold CNI plugins, separated by ':'");
       out.emplace_back(entry);
     }
     if (colon == std::string_view::npos) break;
@@ -132,8 +141,9 @@ base::Result<Env> ParseEnv(const Getenv& getenv) {
 
   auto netns = Lookup(getenv, "CNI_NETNS");
   if (netns && !netns->empty()) {
-    if ((*netns)[0] != '/' || conf::HasControlChar(*netns))
-      return InvalidEnv("CNI_NETNS: " + Quoted(*netns) + " must be an absolute path to a network namespace");
+    if ((*netns)[0] != '/' || conf::HasControlChar(*netns) || !conf::IsValidUtf8(*netns))
+      return InvalidEnv("CNI_NETNS: " + Quoted(*netns) +
+                        " must be an absolute path (in UTF-8) to a network namespace");
     env.netns = *netns;
   } else if (needs_netns) {
     return InvalidEnv("CNI_NETNS: missing; the runtime must set the container's netns path");
@@ -143,8 +153,8 @@ base::Result<Env> ParseEnv(const Getenv& getenv) {
   if (!ifname || ifname->empty()) return InvalidEnv("CNI_IFNAME: missing; the runtime must set it");
   if (!conf::IsValidIfName(*ifname))
     return InvalidEnv("CNI_IFNAME: " + Quoted(*ifname) +
-                      " must be an interface name: 1..15 bytes, no '/', ':' or whitespace, not "
-                      "\".\" or \"..\"");
+                      " must be an interface name: 1..15 bytes of UTF-8, no '/', ':' or whitespace, "
+                      "not \".\" or \"..\"");
   env.ifname = *ifname;
 
   if (auto a = Lookup(getenv, "CNI_ARGS")) {

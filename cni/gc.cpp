@@ -8,6 +8,7 @@
 #include "cni/claim.h"
 #include "cni/commands.h"
 #include "cni/device.h"
+#include "cni/ipam_versions.h"
 #include "cni/journal.h"
 #include "cni/sriov.h"
 #include "cni/state.h"
@@ -22,12 +23,6 @@ using nlohmann::json;
 Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path, AttachmentState& st);
 
 namespace {
-
-json IpamConfig(const conf::Config& cfg) {
-  json c = cfg.raw;
-  c.erase("prevResult");
-  return c;
-}
 
 Status ForwardToIpam(Context& ctx, const std::string& command) {
   if (ctx.cfg.ipam.is_null() || ctx.cfg.ipam_type.empty()) return base::Ok();
@@ -44,7 +39,7 @@ Status ForwardToIpam(Context& ctx, const std::string& command) {
     base::Log::Info("ipam " + ctx.cfg.ipam_type + " predates CNI 1.1.0; not forwarding " + command);
     return base::Ok();
   }
-  auto r = ctx.ipam.Run(ctx.cfg.ipam_type, command, IpamConfig(ctx.cfg).dump());
+  auto r = ctx.ipam.Run(ctx.cfg.ipam_type, command, IpamDelegateConfig(ctx.cfg).dump());
   if (!r.ok()) return std::move(r).error();
   return base::Ok();
 }

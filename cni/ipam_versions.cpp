@@ -8,6 +8,13 @@
 
 namespace cni {
 
+nlohmann::json IpamDelegateConfig(const conf::Config& cfg) {
+  nlohmann::json c = cfg.raw;
+  c.erase("prevResult");
+  c["cniVersion"] = cfg.cni_version;
+  return c;
+}
+
 using nlohmann::json;
 
 base::Result<json> NegotiatingExecutor::Run(const std::string& type, const std::string& command,

@@ -2,9 +2,15 @@
 // use an IPAM plugin that stops at 1.0.0 (Debian's host-local and static do).
 #pragma once
 
+#include "conf/config.h"
 #include "ipam/ipam.h"
 
 namespace cni {
+
+/// What an IPAM plugin reads: the network config without prevResult (the
+/// IPAM has no use for it, and it would only bloat the journal), at the
+/// negotiated cniVersion.
+nlohmann::json IpamDelegateConfig(const conf::Config& cfg);
 
 /// Runs the inner executor; when the plugin fails and its VERSION answer does
 /// not list the config's cniVersion, runs it again at the highest version both

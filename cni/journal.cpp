@@ -2,6 +2,7 @@
 
 #include <cerrno>
 
+#include "base/fault.h"
 #include "base/log.h"
 #include "cni/rdma.h"
 #include "cni/vf.h"
@@ -92,6 +93,14 @@ Error ChildRefused(Error e, const StepChild& c) {
   return e;
 }
 
+// A pod-side address or route planned before its link existed names it by
+// index 0; once the link is in the pod, it is `pod_index`.
+void BindPodIndex(Step& step, int pod_index) {
+  if (pod_index == 0) return;
+  if (auto* a = std::get_if<StepAddr>(&step); a && a->addr.ifindex == 0) a->addr.ifindex = pod_index;
+  if (auto* r = std::get_if<StepRoute>(&step); r && r->route.oif == 0) r->route.oif = pod_index;
+}
+
 // Restores what the move took away. Every call is idempotent.
 Status RestoreOnHost(const DeviceOrigin& o, netlink::Kernel& host) {
   ASSIGN_OR_RETURN(auto link, host.FindLink(o.name));
@@ -142,11 +151,18 @@ Status Journal::Persist() { return store_.Save(path_, state_); }
 
 Status Journal::Run(const std::vector<Step>& steps, StepEnv& env) {
   if (steps.empty()) return base::Ok();
+  const size_t first = state_.steps.size();
   state_.steps.insert(state_.steps.end(), steps.begin(), steps.end());
   RETURN_IF_ERROR(Persist());
-  for (const auto& step : steps) {
+  for (size_t i = first; i < state_.steps.size(); ++i) {
+    Step& step = state_.steps[i];
+    // Written before the move or the child's creation told the pod-side
+    // index; the next state write records it.
+    BindPodIndex(step, env.pod_index);
     base::Log::Info(DescribeStep(step));
-    Status s = ApplyStep(step, state_, env);
+    Status s = base::fault::Point("before", StepOp(step));
+    if (s.ok()) s = ApplyStep(step, state_, env);
+    if (s.ok()) s = base::fault::Point("after", StepOp(step));
     if (!s.ok()) return std::move(s).error().WithContext(DescribeStep(step));
   }
   return base::Ok();
@@ -232,7 +248,11 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
 
   for (auto it = state.steps.rbegin(); it != state.steps.rend(); ++it) {
     const Step& step = *it;
-    Status s = base::Ok();
+    Status s = base::fault::Point("undo-before", StepOp(step));
+    if (!s.ok()) {
+      errors.push_back(std::move(s).error().WithContext("undo " + DescribeStep(step)));
+      continue;
+    }
     // Steps on the moved device leave with it when it goes home.
     const bool covered =
         moved && (std::holds_alternative<StepRoute>(step) || std::holds_alternative<StepAddr>(step) ||
@@ -275,6 +295,7 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
         s = IgnoreGone(smc->DelUeid(ueid->ueid));
     }
     // StepMtu, StepUp and StepMac: the pod-side link leaves with the move home.
+    if (s.ok()) s = base::fault::Point("undo-after", StepOp(step));
     if (!s.ok()) {
       base::Log::Error("undo " + DescribeStep(step) + ": " + s.error().msg);
       errors.push_back(std::move(s).error().WithContext("undo " + DescribeStep(step)));

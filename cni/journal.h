@@ -42,7 +42,9 @@ class Journal {
   /// Writes the state as it is now.
   base::Status Persist();
   /// Appends `steps` to the journal in one write, then applies them in order.
-  /// Stops at the first failure (the caller rolls back).
+  /// Stops at the first failure (the caller rolls back). Addresses and
+  /// routes planned with pod-side index 0 (before their link existed) get
+  /// env.pod_index, in the journal too, once a step has set it.
   base::Status Run(const std::vector<Step>& steps, StepEnv& env);
 
   const std::string& path() const { return path_; }

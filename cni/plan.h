@@ -29,7 +29,8 @@ std::vector<netlink::RouteInfo> RestorableRoutes(const std::vector<netlink::Rout
 /// Addresses DEL must put back: all except IPv6 link-local (the kernel makes those).
 std::vector<netlink::AddrInfo> RestorableAddrs(const std::vector<netlink::AddrInfo>& addrs);
 
-/// The steps after the move that configure the pod-side interface `pod_index`:
+/// The steps after the move that configure the pod-side interface `pod_index`
+/// (0 when planned before the link is in the pod: Journal::Run fills it in):
 /// MTU, addresses (no kernel prefix route; no DAD for IPv6), up, the subnet
 /// route in main at routeMetric, the policy table's subnet and default routes,
 /// and one rule per address at rulePriority.

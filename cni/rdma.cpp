@@ -18,7 +18,10 @@ namespace {
 // netdev alone.
 Result<RdmaPlan> Problem(const conf::RdmaConfig& cfg, Error e) {
   if (cfg.required) return e;
-  base::Log::Warn("RDMA: " + e.msg + " (rdma.required is off: continuing without RDMA)");
+  // A config without an `rdma` object did not ask for RDMA: on a node
+  // without it that is normal, not worth a warning on every ADD.
+  base::Log::Write(cfg.present ? base::LogLevel::kWarn : base::LogLevel::kInfo,
+                   "RDMA: " + e.msg + " (rdma.required is off: continuing without RDMA)");
   return RdmaPlan{};
 }
 

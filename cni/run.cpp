@@ -54,7 +54,11 @@ class RtnlNetnsOpener : public NetnsOpener {
 
 // The version to answer in when we could not (fully) parse the config.
 std::string BestEffortVersion(const std::string& stdin_bytes) {
-  json j = json::parse(stdin_bytes, nullptr, false);
+  // Only top-level members matter. Keeping nothing deeper makes 1 MiB of
+  // nested garbage (already refused by conf::Parse) cheap to read again:
+  // without the callback it became an 80 MB tree.
+  json j = json::parse(
+      stdin_bytes, [](int depth, json::parse_event_t, json&) { return depth <= 1; }, false);
   if (j.is_object() && j.contains("cniVersion") && j["cniVersion"].is_string()) {
     std::string v = j["cniVersion"].get<std::string>();
     if (conf::IsSupportedVersion(v)) return v;
@@ -81,13 +85,33 @@ const char* CommandName(Command c) {
   return "?";
 }
 
-int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out);
+class RealBackend : public Backend {
+ public:
+  base::Result<std::unique_ptr<netlink::Kernel>> OpenHost() override {
+    ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
+    return netlink::OpenRtnl(ns);
+  }
+  NetnsOpener& Opener() override { return opener_; }
+  std::unique_ptr<ipam::Executor> Ipam(const std::vector<std::string>& cni_path) override {
+    return std::make_unique<ipam::ExecExecutor>(cni_path);
+  }
+
+ private:
+  RtnlNetnsOpener opener_;
+};
+
+int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out, Backend& backend);
 
 }  // namespace
 
 int Run(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out) {
+  RealBackend backend;
+  return RunWith(getenv, stdin_bytes, out, backend);
+}
+
+int RunWith(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out, Backend& backend) {
   try {
-    return RunCommand(getenv, stdin_bytes, out);
+    return RunCommand(getenv, stdin_bytes, out, backend);
   } catch (const std::exception& e) {
     // Parsing never throws by design; this is the net under a bug.
     return Fail(out, BestEffortVersion(stdin_bytes),
@@ -96,7 +120,7 @@ int Run(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out)
 }
 
 namespace {
-int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out) {
+int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out, Backend& backend) {
   auto env = ParseEnv(getenv);
   if (!env.ok()) return Fail(out, BestEffortVersion(stdin_bytes), env.error());
 
@@ -121,7 +145,7 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostrea
                                                       " needs cniVersion 1.1.0 or later; the config says " +
                                                       version));
 
-  base::Log::Configure(cfg->log_file, cfg->log_level);
+  base::Log::Configure(cfg->log_file, cfg->log_level, cfg->log_max_bytes);
   std::string tag = "net=" + cfg->name;
   if (!env->container_id.empty()) tag += " cid=" + env->container_id;
   if (!env->ifname.empty()) tag += " if=" + env->ifname;
@@ -129,14 +153,12 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostrea
   base::Log::SetTag(tag);
   base::Log::Debug(std::string(CommandName(env->command)) + " netns=" + env->netns);
 
-  auto host_ns = netlink::Netns::Current();
-  if (!host_ns.ok()) return Fail(out, version, host_ns.error());
-  auto host = netlink::OpenRtnl(*host_ns);
+  auto host = backend.OpenHost();
   if (!host.ok()) return Fail(out, version, host.error());
-  RtnlNetnsOpener opener;
-  ipam::ExecExecutor exec(env->path);
-  NegotiatingExecutor ipam(exec);
-  Context ctx{*cfg, *env, **host, opener, ipam};
+  std::unique_ptr<ipam::Executor> exec = backend.Ipam(env->path);
+  NegotiatingExecutor ipam(*exec);
+  Context ctx{*cfg, *env, **host, backend.Opener(), ipam};
+  backend.Prepare(ctx);
 
   switch (env->command) {
     case Command::kAdd: {

@@ -3,7 +3,9 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <utility>
 
+#include "base/fault.h"
 #include "base/file.h"
 
 namespace cni {
@@ -93,6 +95,11 @@ Result<DeviceOrigin> OriginFromJson(const json& j) {
     o.routes.push_back(route);
   }
   return o;
+}
+
+template <size_t... I>
+std::vector<std::string> OpsOf(std::index_sequence<I...>) {
+  return {StepOp(Step(std::in_place_index<I>))...};
 }
 
 json StepToJson(const Step& step) {
@@ -376,6 +383,48 @@ Result<netlink::RuleInfo> RuleFromJson(const json& j) {
   return r;
 }
 
+const char* StepOp(const Step& step) {
+  return std::visit(
+      [](const auto& s) -> const char* {
+        using T = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<T, StepIpam>)
+          return "ipam";
+        else if constexpr (std::is_same_v<T, StepMove>)
+          return "move";
+        else if constexpr (std::is_same_v<T, StepChild>)
+          return "child";
+        else if constexpr (std::is_same_v<T, StepMtu>)
+          return "mtu";
+        else if constexpr (std::is_same_v<T, StepAddr>)
+          return "addr";
+        else if constexpr (std::is_same_v<T, StepUp>)
+          return "up";
+        else if constexpr (std::is_same_v<T, StepRoute>)
+          return "route";
+        else if constexpr (std::is_same_v<T, StepRule>)
+          return "rule";
+        else if constexpr (std::is_same_v<T, StepRdmaMove>)
+          return "rdma-move";
+        else if constexpr (std::is_same_v<T, StepSoftRdma>)
+          return "rdma-soft";
+        else if constexpr (std::is_same_v<T, StepSysctl>)
+          return "sysctl";
+        else if constexpr (std::is_same_v<T, StepPnet>)
+          return "pnet";
+        else if constexpr (std::is_same_v<T, StepUeid>)
+          return "ueid";
+        else if constexpr (std::is_same_v<T, StepVf>)
+          return "vf";
+        else if constexpr (std::is_same_v<T, StepMac>)
+          return "mac";
+        else
+          static_assert(sizeof(T) == 0, "every step needs an op name");
+      },
+      step);
+}
+
+std::vector<std::string> AllStepOps() { return OpsOf(std::make_index_sequence<std::variant_size_v<Step>>{}); }
+
 std::string DescribeStep(const Step& step) {
   return std::visit(
       [](const auto& s) -> std::string {
@@ -487,6 +536,8 @@ bool UeidUsedElsewhere(const StateStore& store, const std::string& self, const s
 }
 
 Status StateStore::Prepare() const {
+  // All three checked before any is made: a bad one leaves nothing behind.
+  for (const std::string& dir : {data_dir_, Dir(), DevicesDir()}) RETURN_IF_ERROR(base::CheckPrivateDir(dir));
   RETURN_IF_ERROR(base::MakePrivateDirs(data_dir_));
   RETURN_IF_ERROR(base::MakePrivateDirs(Dir()));
   return base::MakePrivateDirs(DevicesDir());
@@ -510,7 +561,9 @@ Result<std::optional<AttachmentState>> StateStore::Load(const std::string& path)
 }
 
 Status StateStore::Save(const std::string& path, const AttachmentState& s) const {
-  return base::WriteFileAtomic(path, ToJson(s).dump());
+  RETURN_IF_ERROR(base::fault::Point("before", "state-write"));
+  RETURN_IF_ERROR(base::WriteFileAtomic(path, ToJson(s).dump()));
+  return base::fault::Point("after", "state-write");
 }
 
 Status StateStore::Remove(const std::string& path) const { return base::RemoveFile(path); }
@@ -519,7 +572,8 @@ Result<std::vector<std::string>> StateStore::List() const {
   ASSIGN_OR_RETURN(auto names, base::ListFiles(Dir()));
   std::vector<std::string> paths;
   for (const auto& n : names) {
-    if (n.find(".tmp.") != std::string::npos) continue;
+    // Temp files of a write in flight, and states DEL set aside as unreadable.
+    if (n.find(".tmp.") != std::string::npos || n.ends_with(".unreadable")) continue;
     paths.push_back(Dir() + "/" + n);
   }
   return paths;

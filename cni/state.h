@@ -86,6 +86,11 @@ struct StepMac {  ///< pod-side MAC set; inverse: the move home restores the nod
 using Step = std::variant<StepIpam, StepMove, StepChild, StepMtu, StepAddr, StepUp, StepRoute, StepRule,
                           StepRdmaMove, StepSoftRdma, StepSysctl, StepPnet, StepUeid, StepVf, StepMac>;
 
+/// The step's op as the state file spells it ("move", "child", "addr", ...).
+const char* StepOp(const Step& step);
+/// Every op, in the order of the Step variant (for fault-point coverage).
+std::vector<std::string> AllStepOps();
+
 /// Short text for logs and errors: "move eth1 -> erdma0", "rule from 10.9.0.5 lookup 200".
 std::string DescribeStep(const Step& step);
 

@@ -256,7 +256,9 @@ Status ParseAddressing(const json& root, Config& c) {
     c.ipam_type = t;
   }
   // A new child has nothing to inherit: it takes addresses from IPAM.
-  c.addresses = !c.ipam.is_null() ? AddressMode::kIpam : c.child() ? AddressMode::kNone : AddressMode::kInherit;
+  c.addresses = !c.ipam.is_null() ? AddressMode::kIpam
+                : c.child()       ? AddressMode::kNone
+                                  : AddressMode::kInherit;
   if (const json* v = Get(root, "addresses")) {
     const std::string fix = "use \"inherit\", \"ipam\" or \"none\"";
     if (!v->is_string()) return Invalid("addresses: must be a string; " + fix);
@@ -329,6 +331,12 @@ Status ParseFiles(const json& root, Config& c) {
     if (!ok) return Invalid("logFile: must be an absolute path or empty");
     c.log_file = v->get<std::string>();
   }
+  if (const json* v = Get(root, "logMaxBytes")) {
+    uint64_t n = 0;
+    if (!GetUint(*v, 0, uint64_t{1} << 40, &n))
+      return Invalid("logMaxBytes: must be an integer number of bytes (0 = no cap), e.g. 10485760");
+    c.log_max_bytes = n;
+  }
   if (const json* v = Get(root, "logLevel")) {
     const char* fix = "use \"debug\", \"info\", \"warn\" or \"error\"";
     if (!v->is_string()) return Invalid(std::string("logLevel: must be a string; ") + fix);
@@ -362,6 +370,12 @@ base::Result<json> Decode(std::string_view bytes) {
   if (bytes.size() > kMaxConfigBytes)
     return Error(Code::kDecoding, "config: " + std::to_string(bytes.size()) + " bytes on stdin; at most " +
                                       std::to_string(kMaxConfigBytes) + " are accepted");
+  // JSON text has no raw NUL anywhere (in strings it must be escaped), and
+  // nlohmann's lexer takes one for the end of input: `{...}\0<anything>`
+  // would pass as the object alone.
+  if (const size_t nul = bytes.find('\0'); nul != std::string_view::npos)
+    return Error(Code::kDecoding, "config: stdin holds a NUL byte at offset " + std::to_string(nul) +
+                                      "; it must be JSON text");
   json root;
   try {
     root = json::parse(

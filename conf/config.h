@@ -68,6 +68,7 @@ struct Config {
   std::string data_dir = "/run/erdma-cni";
   std::string log_file;  ///< empty: no log file (errors still go to stderr)
   base::LogLevel log_level = base::LogLevel::kInfo;
+  uint64_t log_max_bytes = 10 << 20;  ///< logFile is rotated to <logFile>.1 at this size (0: never)
 
   nlohmann::json prev_result;     ///< null when standalone
   nlohmann::json runtime_config;  ///< object (maybe empty)

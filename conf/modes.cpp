@@ -69,7 +69,8 @@ Status ParseMacvlan(const json& b, MacvlanConfig& out, std::optional<std::string
     for (const auto& e : *list) {
       std::optional<std::string> v;
       if (e.is_string()) v = NormalizeMac(e.get_ref<const std::string&>());
-      if (!v) return Invalid("macvlan.sourceMacs: every entry must be a MAC address like \"02:00:00:3b:00:01\"");
+      if (!v)
+        return Invalid("macvlan.sourceMacs: every entry must be a MAC address like \"02:00:00:3b:00:01\"");
       out.source_macs.push_back(*v);
     }
   } else if (out.mode == MacvlanMode::kSource) {
@@ -126,7 +127,8 @@ Status ParseVf(const json& b, VfConfig& out, std::optional<std::string>& mac) {
   }
   RETURN_IF_ERROR(ParseU32(b, "vlan", 4094, " (0 = untagged)", out.vlan));
   RETURN_IF_ERROR(ParseU32(b, "vlanQoS", 7, "", out.vlan_qos));
-  if (out.vlan_qos && !out.vlan) return Invalid("vf.vlanQoS: needs vf.vlan; set the VLAN the priority is for");
+  if (out.vlan_qos && !out.vlan)
+    return Invalid("vf.vlanQoS: needs vf.vlan; set the VLAN the priority is for");
   RETURN_IF_ERROR(ParseU32(b, "minTxRate", std::numeric_limits<uint32_t>::max(), " (Mbps)", out.min_tx_rate));
   RETURN_IF_ERROR(ParseU32(b, "maxTxRate", std::numeric_limits<uint32_t>::max(), " (Mbps, 0 = unlimited)",
                            out.max_tx_rate));
@@ -154,7 +156,8 @@ Status ParseVf(const json& b, VfConfig& out, std::optional<std::string>& mac) {
     else
       return Invalid("vf.linkState: " + Quote(s) + " is not supported; " + fix);
   }
-  if (const json* v = Get(b, "infinibandGUID")) RETURN_IF_ERROR(ParseGuid(*v, "vf.infinibandGUID", out.ib_guid));
+  if (const json* v = Get(b, "infinibandGUID"))
+    RETURN_IF_ERROR(ParseGuid(*v, "vf.infinibandGUID", out.ib_guid));
   return base::Ok();
 }
 

@@ -33,8 +33,8 @@ struct IpvlanConfig {
 /// VF settings applied through the PF before the VF moves; unset = left alone.
 struct VfConfig {
   enum class LinkState : uint32_t { kAuto = 0, kEnable = 1, kDisable = 2 };  ///< IFLA_VF_LINK_STATE_*
-  std::optional<uint32_t> vlan;      ///< 0..4094 (0 = untagged)
-  std::optional<uint32_t> vlan_qos;  ///< 0..7, needs vlan
+  std::optional<uint32_t> vlan;                                              ///< 0..4094 (0 = untagged)
+  std::optional<uint32_t> vlan_qos;                                          ///< 0..7, needs vlan
   std::optional<bool> spoofchk;
   std::optional<bool> trust;
   std::optional<LinkState> link_state;

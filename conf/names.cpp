@@ -1,5 +1,7 @@
 #include "conf/names.h"
 
+#include <cstdint>
+
 namespace conf {
 
 namespace {
@@ -12,6 +14,40 @@ bool HasControlChar(std::string_view s) {
   return false;
 }
 
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return false;  // a continuation byte, 0xc0/0xc1 (overlong) or past 0xf4
+    }
+    if (s.size() - i < len) return false;
+    for (size_t k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff))) return false;  // overlong
+    if (cp >= 0xd800 && cp <= 0xdfff) return false;                                               // surrogate
+    i += len;
+  }
+  return true;
+}
+
 bool IsValidIfName(std::string_view name) {
   // IFNAMSIZ is 16 including the terminating NUL.
   if (name.empty() || name.size() > 15) return false;
@@ -21,7 +57,7 @@ bool IsValidIfName(std::string_view name) {
     // allowed by it but break every tool that prints names.
     if (c == '/' || c == ':' || c == ' ' || c < 0x20 || c == 0x7f) return false;
   }
-  return true;
+  return IsValidUtf8(name);
 }
 
 bool IsPlainFileName(std::string_view name, size_t max_bytes) {

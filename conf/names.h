@@ -9,8 +9,13 @@
 namespace conf {
 
 /// A name the kernel accepts for a netdev (dev_valid_name): 1..15 bytes, not
-/// "." or "..", no '/', ':', whitespace or control characters.
+/// "." or "..", no '/', ':', whitespace or control characters; and valid
+/// UTF-8, which the kernel does not ask for but a CNI result (JSON) needs.
 bool IsValidIfName(std::string_view name);
+
+/// Well-formed UTF-8: no stray continuation bytes, overlong forms,
+/// surrogates or code points past U+10FFFF.
+bool IsValidUtf8(std::string_view s);
 
 /// A single path component that is safe to create: non-empty, at most
 /// `max_bytes`, no '/', not "." or "..", no control characters (NUL included).

@@ -45,7 +45,9 @@ base::Result<Netns> Netns::Open(const std::string& path, const std::string& what
                                         ": the path is empty (set it to the pod's network namespace, e.g. "
                                         "/var/run/netns/NAME or /proc/PID/ns/net)");
   }
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK and O_NOCTTY: CNI_NETNS may name a FIFO (open would wait for
+  // a writer) or a terminal; both are refused below as not a netns.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!fd.valid()) {
     const int err = errno;
     if (err == ENOENT || err == ENOTDIR) {

@@ -1,7 +1,7 @@
 // The syscall boundary for RDMA devices: the few RDMA netlink (NETLINK_RDMA,
 // client NLDEV) verbs erdma-cni needs, for one network namespace, as
 // netlink::Kernel is for rtnetlink. The real implementation
-// (rdma_socket.h) speaks NLDEV through libmnl on a socket opened inside that
+// (rdma_socket.h) speaks NLDEV on a plain netlink socket opened inside that
 // namespace; tests use a stateful fake (test/fake/fake_rdma.h).
 #pragma once
 

@@ -1,6 +1,5 @@
 #include "netlink/rdma_codec.h"
 
-#include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 #include <net/if.h>
 #include <rdma/rdma_netlink.h>
@@ -13,7 +12,7 @@
 #include <optional>
 
 #include "netlink/kernel_name.h"
-#include "netlink/mnl_request.h"
+#include "netlink/raw_message.h"
 
 namespace netlink::nldev {
 namespace {
@@ -32,27 +31,27 @@ Error Malformed(const std::string& why) {
 Error BadRequest(const std::string& why) { return Error(base::Code::kKernel, why, {}, EINVAL); }
 
 /// A request of NLDEV command `op`; NLDEV messages have no family header.
-mnl::Request NldevRequest(uint16_t op, uint16_t flags, uint32_t seq) { return {MessageType(op), flags, seq}; }
+raw::Request NldevRequest(uint16_t op, uint16_t flags, uint32_t seq) { return {MessageType(op), flags, seq}; }
 
-using mnl::kCommand;
-using mnl::kDump;
+using raw::kCommand;
+using raw::kDump;
 
-/// The expected payload of each attribute the parsers read; others are skipped.
-std::optional<mnl_attr_data_type> KindOf(uint16_t type) {
-  switch (type) {
-    case RDMA_NLDEV_ATTR_DEV_INDEX:
-    case RDMA_NLDEV_ATTR_PORT_INDEX:
-    case RDMA_NLDEV_ATTR_NDEV_INDEX: return MNL_TYPE_U32;
-    case RDMA_NLDEV_ATTR_NODE_GUID: return MNL_TYPE_U64;
-    case RDMA_NLDEV_ATTR_PORT_STATE:
-    case RDMA_NLDEV_ATTR_PORT_PHYS_STATE:
-    case RDMA_NLDEV_SYS_ATTR_NETNS_MODE: return MNL_TYPE_U8;
-    case RDMA_NLDEV_ATTR_DEV_NAME:
-    case RDMA_NLDEV_ATTR_NDEV_NAME:
-    case RDMA_NLDEV_ATTR_DEV_PROTOCOL: return MNL_TYPE_NUL_STRING;
-    default: return std::nullopt;
-  }
-}
+/// The payload of each attribute the parsers read; the others (NLA_UNSPEC)
+/// are skipped.
+const std::array<nla_policy, kAttrTableSize> kPolicy = [] {
+  std::array<nla_policy, kAttrTableSize> p{};
+  p[RDMA_NLDEV_ATTR_DEV_INDEX] = raw::PolicyU32();
+  p[RDMA_NLDEV_ATTR_PORT_INDEX] = raw::PolicyU32();
+  p[RDMA_NLDEV_ATTR_NDEV_INDEX] = raw::PolicyU32();
+  p[RDMA_NLDEV_ATTR_NODE_GUID] = raw::PolicyU64();
+  p[RDMA_NLDEV_ATTR_PORT_STATE] = raw::PolicyU8();
+  p[RDMA_NLDEV_ATTR_PORT_PHYS_STATE] = raw::PolicyU8();
+  p[RDMA_NLDEV_SYS_ATTR_NETNS_MODE] = raw::PolicyU8();
+  p[RDMA_NLDEV_ATTR_DEV_NAME] = raw::PolicyString();
+  p[RDMA_NLDEV_ATTR_NDEV_NAME] = raw::PolicyString();
+  p[RDMA_NLDEV_ATTR_DEV_PROTOCOL] = raw::PolicyString();
+  return p;
+}();
 
 /// One message's attributes by type, pointing into `storage`.
 struct Attrs {
@@ -60,13 +59,13 @@ struct Attrs {
   std::array<const nlattr*, kAttrTableSize> tb{};
 
   const nlattr* operator[](uint16_t type) const { return tb[type]; }
-  uint32_t U32(uint16_t type) const { return mnl_attr_get_u32(tb[type]); }
-  std::string Str(uint16_t type) const { return tb[type] ? mnl_attr_get_str(tb[type]) : std::string(); }
+  uint32_t U32(uint16_t type) const { return nla_get_u32(tb[type]); }
+  std::string Str(uint16_t type) const { return raw::AttrString(tb[type]); }
 };
 
 /// Checks the header of one message of type `op` (or `alt_op`) and indexes
 /// its attributes. The message is copied first: the caller's bytes need not
-/// be aligned for nlmsghdr, and libmnl's walkers must not step outside them.
+/// be aligned for nlmsghdr, and libnl's nla_* must not step outside them.
 Result<Attrs> ParseMessage(std::span<const uint8_t> msg, const char* what, uint16_t op, uint16_t alt_op = 0) {
   nlmsghdr hdr{};
   if (msg.size() < sizeof hdr) {
@@ -82,24 +81,9 @@ Result<Attrs> ParseMessage(std::span<const uint8_t> msg, const char* what, uint1
   }
   Attrs a;
   a.storage.assign(msg.begin(), msg.begin() + hdr.nlmsg_len);
-  const uint8_t* base = a.storage.data();
-  const size_t end = a.storage.size();
-  size_t off = MNL_NLMSG_HDRLEN;  // NLDEV messages have no family header
-  while (off < end) {
-    const auto* attr = reinterpret_cast<const nlattr*>(base + off);
-    // mnl_attr_ok: a whole header, nla_len covering it and within the message.
-    if (end - off < sizeof(nlattr) || !mnl_attr_ok(attr, static_cast<int>(end - off))) {
-      return Malformed(std::string(what) + ": truncated attribute at offset " + std::to_string(off));
-    }
-    const uint16_t type = mnl_attr_get_type(attr);
-    if (auto kind = KindOf(type)) {
-      if (mnl_attr_validate(attr, *kind) < 0) {
-        return Malformed(std::string(what) + ": attribute " + std::to_string(type) + " has a bad payload (" +
-                         std::to_string(mnl_attr_get_payload_len(attr)) + " bytes)");
-      }
-      a.tb[type] = attr;
-    }
-    off += MNL_ALIGN(attr->nla_len);
+  // NLDEV messages have no family header: attributes follow nlmsghdr.
+  if (auto problem = raw::IndexAttrs(a.storage.data(), NLMSG_HDRLEN, a.storage.size(), kPolicy, a.tb)) {
+    return Malformed(std::string(what) + ": " + *problem);
   }
   return a;
 }
@@ -168,11 +152,11 @@ base::Result<NetnsMode> ParseSysGet(std::span<const uint8_t> msg) {
   ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, RDMA_NLDEV_CMD_SYS_GET));
   const nlattr* mode = a[RDMA_NLDEV_SYS_ATTR_NETNS_MODE];
   if (!mode) return Missing(kWhat, "RDMA_NLDEV_SYS_ATTR_NETNS_MODE");
-  switch (mnl_attr_get_u8(mode)) {
+  switch (nla_get_u8(mode)) {
     case 0: return NetnsMode::kExclusive;
     case 1: return NetnsMode::kShared;
     default:
-      return Malformed(std::string(kWhat) + ": unknown netns mode " + std::to_string(mnl_attr_get_u8(mode)));
+      return Malformed(std::string(kWhat) + ": unknown netns mode " + std::to_string(nla_get_u8(mode)));
   }
 }
 
@@ -186,7 +170,7 @@ base::Result<RdmaDevice> ParseDevice(std::span<const uint8_t> msg) {
   d.name = a.Str(RDMA_NLDEV_ATTR_DEV_NAME);
   // In a device message PORT_INDEX is the last port number (rdma_end_port).
   if (a[RDMA_NLDEV_ATTR_PORT_INDEX]) d.num_ports = a.U32(RDMA_NLDEV_ATTR_PORT_INDEX);
-  if (const nlattr* guid = a[RDMA_NLDEV_ATTR_NODE_GUID]) d.node_guid = FormatGuid(mnl_attr_get_u64(guid));
+  if (const nlattr* guid = a[RDMA_NLDEV_ATTR_NODE_GUID]) d.node_guid = FormatGuid(nla_get_u64(guid));
   d.protocol = a.Str(RDMA_NLDEV_ATTR_DEV_PROTOCOL);
   return d;
 }
@@ -206,8 +190,8 @@ base::Result<RdmaPort> ParsePort(std::span<const uint8_t> msg) {
   // socket's namespace.
   if (a[RDMA_NLDEV_ATTR_NDEV_INDEX]) p.netdev_index = a.U32(RDMA_NLDEV_ATTR_NDEV_INDEX);
   p.netdev_name = a.Str(RDMA_NLDEV_ATTR_NDEV_NAME);
-  if (const nlattr* s = a[RDMA_NLDEV_ATTR_PORT_STATE]) p.state = mnl_attr_get_u8(s);
-  if (const nlattr* s = a[RDMA_NLDEV_ATTR_PORT_PHYS_STATE]) p.phys_state = mnl_attr_get_u8(s);
+  if (const nlattr* s = a[RDMA_NLDEV_ATTR_PORT_STATE]) p.state = nla_get_u8(s);
+  if (const nlattr* s = a[RDMA_NLDEV_ATTR_PORT_PHYS_STATE]) p.phys_state = nla_get_u8(s);
   return p;
 }
 

@@ -1,7 +1,7 @@
 // RDMA netlink (NETLINK_RDMA, client NLDEV) messages as bytes: building the
 // requests erdma-cni sends and parsing what the kernel answers. Pure
-// functions over buffers, no socket; libmnl only lays out and walks the
-// bytes. Shapes follow the kernel's drivers/infiniband/core/nldev.c and
+// functions over buffers, no socket; libnl's nlmsg_* and nla_* only lay out
+// and walk the bytes (netlink/raw_message.h). Shapes follow the kernel's drivers/infiniband/core/nldev.c and
 // include/uapi/rdma/rdma_netlink.h.
 #pragma once
 
@@ -12,14 +12,14 @@
 #include <vector>
 
 #include "base/error.h"
-#include "netlink/mnl_reply.h"
+#include "netlink/raw_reply.h"
 #include "netlink/rdma.h"
 
 namespace netlink::nldev {
 
-using Bytes = mnl::Bytes;
+using Bytes = raw::Bytes;
 
-// The answers come in datagrams that mnl::ReadDatagram (netlink/mnl_reply.h)
+// The answers come in datagrams that raw::ReadDatagram (netlink/raw_reply.h)
 // splits into whole messages for the parsers below.
 
 /// nlmsg_type of an NLDEV command: RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op).

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <utility>
 
-#include "netlink/mnl_socket.h"
+#include "netlink/raw_socket.h"
 #include "netlink/rdma_codec.h"
 
 namespace netlink {
@@ -17,16 +17,16 @@ using base::Result;
 using base::Status;
 using nldev::Bytes;
 
-using mnl::SysError;
-using mnl::WithWhat;
+using raw::SysError;
+using raw::WithWhat;
 
 class RdmaSocket final : public Rdma {
  public:
-  RdmaSocket(mnl::Socket sock, std::string where) : sock_(std::move(sock)), where_(std::move(where)) {}
+  RdmaSocket(raw::Socket sock, std::string where) : sock_(std::move(sock)), where_(std::move(where)) {}
 
   Result<NetnsMode> GetNetnsMode() override {
     const std::string what = "RDMA_NLDEV_CMD_SYS_GET";
-    ASSIGN_OR_RETURN(mnl::Reply reply,
+    ASSIGN_OR_RETURN(raw::Reply reply,
                      sock_.Exchange(what, [](uint32_t seq) { return nldev::BuildSysGet(seq); }));
     if (reply.messages.empty()) return SysError(what, EBADMSG, "the kernel acknowledged without an answer");
     return WithWhat(nldev::ParseSysGet(reply.messages.front()), what);
@@ -109,7 +109,7 @@ class RdmaSocket final : public Rdma {
   }
 
   // The socket, and the namespace it lives in, entered for MoveDevice.
-  mnl::Socket sock_;
+  raw::Socket sock_;
   std::string where_;  // the path it was opened by, for messages
 };
 
@@ -117,7 +117,7 @@ class RdmaSocket final : public Rdma {
 
 base::Result<std::unique_ptr<Rdma>> OpenRdma(const Netns& ns) {
   const std::string what = "opening an RDMA netlink socket in " + ns.path();
-  auto sock = mnl::Socket::Open(ns, NETLINK_RDMA, "NETLINK_RDMA", what);
+  auto sock = raw::Socket::Open(ns, NETLINK_RDMA, "NETLINK_RDMA", what);
   if (!sock.ok()) {
     // netlink_create: no kernel socket registered for the protocol, even
     // after request_module. ib_core registers it.

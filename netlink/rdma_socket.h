@@ -1,4 +1,4 @@
-// netlink::Rdma over NETLINK_RDMA with libmnl.
+// netlink::Rdma over NETLINK_RDMA (netlink/raw_socket.h, netlink/rdma_codec.h).
 #pragma once
 
 #include <memory>

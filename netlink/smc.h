@@ -1,8 +1,8 @@
 // The syscall boundary for SMC (Shared Memory Communications over RDMA): the
 // SMC pnet table and the SMC user EIDs, for one network namespace, as
 // netlink::Rdma is for RDMA devices. The real implementation (smc_socket.h)
-// speaks the generic netlink families SMC_PNETID and SMC_GEN_NETLINK through
-// libmnl on a socket opened inside that namespace; tests use a stateful fake
+// speaks the generic netlink families SMC_PNETID and SMC_GEN_NETLINK on a
+// plain netlink socket opened inside that namespace; tests use a stateful fake
 // (test/fake/fake_smc.h).
 //
 // Kernel facts the contracts below rest on (net/smc/smc_pnet.c, smc_clc.c):

@@ -1,6 +1,5 @@
 #include "netlink/smc_codec.h"
 
-#include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/smc.h>
@@ -10,7 +9,7 @@
 #include <cstring>
 #include <optional>
 
-#include "netlink/mnl_request.h"
+#include "netlink/raw_message.h"
 
 namespace netlink {
 namespace {
@@ -29,19 +28,21 @@ static_assert(CTRL_ATTR_OPS < kAttrTableSize && SMC_PNETID_IBPORT < kAttrTableSi
               SMC_NLA_EID_TABLE_ENTRY < kAttrTableSize);
 static_assert(GENL_HDRLEN == 4);
 
-using mnl::kCommand;
-using mnl::kDump;
+using raw::kCommand;
+using raw::kDump;
 
 Error Malformed(const std::string& why) {
   return Error(base::Code::kKernel, "malformed generic netlink reply: " + why, {}, EBADMSG);
 }
 
 /// A generic netlink request: nlmsghdr typed by the family id, genlmsghdr.
-mnl::Request GenlRequest(uint16_t family, uint8_t cmd, uint16_t flags, uint32_t seq) {
-  mnl::Request r(family, flags, seq);
-  auto* genl = static_cast<genlmsghdr*>(r.PutExtraHeader(sizeof(genlmsghdr)));
-  genl->cmd = cmd;
-  genl->version = kRequestVersion;
+raw::Request GenlRequest(uint16_t family, uint8_t cmd, uint16_t flags, uint32_t seq) {
+  raw::Request r(family, flags, seq);
+  // Without memory there is no header to fill in, and Finish() gives nothing.
+  if (auto* genl = static_cast<genlmsghdr*>(r.PutExtraHeader(sizeof(genlmsghdr)))) {
+    genl->cmd = cmd;
+    genl->version = kRequestVersion;
+  }
   return r;
 }
 
@@ -51,34 +52,44 @@ struct Attrs {
   std::array<const nlattr*, kAttrTableSize> tb{};
 
   const nlattr* operator[](uint16_t type) const { return tb[type]; }
-  std::string Str(uint16_t type) const { return tb[type] ? mnl_attr_get_str(tb[type]) : std::string(); }
+  std::string Str(uint16_t type) const { return raw::AttrString(tb[type]); }
 };
 
-using KindFn = std::optional<mnl_attr_data_type> (*)(uint16_t type);
+/// The payload of each attribute a parser reads, by type; the others
+/// (NLA_UNSPEC) are skipped.
+using Policy = std::array<nla_policy, kAttrTableSize>;
 
-/// Checks that [off, end) of `base` is a run of well-formed attributes and
-/// calls `each` on every one. Never reads outside the run.
-template <typename Fn>
-std::optional<std::string> WalkAttrs(const uint8_t* base, size_t off, size_t end, Fn&& each) {
-  while (off < end) {
-    const auto* attr = reinterpret_cast<const nlattr*>(base + off);
-    // mnl_attr_ok: a whole header, nla_len covering it and within the run.
-    if (end - off < sizeof(nlattr) || !mnl_attr_ok(attr, static_cast<int>(end - off))) {
-      return "truncated attribute at offset " + std::to_string(off);
-    }
-    if (auto problem = each(attr, off)) return problem;
-    off += MNL_ALIGN(attr->nla_len);
-  }
-  return std::nullopt;
-}
+const Policy kFamilyPolicy = [] {
+  Policy p{};
+  p[CTRL_ATTR_FAMILY_ID] = raw::PolicyU16();
+  p[CTRL_ATTR_FAMILY_NAME] = raw::PolicyString();
+  p[CTRL_ATTR_VERSION] = raw::PolicyU32();
+  p[CTRL_ATTR_OPS] = raw::PolicyNested();
+  return p;
+}();
+
+const Policy kPnetPolicy = [] {
+  Policy p{};
+  p[SMC_PNETID_NAME] = raw::PolicyString();
+  p[SMC_PNETID_ETHNAME] = raw::PolicyString();
+  p[SMC_PNETID_IBNAME] = raw::PolicyString();
+  p[SMC_PNETID_IBPORT] = raw::PolicyU8();
+  return p;
+}();
+
+const Policy kUeidPolicy = [] {
+  Policy p{};
+  p[SMC_NLA_EID_TABLE_ENTRY] = raw::PolicyString();
+  return p;
+}();
 
 /// Checks the headers of one message of type `type` and generic netlink
-/// command `cmd`, and indexes its top-level attributes of the kinds `kind_of`
-/// knows. The message is copied first: the caller's bytes need not be
-/// aligned for nlmsghdr, and libmnl's walkers must not step outside them.
+/// command `cmd`, and indexes its top-level attributes `policy` names. The
+/// message is copied first: the caller's bytes need not be aligned for
+/// nlmsghdr, and libnl's nla_* must not step outside them.
 Result<Attrs> ParseMessage(std::span<const uint8_t> msg, const char* what, uint16_t type, uint8_t cmd,
-                           KindFn kind_of) {
-  constexpr size_t kHeaders = MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(genlmsghdr));
+                           const Policy& policy) {
+  constexpr size_t kHeaders = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(genlmsghdr));
   nlmsghdr hdr{};
   if (msg.size() < sizeof hdr) {
     return Malformed(std::string(what) + ": " + std::to_string(msg.size()) + " bytes, shorter than a header");
@@ -94,26 +105,16 @@ Result<Attrs> ParseMessage(std::span<const uint8_t> msg, const char* what, uint1
                      " (expected " + std::to_string(type) + ")");
   }
   genlmsghdr genl{};
-  std::memcpy(&genl, msg.data() + MNL_NLMSG_HDRLEN, sizeof genl);
+  std::memcpy(&genl, msg.data() + NLMSG_HDRLEN, sizeof genl);
   if (genl.cmd != cmd) {
     return Malformed(std::string(what) + ": unexpected command " + std::to_string(genl.cmd) + " (expected " +
                      std::to_string(cmd) + ")");
   }
   Attrs a;
   a.storage.assign(msg.begin(), msg.begin() + hdr.nlmsg_len);
-  auto problem = WalkAttrs(a.storage.data(), kHeaders, a.storage.size(),
-                           [&](const nlattr* attr, size_t) -> std::optional<std::string> {
-                             const uint16_t t = mnl_attr_get_type(attr);
-                             const auto kind = t < kAttrTableSize ? kind_of(t) : std::nullopt;
-                             if (!kind) return std::nullopt;
-                             if (mnl_attr_validate(attr, *kind) < 0) {
-                               return "attribute " + std::to_string(t) + " has a bad payload (" +
-                                      std::to_string(mnl_attr_get_payload_len(attr)) + " bytes)";
-                             }
-                             a.tb[t] = attr;
-                             return std::nullopt;
-                           });
-  if (problem) return Malformed(std::string(what) + ": " + *problem);
+  if (auto problem = raw::IndexAttrs(a.storage.data(), kHeaders, a.storage.size(), policy, a.tb)) {
+    return Malformed(std::string(what) + ": " + *problem);
+  }
   return a;
 }
 
@@ -195,37 +196,28 @@ bool Family::HasOp(uint32_t cmd) const {
 
 base::Result<Family> ParseFamily(std::span<const uint8_t> msg) {
   constexpr const char* kWhat = "CTRL_CMD_GETFAMILY answer";
-  ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, GENL_ID_CTRL, CTRL_CMD_NEWFAMILY,
-                                         [](uint16_t t) -> std::optional<mnl_attr_data_type> {
-                                           switch (t) {
-                                             case CTRL_ATTR_FAMILY_ID: return MNL_TYPE_U16;
-                                             case CTRL_ATTR_FAMILY_NAME: return MNL_TYPE_NUL_STRING;
-                                             case CTRL_ATTR_VERSION: return MNL_TYPE_U32;
-                                             case CTRL_ATTR_OPS: return MNL_TYPE_NESTED;
-                                             default: return std::nullopt;
-                                           }
-                                         }));
+  ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, kFamilyPolicy));
   if (!a[CTRL_ATTR_FAMILY_ID]) return Missing(kWhat, "CTRL_ATTR_FAMILY_ID");
   if (!a[CTRL_ATTR_FAMILY_NAME]) return Missing(kWhat, "CTRL_ATTR_FAMILY_NAME");
   Family f;
-  f.id = mnl_attr_get_u16(a[CTRL_ATTR_FAMILY_ID]);
+  f.id = nla_get_u16(a[CTRL_ATTR_FAMILY_ID]);
   f.name = a.Str(CTRL_ATTR_FAMILY_NAME);
-  if (const nlattr* v = a[CTRL_ATTR_VERSION]) f.version = mnl_attr_get_u32(v);
+  if (const nlattr* v = a[CTRL_ATTR_VERSION]) f.version = nla_get_u32(v);
   if (const nlattr* ops = a[CTRL_ATTR_OPS]) {
     // CTRL_ATTR_OPS holds one nest per operation (numbered from 1), each
     // with CTRL_ATTR_OP_ID and CTRL_ATTR_OP_FLAGS (u32).
     f.ops_listed = true;
-    const auto* base = static_cast<const uint8_t*>(mnl_attr_get_payload(ops));
-    const size_t len = mnl_attr_get_payload_len(ops);
-    auto problem = WalkAttrs(base, 0, len, [&](const nlattr* op, size_t) -> std::optional<std::string> {
-      const auto* inner = static_cast<const uint8_t*>(mnl_attr_get_payload(op));
-      return WalkAttrs(inner, 0, mnl_attr_get_payload_len(op),
-                       [&](const nlattr* field, size_t) -> std::optional<std::string> {
-                         if (mnl_attr_get_type(field) != CTRL_ATTR_OP_ID) return std::nullopt;
-                         if (mnl_attr_validate(field, MNL_TYPE_U32) < 0) return "a bad CTRL_ATTR_OP_ID";
-                         f.ops.push_back(mnl_attr_get_u32(field));
-                         return std::nullopt;
-                       });
+    const auto* base = static_cast<const uint8_t*>(nla_data(ops));
+    const auto len = static_cast<size_t>(nla_len(ops));
+    auto problem = raw::WalkAttrs(base, 0, len, [&](const nlattr* op) -> std::optional<std::string> {
+      const auto* inner = static_cast<const uint8_t*>(nla_data(op));
+      return raw::WalkAttrs(inner, 0, static_cast<size_t>(nla_len(op)),
+                            [&](const nlattr* field) -> std::optional<std::string> {
+                              if (nla_type(field) != CTRL_ATTR_OP_ID) return std::nullopt;
+                              if (nla_len(field) != sizeof(uint32_t)) return "a bad CTRL_ATTR_OP_ID";
+                              f.ops.push_back(nla_get_u32(field));
+                              return std::nullopt;
+                            });
     });
     if (problem) return Malformed(std::string(kWhat) + ": CTRL_ATTR_OPS: " + *problem);
   }
@@ -234,16 +226,7 @@ base::Result<Family> ParseFamily(std::span<const uint8_t> msg) {
 
 base::Result<PnetEntry> ParsePnetEntry(std::span<const uint8_t> msg, uint16_t family) {
   constexpr const char* kWhat = "SMC_PNETID_GET message";
-  ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, family, SMC_PNETID_GET,
-                                         [](uint16_t t) -> std::optional<mnl_attr_data_type> {
-                                           switch (t) {
-                                             case SMC_PNETID_NAME:
-                                             case SMC_PNETID_ETHNAME:
-                                             case SMC_PNETID_IBNAME: return MNL_TYPE_NUL_STRING;
-                                             case SMC_PNETID_IBPORT: return MNL_TYPE_U8;
-                                             default: return std::nullopt;
-                                           }
-                                         }));
+  ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, family, SMC_PNETID_GET, kPnetPolicy));
   if (!a[SMC_PNETID_NAME]) return Missing(kWhat, "SMC_PNETID_NAME");
   if (!a[SMC_PNETID_ETHNAME]) return Missing(kWhat, "SMC_PNETID_ETHNAME");
   if (!a[SMC_PNETID_IBNAME]) return Missing(kWhat, "SMC_PNETID_IBNAME");
@@ -256,7 +239,7 @@ base::Result<PnetEntry> ParsePnetEntry(std::span<const uint8_t> msg, uint16_t fa
   if (e.eth_name == kNotApplicable) e.eth_name.clear();
   e.ib_name = a.Str(SMC_PNETID_IBNAME);
   if (e.ib_name == kNotApplicable) e.ib_name.clear();
-  e.ib_port = mnl_attr_get_u8(a[SMC_PNETID_IBPORT]);
+  e.ib_port = nla_get_u8(a[SMC_PNETID_IBPORT]);
   if (e.ib_port == kNoIbPort) e.ib_port = 0;
   if (e.eth_name.empty() == e.ib_name.empty()) {
     return Malformed(
@@ -268,11 +251,7 @@ base::Result<PnetEntry> ParsePnetEntry(std::span<const uint8_t> msg, uint16_t fa
 
 base::Result<std::string> ParseUeid(std::span<const uint8_t> msg, uint16_t family) {
   constexpr const char* kWhat = "SMC_NETLINK_DUMP_UEID message";
-  ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, family, SMC_NETLINK_DUMP_UEID,
-                                         [](uint16_t t) -> std::optional<mnl_attr_data_type> {
-                                           if (t == SMC_NLA_EID_TABLE_ENTRY) return MNL_TYPE_NUL_STRING;
-                                           return std::nullopt;
-                                         }));
+  ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, family, SMC_NETLINK_DUMP_UEID, kUeidPolicy));
   if (!a[SMC_NLA_EID_TABLE_ENTRY]) return Missing(kWhat, "SMC_NLA_EID_TABLE_ENTRY");
   return TrimUeid(a.Str(SMC_NLA_EID_TABLE_ENTRY));
 }

@@ -1,10 +1,11 @@
 // SMC generic netlink messages as bytes: resolving a generic netlink family
 // by name (nlctrl's CTRL_CMD_GETFAMILY), the SMC_PNETID family's pnet table
 // commands and the SMC_GEN_NETLINK family's user EID commands, and parsing
-// what the kernel answers. Pure functions over buffers, no socket; libmnl
-// only lays out and walks the bytes. Shapes follow include/uapi/linux/smc.h,
-// include/uapi/linux/genetlink.h and the kernel's net/smc/smc_pnet.c,
-// smc_clc.c, smc_netlink.c and net/netlink/genetlink.c.
+// what the kernel answers. Pure functions over buffers, no socket; libnl's
+// nlmsg_* and nla_* only lay out and walk the bytes (netlink/raw_message.h).
+// Shapes follow include/uapi/linux/smc.h, include/uapi/linux/genetlink.h and
+// the kernel's net/smc/smc_pnet.c, smc_clc.c, smc_netlink.c and
+// net/netlink/genetlink.c.
 #pragma once
 
 #include <cstdint>
@@ -14,13 +15,13 @@
 #include <vector>
 
 #include "base/error.h"
-#include "netlink/mnl_reply.h"
+#include "netlink/raw_reply.h"
 #include "netlink/smc.h"
 #include "netlink/smc_input.h"
 
 namespace netlink::smcnl {
 
-using Bytes = mnl::Bytes;
+using Bytes = raw::Bytes;
 
 inline constexpr const char* kPnetFamily = "SMC_PNETID";      ///< SMCR_GENL_FAMILY_NAME
 inline constexpr const char* kGenFamily = "SMC_GEN_NETLINK";  ///< SMC_GENL_FAMILY_NAME
@@ -78,9 +79,9 @@ base::Result<PnetEntry> ParsePnetEntry(std::span<const uint8_t> msg, uint16_t fa
 /// One SMC_NETLINK_DUMP_UEID dump message: the UEID, trimmed (TrimUeid).
 base::Result<std::string> ParseUeid(std::span<const uint8_t> msg, uint16_t family);
 
-// The answers come in datagrams that mnl::ReadDatagram (netlink/mnl_reply.h)
+// The answers come in datagrams that raw::ReadDatagram (netlink/raw_reply.h)
 // splits into whole messages for the parsers above.
-using mnl::ReadDatagram;
-using mnl::Reply;
+using raw::ReadDatagram;
+using raw::Reply;
 
 }  // namespace netlink::smcnl

@@ -8,7 +8,7 @@
 #include <optional>
 #include <utility>
 
-#include "netlink/mnl_socket.h"
+#include "netlink/raw_socket.h"
 #include "netlink/smc_codec.h"
 
 namespace netlink {
@@ -19,12 +19,12 @@ using base::Result;
 using base::Status;
 using smcnl::Bytes;
 
-using mnl::SysError;
-using mnl::WithWhat;
+using raw::SysError;
+using raw::WithWhat;
 
 class SmcSocket final : public Smc {
  public:
-  explicit SmcSocket(mnl::Socket sock) : sock_(std::move(sock)) {}
+  explicit SmcSocket(raw::Socket sock) : sock_(std::move(sock)) {}
 
   /// Resolves the two family ids; OpenSmc's only kernel conversation.
   Status Resolve() {
@@ -138,7 +138,7 @@ class SmcSocket final : public Smc {
     return std::optional<smcnl::Family>(std::move(f));
   }
 
-  mnl::Socket sock_;
+  raw::Socket sock_;
   uint16_t pnet_family_ = 0;
   uint16_t gen_family_ = 0;  // 0: no user EID support
 };
@@ -149,7 +149,7 @@ base::Result<std::unique_ptr<Smc>> OpenSmc(const Netns& ns) {
   const std::string what = "opening an SMC generic netlink socket in " + ns.path();
   // genl_info_net(), whose pnet table SMC_PNETID reads and writes, is the
   // namespace the socket was created in.
-  ASSIGN_OR_RETURN(mnl::Socket sock, mnl::Socket::Open(ns, NETLINK_GENERIC, "NETLINK_GENERIC", what));
+  ASSIGN_OR_RETURN(raw::Socket sock, raw::Socket::Open(ns, NETLINK_GENERIC, "NETLINK_GENERIC", what));
   auto smc = std::make_unique<SmcSocket>(std::move(sock));
   if (Status resolved = smc->Resolve(); !resolved.ok()) return std::move(resolved).error().WithContext(what);
   return std::unique_ptr<Smc>(std::move(smc));

@@ -1,4 +1,4 @@
-// netlink::Smc over NETLINK_GENERIC with libmnl.
+// netlink::Smc over NETLINK_GENERIC (netlink/raw_socket.h, netlink/smc_codec.h).
 #pragma once
 
 #include <memory>

@@ -149,7 +149,8 @@ void Machine(const Options& o, bench::Results& r) {
   struct stat st {};
   stat(o.plugin.c_str(), &st);
   const std::string libs = Capture("ldd '" + o.plugin + "' 2>/dev/null | grep -c '=>'");
-  r.plugin_info = std::to_string(st.st_size / 1024) + " KiB, " + libs + " shared libraries; " +
+  r.plugin_info = std::to_string(st.st_size / 1024) + " KiB, " +
+                  (libs == "0" ? std::string("statically linked") : libs + " shared libraries") + "; " +
                   Capture("'" + o.plugin + "' --version 2>/dev/null") + "; git " +
                   Capture("git -C '" + fs::path(o.plugin).parent_path().string() +
                           "' rev-parse --short HEAD 2>/dev/null || echo '?'") +

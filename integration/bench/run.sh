@@ -16,7 +16,7 @@ if [[ $(id -u) != 0 ]]; then
   exit 2
 fi
 
-packages=(build-essential cmake pkg-config libnl-3-dev libnl-route-3-dev libmnl-dev nlohmann-json3-dev
+packages=(build-essential cmake pkg-config libnl-3-dev libnl-route-3-dev nlohmann-json3-dev
           iproute2 containernetworking-plugins)
 missing=()
 for p in "${packages[@]}"; do

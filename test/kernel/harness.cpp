@@ -217,6 +217,10 @@ PluginResult RunPlugin(const PluginCall& call) {
   if (!call.ifname.empty()) set("CNI_IFNAME", call.ifname);
   set("CNI_PATH", call.cni_path.value_or(fs::path(PluginBinary()).parent_path().string() + ":/usr/lib/cni"));
   if (!call.cni_args.empty()) set("CNI_ARGS", call.cni_args);
+  env.insert(env.end(), call.extra_env.begin(), call.extra_env.end());
+  // A sanitized build (ERDMA_CNI_SANITIZE) reads its options from these.
+  for (const char* k : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"})
+    if (const char* v = std::getenv(k)) set(k, v);
 
   std::vector<std::string> argv;
   if (!call.run_in.empty()) {
@@ -234,6 +238,11 @@ PluginResult RunPlugin(const PluginCall& call) {
   r.err = std::move(e.err);
   r.json = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
   if (r.json.is_discarded()) r.json = nullptr;
+  // In a sanitized build a report is a failure of whatever test ran the
+  // plugin, even when its exit status looks like the expected error.
+  for (const char* report : {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"}) {
+    if (r.err.find(report) != std::string::npos) FAIL("sanitizer report from the plugin:\n" << r.err);
+  }
   return r;
 }
 

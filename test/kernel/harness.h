@@ -171,7 +171,8 @@ struct PluginCall {
   std::optional<std::string> cni_path;  ///< default: the binary's dir + /usr/lib/cni
   std::string cni_args;
   std::string stdin_text;
-  std::string run_in;  ///< netns name to run in (the node); empty = the test's own netns
+  std::string run_in;                  ///< netns name to run in (the node); empty = the test's own netns
+  std::vector<std::string> extra_env;  ///< more "K=V" (e.g. the fault points of base/fault.h)
   std::chrono::seconds timeout{30};
 };
 

@@ -19,8 +19,8 @@ json HostLocal(const kt::Topology& t) {
 }
 
 json ChildConfig(const kt::Topology& t, const std::string& version, const std::string& mode, json options) {
-  kt::ConfigSpec spec{.cni_version = version, .data_dir = t.DataDir(), .log_file = t.LogFile(),
-                      .ipam = HostLocal(t)};
+  kt::ConfigSpec spec{
+      .cni_version = version, .data_dir = t.DataDir(), .log_file = t.LogFile(), .ipam = HostLocal(t)};
   spec.extra = {{"mode", mode}};
   if (!options.is_null()) spec.extra[mode] = std::move(options);
   return kt::PluginConfig(spec);
@@ -220,7 +220,8 @@ TEST_CASE("ipvlan children in l2, l3 and l3s mode share the parent's MAC and are
   CHECK(link["linkinfo"].value("info_kind", "") == "ipvlan");
   CHECK(link.value("address", "") == eni.mac);
   if (mode == "l2") kt::CheckAttached(t.pod(), {.dev = "net1", .mac = eni.mac, .addr = IpOf(add.json, 0)});
-  CHECK(kt::RunPlugin(kt::Call(t, "CHECK", cid, "net1", kt::AsRuntimeWouldForDel(config, add.json))).exit == 0);
+  CHECK(kt::RunPlugin(kt::Call(t, "CHECK", cid, "net1", kt::AsRuntimeWouldForDel(config, add.json))).exit ==
+        0);
   CHECK(kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", config)).exit == 0);
   CHECK_FALSE(kt::LinkExists(t.pod(), "net1"));
   CHECK(kt::SettledDiff(node_before, t.node()) == "");

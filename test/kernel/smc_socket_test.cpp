@@ -6,8 +6,8 @@
 // independent witness of the pnet table.
 #include "netlink/smc_socket.h"
 
-#include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
+#include <linux/netlink.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "netlink/netns.h"
+#include "netlink/raw_socket.h"
 #include "netlink/smc.h"
 #include "netlink/smc_codec.h"
 #include "test/kernel/require_ok.h"
@@ -61,33 +62,25 @@ int GenlFamilyId(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("the SMC codec's family lookup, sent to this kernel, resolves nlctrl and netdev as genl does",
-          "[smc]") {
-  // Every kernel has nlctrl, so the request and parser that resolve the SMC
-  // families are checked against a real kernel here too.
-  std::unique_ptr<mnl_socket, int (*)(mnl_socket*)> owner(mnl_socket_open(NETLINK_GENERIC), mnl_socket_close);
-  mnl_socket* sock = owner.get();
-  REQUIRE(sock);
-  REQUIRE(mnl_socket_bind(sock, 0, MNL_SOCKET_AUTOPID) == 0);
-  const uint32_t portid = mnl_socket_get_portid(sock);
-  auto resolve = [&](const std::string& name, uint32_t seq) -> base::Result<netlink::smcnl::Family> {
-    auto request = netlink::smcnl::BuildGetFamily(seq, name);
-    REQUIRE_OK(request);
-    REQUIRE(mnl_socket_sendto(sock, request->data(), request->size()) == ssize_t(request->size()));
-    netlink::smcnl::Reply reply;
-    std::vector<uint8_t> buf(32768);
-    while (!reply.complete) {
-      const ssize_t n = mnl_socket_recvfrom(sock, buf.data(), buf.size());
-      REQUIRE(n > 0);
-      REQUIRE_OK(
-          netlink::smcnl::ReadDatagram(std::span<const uint8_t>(buf.data(), size_t(n)), seq, portid, reply));
-    }
-    if (reply.error != 0)
-      return base::Error(base::Code::kKernel, "GETFAMILY " + name, reply.extack, reply.error);
-    REQUIRE(reply.messages.size() == 1);
-    return netlink::smcnl::ParseFamily(reply.messages.front());
+TEST_CASE(
+    "the SMC codec's family lookup, sent over the plain netlink socket to this kernel, resolves nlctrl and "
+    "netdev as genl does",
+    "[smc]") {
+  // Every kernel has nlctrl, so the socket, the request and the parser that
+  // resolve the SMC families are checked against a real kernel here too.
+  auto here = netlink::Netns::Current();
+  REQUIRE_OK(here);
+  auto sock = netlink::raw::Socket::Open(*here, NETLINK_GENERIC, "NETLINK_GENERIC", "test socket");
+  REQUIRE_OK(sock);
+  auto resolve = [&](const std::string& name) -> base::Result<netlink::smcnl::Family> {
+    auto reply = sock->Exchange("CTRL_CMD_GETFAMILY " + name,
+                                [&](uint32_t seq) { return netlink::smcnl::BuildGetFamily(seq, name); });
+    if (!reply.ok()) return std::move(reply).error();
+    CHECK(reply->complete);
+    REQUIRE(reply->messages.size() == 1);
+    return netlink::smcnl::ParseFamily(reply->messages.front());
   };
-  auto ctrl = resolve("nlctrl", 1);
+  auto ctrl = resolve("nlctrl");
   REQUIRE_OK(ctrl);
   CHECK(ctrl->id == GENL_ID_CTRL);
   CHECK(ctrl->name == "nlctrl");
@@ -99,11 +92,11 @@ TEST_CASE("the SMC codec's family lookup, sent to this kernel, resolves nlctrl a
   if (netdev_id < 0) {
     WARN("SKIPPED the netdev family cross-check: genl does not know it on this kernel");
   } else {
-    auto netdev = resolve("netdev", 2);
+    auto netdev = resolve("netdev");
     REQUIRE_OK(netdev);
     CHECK(netdev->id == netdev_id);
   }
-  auto missing = resolve("ECNI_NO_SUCH", 3);
+  auto missing = resolve("ECNI_NO_SUCH");
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().sys_errno == ENOENT);
 }

@@ -407,6 +407,8 @@ TEST_CASE("parse reports undecodable stdin as a decoding error without throwing"
       {"trailing garbage", R"({"name": "x"} x)"},
       {"a NUL byte in a string", "{\"name\": \"a\0b\"}"s},
       {"a NUL byte outside strings", "{\0}"s},
+      {"a valid config, then a NUL byte", "{\"cniVersion\": \"1.0.0\", \"name\": \"x\"}\0"s},
+      {"a valid config, then a NUL byte and garbage", "{\"cniVersion\": \"1.0.0\", \"name\": \"x\"}\0[[["s},
       {"invalid UTF-8", "{\"name\": \"\xff\xfe\"}"},
       {"a truncated UTF-8 sequence", "{\"name\": \"\xc3\"}"},
       {"an overlong UTF-8 encoding", "{\"name\": \"\xc0\xaf\"}"},

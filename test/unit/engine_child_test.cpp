@@ -51,6 +51,37 @@ TEST_CASE("a macvlan child is born in the pod under its final name with IPAM's a
   CHECK(n.Check(cfg, n.MakeEnv(cni::Command::kCheck)).ok());
 }
 
+TEST_CASE("the complete state records the child's pod-side index in its journaled addresses and routes",
+          "[engine][child]") {
+  // The child's steps and the pod-side configuration enter the journal in
+  // one write, before the child (and so its index) exists.
+  Node n;
+  REQUIRE(n.Add(n.Config(kMacvlan), n.MakeEnv(cni::Command::kAdd)).ok());
+  auto child = PodLink(n, n.pod_ns, "net1");
+  REQUIRE(child);
+  REQUIRE(child->index != n.eth1);
+  cni::StateStore store(n.dir.path, "erdma");
+  auto paths = store.List();
+  REQUIRE(paths.ok());
+  REQUIRE(paths->size() == 1);
+  auto st = store.Load(paths->front());
+  REQUIRE(st.ok());
+  REQUIRE(*st);
+  CHECK((*st)->complete);
+  int addrs = 0, routes = 0;
+  for (const cni::Step& step : (*st)->steps) {
+    if (const auto* a = std::get_if<cni::StepAddr>(&step)) {
+      CHECK(a->addr.ifindex == child->index);
+      ++addrs;
+    } else if (const auto* r = std::get_if<cni::StepRoute>(&step)) {
+      CHECK(r->route.oif == child->index);
+      ++routes;
+    }
+  }
+  CHECK(addrs == 1);
+  CHECK(routes == 3);  // the subnet in main and in the policy table, the default route
+}
+
 TEST_CASE("DEL deletes the child, leaves the parent and releases the lease; a second DEL succeeds",
           "[engine][child]") {
   for (const std::string& mode : {kMacvlan, kIpvlan}) {
@@ -171,7 +202,8 @@ TEST_CASE("children refuse exclusive RDMA mode, which would take the parent's de
   rdma.AddDevice(spec);
   n.opener.EnableRdma(&rdma);
   const std::string before = n.world.Snapshot().Describe() + rdma.Describe();
-  auto res = n.Add(n.Config(kMacvlan + R"(,"rdma":{"netnsMode":"exclusive"})"), n.MakeEnv(cni::Command::kAdd));
+  auto res =
+      n.Add(n.Config(kMacvlan + R"(,"rdma":{"netnsMode":"exclusive"})"), n.MakeEnv(cni::Command::kAdd));
   REQUIRE_FALSE(res.ok());
   CHECK(res.error().code == base::Code::kInvalidConfig);
   CHECK(res.error().msg.find("rdma.netnsMode") != std::string::npos);
@@ -188,9 +220,10 @@ TEST_CASE("in shared mode the parent's RDMA device serves the child and is named
   spec.node_guid = "0216:3eff:fe10:f8b0";
   const uint32_t dev = rdma.AddDevice(spec);
   n.opener.EnableRdma(&rdma);
-  std::string text = R"({"cniVersion":"1.1.0","name":"erdma","type":"erdma-cni","device":{"name":"eth1"},)"
-                     R"("mode":"ipvlan","ipam":{"type":"fake-ipam"},"rdma":{"netnsMode":"shared"},"dataDir":")" +
-                     n.dir.path + "\"}";
+  std::string text =
+      R"({"cniVersion":"1.1.0","name":"erdma","type":"erdma-cni","device":{"name":"eth1"},)"
+      R"("mode":"ipvlan","ipam":{"type":"fake-ipam"},"rdma":{"netnsMode":"shared"},"dataDir":")" +
+      n.dir.path + "\"}";
   auto cfg = conf::Parse(text);
   REQUIRE(cfg.ok());
   auto res = n.Add(*cfg, n.MakeEnv(cni::Command::kAdd));

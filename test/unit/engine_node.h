@@ -14,6 +14,7 @@
 #include "cni/commands.h"
 #include "cni/state.h"
 #include "test/fake/fake_kernel.h"
+#include "test/fake/fake_opener.h"
 #include "test/fake/fake_rdma.h"
 #include "test/fake/fake_smc.h"
 #include "test/fake/fake_sysctl.h"
@@ -28,57 +29,7 @@ using nlohmann::json;
 inline IpPrefix P(const char* s) { return *IpPrefix::Parse(s); }
 inline IpAddress A(const char* s) { return *IpAddress::Parse(s); }
 
-class FakeOpener : public cni::NetnsOpener {
- public:
-  explicit FakeOpener(fake::World& w) : world_(w) {}
-  void Map(const std::string& path, int id) { paths_[path] = id; }
-  void Forget(const std::string& path) { paths_.erase(path); }
-  void EnableRdma(fake::RdmaWorld* rdma) { rdma_ = rdma; }
-  void EnableSmc(fake::SmcWorld* smc) { smc_ = smc; }
-  void EnableVf(fake::VfWorld* vf) { vf_ = vf; }
-  base::Result<std::unique_ptr<netlink::Vf>> OpenVf() override {
-    if (!vf_) return base::Error(base::Code::kKernel, "fake: no VfWorld in this test", "", EPROTONOSUPPORT);
-    return vf_->Vf();
-  }
-  fake::SysctlWorld sysctls;
-  base::Result<std::unique_ptr<netlink::Sysctl>> OpenSysctl(const std::string& path) override {
-    auto it = paths_.find(path);
-    if (it == paths_.end() || !world_.NetnsAlive(it->second))
-      return base::Error(base::Code::kInvalidEnv, "CNI_NETNS: " + path + " does not exist", "", ENOENT);
-    return sysctls.Open(it->second);
-  }
-  base::Result<std::unique_ptr<netlink::Smc>> OpenSmc(const std::string& path) override {
-    if (!smc_) return base::Error(base::Code::kKernel, "kernel has no SMC", "", ENOENT);
-    if (path.empty()) return smc_->Open(fake::World::kRoot);
-    auto it = paths_.find(path);
-    if (it == paths_.end() || !world_.NetnsAlive(it->second))
-      return base::Error(base::Code::kInvalidEnv, "CNI_NETNS: " + path + " does not exist", "", ENOENT);
-    return smc_->Open(it->second);
-  }
-  base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) override {
-    if (!rdma_)
-      return base::Error(base::Code::kKernel, "kernel has no RDMA netlink (NETLINK_RDMA)", "",
-                         EPROTONOSUPPORT);
-    if (path.empty()) return rdma_->Rdma(fake::World::kRoot);
-    auto it = paths_.find(path);
-    if (it == paths_.end() || !world_.NetnsAlive(it->second))
-      return base::Error(base::Code::kInvalidEnv, "CNI_NETNS: " + path + " does not exist", "", ENOENT);
-    return rdma_->Rdma(it->second);
-  }
-  base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) override {
-    auto it = paths_.find(path);
-    if (it == paths_.end() || !world_.NetnsAlive(it->second))
-      return base::Error(base::Code::kInvalidEnv, "CNI_NETNS: " + path + " does not exist", "", ENOENT);
-    return world_.Kernel(it->second);
-  }
-
- private:
-  fake::World& world_;
-  fake::RdmaWorld* rdma_ = nullptr;
-  fake::SmcWorld* smc_ = nullptr;
-  fake::VfWorld* vf_ = nullptr;
-  std::map<std::string, int> paths_;
-};
+using fake::FakeOpener;
 
 class FakeIpam : public ipam::Executor {
  public:

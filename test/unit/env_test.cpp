@@ -192,6 +192,34 @@ TEST_CASE("env refuses a relative CNI_PATH entry and names the variable") {
   CHECK_THAT(r.error().msg, Catch::StartsWith("CNI_PATH: ") && Catch::Contains("\"bin\""));
 }
 
+TEST_CASE("env refuses a CNI_PATH entry that exists and is not a directory, and allows a missing one") {
+  Vars vars = AddVars();
+  vars["CNI_PATH"] = "/no/such/dir:/dev/null";
+  auto r = Parse(vars);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == Code::kInvalidEnv);
+  CHECK_THAT(r.error().msg,
+             Catch::StartsWith("CNI_PATH: ") && Catch::Contains("\"/dev/null\" is not a directory"));
+
+  vars["CNI_PATH"] = "/no/such/dir:/";
+  CHECK(Parse(vars).ok());
+}
+
+TEST_CASE("env refuses a CNI_IFNAME or CNI_NETNS that is not UTF-8: results are JSON") {
+  for (const char* var : {"CNI_IFNAME", "CNI_NETNS"}) {
+    INFO(var);
+    Vars vars = AddVars();
+    vars[var] = std::string(var == std::string("CNI_IFNAME") ? "net" : "/run/netns/p") + "\xff";
+    auto r = Parse(vars);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == Code::kInvalidEnv);
+    CHECK_THAT(r.error().msg, Catch::StartsWith(std::string(var) + ": ") && Catch::Contains("UTF-8"));
+  }
+  Vars vars = AddVars();
+  vars["CNI_IFNAME"] = "r\xc3\xa9seau";  // "réseau": UTF-8 names are fine
+  CHECK(Parse(vars).ok());
+}
+
 TEST_CASE("env refuses malformed CNI_ARGS and names the variable") {
   Vars vars = AddVars();
   vars["CNI_ARGS"] = "A=1;oops";

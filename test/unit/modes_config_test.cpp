@@ -33,7 +33,8 @@ const std::vector<Bad> kBad = {
     {R"({"mode": "macvlan", "macvlan": []})", "macvlan: must be an object"},
     {R"({"mode": "macvlan", "macvlan": {"mode": "vxlan"}})", "macvlan.mode: \"vxlan\" is not a macvlan mode"},
     {R"({"mode": "macvlan", "macvlan": {"mode": 4}})", "macvlan.mode: must be a string"},
-    {R"({"mode": "macvlan", "macvlan": {"mac": "02:00:00:00:00"}})", "macvlan.mac: must be a unicast MAC address"},
+    {R"({"mode": "macvlan", "macvlan": {"mac": "02:00:00:00:00"}})",
+     "macvlan.mac: must be a unicast MAC address"},
     {R"({"mode": "macvlan", "macvlan": {"mac": "03:00:00:00:00:01"}})", "macvlan.mac: must be a unicast MAC"},
     {R"({"mode": "macvlan", "macvlan": {"mode": "passthru", "mac": "02:00:00:00:00:01"}})",
      "macvlan.mac: a passthru macvlan takes its parent's MAC"},
@@ -50,14 +51,16 @@ const std::vector<Bad> kBad = {
      "runtimeConfig.mac: mode \"ipvlan\" keeps the device's own MAC"},
     {R"({"runtimeConfig": {"mac": "02:00:00:00:00:01"}})", "runtimeConfig.mac: mode \"move\" keeps"},
     {R"({"args": {"cni": {"mac": "02:00:00:00:00:01"}}})", "args.cni.mac: mode \"move\" keeps"},
-    {R"({"mode": "macvlan", "runtimeConfig": {"mac": "zz"}})", "runtimeConfig.mac: must be a unicast MAC address"},
+    {R"({"mode": "macvlan", "runtimeConfig": {"mac": "zz"}})",
+     "runtimeConfig.mac: must be a unicast MAC address"},
     {R"({"mode": "vf", "vf": {"vlan": 4095}})", "vf.vlan: must be an integer 0..4094"},
     {R"({"mode": "vf", "vf": {"vlanQoS": 3}})", "vf.vlanQoS: needs vf.vlan"},
     {R"({"mode": "vf", "vf": {"vlan": 10, "vlanQoS": 8}})", "vf.vlanQoS: must be an integer 0..7"},
     {R"({"mode": "vf", "vf": {"minTxRate": 200, "maxTxRate": 100}})", "vf.minTxRate: must not exceed"},
     {R"({"mode": "vf", "vf": {"spoofchk": "yes"}})", "vf.spoofchk: must be true or false"},
     {R"({"mode": "vf", "vf": {"linkState": "up"}})", "vf.linkState: \"up\" is not supported"},
-    {R"({"mode": "vf", "vf": {"infinibandGUID": "00:11:22:33:44:55:66"}})", "vf.infinibandGUID: must be a GUID"},
+    {R"({"mode": "vf", "vf": {"infinibandGUID": "00:11:22:33:44:55:66"}})",
+     "vf.infinibandGUID: must be a GUID"},
     {R"({"mode": "vf", "vf": {"mac": "02-00-00-00-00-01"}})", "vf.mac: must be a unicast MAC address"},
     {R"({"runtimeConfig": {"infinibandGUID": "00:11:22:33:44:55:66:77"}})",
      "runtimeConfig.infinibandGUID: only mode \"vf\" sets a GUID"},
@@ -101,15 +104,17 @@ TEST_CASE("mode options: the runtime's mac wins over args.cni and the config") {
 
 TEST_CASE("mode options: every macvlan and ipvlan mode maps to the kernel's number") {
   using M = conf::MacvlanMode;
-  for (auto [name, mode, num] : {std::tuple{"private", M::kPrivate, 1u}, std::tuple{"vepa", M::kVepa, 2u},
-                                 std::tuple{"bridge", M::kBridge, 4u}, std::tuple{"passthru", M::kPassthru, 8u}}) {
+  for (auto [name, mode, num] :
+       {std::tuple{"private", M::kPrivate, 1u}, std::tuple{"vepa", M::kVepa, 2u},
+        std::tuple{"bridge", M::kBridge, 4u}, std::tuple{"passthru", M::kPassthru, 8u}}) {
     auto c = ParseWith((R"({"mode": "macvlan", "macvlan": {"mode": ")" + std::string(name) + "\"}}").c_str());
     REQUIRE(c.ok());
     CHECK(c->macvlan.mode == mode);
     CHECK(static_cast<uint32_t>(c->macvlan.mode) == num);
     CHECK(std::string(conf::MacvlanModeName(mode)) == name);
   }
-  auto s = ParseWith(R"({"mode": "macvlan", "macvlan": {"mode": "source", "sourceMacs": ["02:00:00:00:00:0B"]}})");
+  auto s =
+      ParseWith(R"({"mode": "macvlan", "macvlan": {"mode": "source", "sourceMacs": ["02:00:00:00:00:0B"]}})");
   REQUIRE(s.ok());
   CHECK(s->macvlan.source_macs == std::vector<std::string>{"02:00:00:00:00:0b"});
   for (auto [name, num] : {std::pair{"l2", 0}, std::pair{"l3", 1}, std::pair{"l3s", 2}}) {

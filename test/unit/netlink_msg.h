@@ -1,10 +1,11 @@
 // Canned netlink messages for the unit tests: bytes written out by hand
-// (little endian) and messages laid out with libmnl the way the kernel sends
+// (little endian) and messages laid out with libnl the way the kernel sends
 // them, shared by the datagram reader's and the protocol codecs' tests.
 #pragma once
 
-#include <libmnl/libmnl.h>
 #include <linux/netlink.h>
+#include <netlink/attr.h>
+#include <netlink/msg.h>
 
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -12,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "netlink/mnl_reply.h"
+#include "netlink/libnl_ptr.h"
+#include "netlink/raw_reply.h"
 
 namespace netlink_test {
 
@@ -38,61 +40,71 @@ inline Bytes AttrString(uint16_t type, const std::string& s) {
   return b;
 }
 
-// --- messages laid out with libmnl ------------------------------------------
+// --- messages laid out with libnl -------------------------------------------
 
-/// One message the kernel could send.
+/// One message the kernel could send. Every call must succeed: a test whose
+/// canned message did not fit would check the wrong bytes.
 class Msg {
  public:
-  Msg(uint16_t type, uint16_t flags, uint32_t seq, uint32_t pid = kPortid) {
-    nlh_ = mnl_nlmsg_put_header(buf_.data());
-    nlh_->nlmsg_type = type;
-    nlh_->nlmsg_flags = flags;
-    nlh_->nlmsg_seq = seq;
-    nlh_->nlmsg_pid = pid;
+  Msg(uint16_t type, uint16_t flags, uint32_t seq, uint32_t pid = kPortid) : msg_(nlmsg_alloc_size(4096)) {
+    REQUIRE(msg_);
+    REQUIRE(nlmsg_put(msg_.get(), pid, seq, type, 0, flags));
   }
   Msg& U8(uint16_t type, uint8_t v) {
-    mnl_attr_put_u8(nlh_, type, v);
+    REQUIRE(nla_put_u8(msg_.get(), type, v) == 0);
     return *this;
   }
   Msg& U16(uint16_t type, uint16_t v) {
-    mnl_attr_put_u16(nlh_, type, v);
+    REQUIRE(nla_put_u16(msg_.get(), type, v) == 0);
     return *this;
   }
   Msg& U32(uint16_t type, uint32_t v) {
-    mnl_attr_put_u32(nlh_, type, v);
+    REQUIRE(nla_put_u32(msg_.get(), type, v) == 0);
     return *this;
   }
   Msg& U64(uint16_t type, uint64_t v) {
-    mnl_attr_put_u64(nlh_, type, v);
+    REQUIRE(nla_put_u64(msg_.get(), type, v) == 0);
     return *this;
   }
+  /// NUL-terminated.
   Msg& Str(uint16_t type, const std::string& s) {
-    mnl_attr_put_strz(nlh_, type, s.c_str());
+    REQUIRE(nla_put_string(msg_.get(), type, s.c_str()) == 0);
     return *this;
   }
   Msg& Raw(uint16_t type, const Bytes& payload) {
-    static const uint8_t kNothing = 0;
-    mnl_attr_put(nlh_, type, payload.size(), payload.empty() ? &kNothing : payload.data());
+    REQUIRE(nla_put(msg_.get(), type, int(payload.size()), payload.data()) == 0);
     return *this;
   }
-  nlattr* Begin(uint16_t type) { return mnl_attr_nest_start(nlh_, type); }
+  nlattr* Begin(uint16_t type) {
+    nlattr* nest = nla_nest_start(msg_.get(), type);
+    REQUIRE(nest);
+    return nest;
+  }
   Msg& End(nlattr* nest) {
-    mnl_attr_nest_end(nlh_, nest);
+    REQUIRE(nla_nest_end(msg_.get(), nest) == 0);
     return *this;
   }
-  nlmsghdr* nlh() { return nlh_; }
-  Bytes bytes() const { return Bytes(buf_.begin(), buf_.begin() + nlh_->nlmsg_len); }
+  /// `size` zeroed bytes right after nlmsghdr (a family header, the error
+  /// code of NLMSG_DONE, struct nlmsgerr): before any attribute.
+  void* Extra(size_t size) {
+    void* p = nlmsg_reserve(msg_.get(), size, NLMSG_ALIGNTO);
+    REQUIRE(p);
+    return p;
+  }
+  Bytes bytes() const {
+    const nlmsghdr* hdr = nlmsg_hdr(msg_.get());
+    const auto* begin = reinterpret_cast<const uint8_t*>(hdr);
+    return Bytes(begin, begin + hdr->nlmsg_len);
+  }
 
  private:
-  Bytes buf_ = Bytes(4096);
-  nlmsghdr* nlh_;
+  netlink::nl::MsgPtr msg_;
 };
 
 /// NLMSG_DONE ending a dump, with its error code (0, or a negative errno).
 inline Bytes Done(uint32_t seq, int32_t error = 0) {
   Msg m(NLMSG_DONE, NLM_F_MULTI, seq);
-  auto* e = static_cast<int32_t*>(mnl_nlmsg_put_extra_header(m.nlh(), sizeof(int32_t)));
-  *e = error;
+  *static_cast<int32_t*>(m.Extra(sizeof(int32_t))) = error;
   return m.bytes();
 }
 
@@ -102,13 +114,13 @@ inline Bytes Done(uint32_t seq, int32_t error = 0) {
 inline Bytes ErrorMsg(uint32_t seq, int error, const std::string& extack = "",
                       uint16_t request_type = 0x1401) {
   Msg m(NLMSG_ERROR, uint16_t(NLM_F_CAPPED | (extack.empty() ? 0 : NLM_F_ACK_TLVS)), seq);
-  auto* e = static_cast<nlmsgerr*>(mnl_nlmsg_put_extra_header(m.nlh(), sizeof(nlmsgerr)));
+  auto* e = static_cast<nlmsgerr*>(m.Extra(sizeof(nlmsgerr)));
   e->error = -error;
   e->msg.nlmsg_len = 40;  // the request's length; its payload is not echoed
   e->msg.nlmsg_type = request_type;
   e->msg.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
   e->msg.nlmsg_seq = seq;
-  if (!extack.empty()) mnl_attr_put_strz(m.nlh(), NLMSGERR_ATTR_MSG, extack.c_str());
+  if (!extack.empty()) m.Str(NLMSGERR_ATTR_MSG, extack);
   return m.bytes();
 }
 
@@ -120,10 +132,10 @@ inline Bytes Datagram(std::initializer_list<Bytes> messages) {
 }
 
 /// The reply the datagrams make for request `seq`; each must read cleanly.
-inline netlink::mnl::Reply ReadAll(std::initializer_list<Bytes> datagrams, uint32_t seq) {
-  netlink::mnl::Reply r;
+inline netlink::raw::Reply ReadAll(std::initializer_list<Bytes> datagrams, uint32_t seq) {
+  netlink::raw::Reply r;
   for (const Bytes& d : datagrams) {
-    auto s = netlink::mnl::ReadDatagram(d, seq, kPortid, r);
+    auto s = netlink::raw::ReadDatagram(d, seq, kPortid, r);
     INFO((s.ok() ? "" : s.error().msg));
     REQUIRE(s.ok());
   }

@@ -4,7 +4,6 @@
 // nldev.c and net/netlink/af_netlink.c send them.
 #include "netlink/rdma_codec.h"
 
-#include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
@@ -16,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "netlink/mnl_reply.h"
+#include "netlink/raw_reply.h"
 #include "test/unit/netlink_msg.h"
 
 namespace {
@@ -24,7 +23,7 @@ namespace {
 using netlink::NetnsMode;
 using netlink::RdmaDevice;
 using netlink::RdmaPort;
-using netlink::mnl::Reply;
+using netlink::raw::Reply;
 using netlink_test::Append;
 using netlink_test::AttrString;
 using netlink_test::Bytes;
@@ -53,7 +52,7 @@ Bytes AttrU32(uint16_t type, uint32_t v) {
   PutU32(b, v);
   return b;
 }
-// --- canned answers, laid out with libmnl on a buffer ----------------------
+// --- canned answers, laid out with libnl on a buffer -----------------------
 
 /// A message of NLDEV command `op`.
 Msg NldevMsg(uint16_t op, uint16_t flags, uint32_t seq) {

@@ -4,7 +4,6 @@
 // net/netlink/genetlink.c, net/smc/smc_pnet.c and smc_clc.c send them.
 #include "netlink/smc_codec.h"
 
-#include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
@@ -16,13 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "netlink/mnl_reply.h"
+#include "netlink/raw_reply.h"
 #include "test/unit/netlink_msg.h"
 
 namespace {
 
 using netlink::PnetEntry;
-using netlink::mnl::Reply;
+using netlink::raw::Reply;
 using netlink_test::Append;
 using netlink_test::AttrString;
 using netlink_test::Bytes;
@@ -60,12 +59,12 @@ Bytes AttrU8(uint16_t type, uint8_t v) {
   return b;
 }
 
-// --- canned answers, laid out with libmnl on a buffer ----------------------
+// --- canned answers, laid out with libnl on a buffer -----------------------
 
 /// A generic netlink message: nlmsghdr typed by the family id, genlmsghdr.
 Msg GenlMsg(uint16_t family, uint8_t cmd, uint16_t flags, uint32_t seq, uint8_t version = 1) {
   Msg m(family, flags, seq);
-  auto* g = static_cast<genlmsghdr*>(mnl_nlmsg_put_extra_header(m.nlh(), sizeof(genlmsghdr)));
+  auto* g = static_cast<genlmsghdr*>(m.Extra(sizeof(genlmsghdr)));
   g->cmd = cmd;
   g->version = version;
   return m;

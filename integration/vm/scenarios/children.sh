@@ -7,7 +7,8 @@
 source /vm/lib.sh
 source /vm/plugin.sh
 
-VM_PLAN=(mode-shared add-a add-b macvlan-kind eth1-untouched rxe-on-child rxe-active rping check-a
+VM_PLAN=(mode-shared add-a add-b macvlan-kind eth1-untouched rxe-on-child rxe-active diag-port diag-gid
+  diag-pairing rping check-a
   mixed-refused del-a del-b children-gone eth1-after no-state ipvlan-l2 ipvlan-l2-mac ipvlan-l2-ping
   ipvlan-l3 ipvlan-l3s ipvlan-del)
 if ! need_module rdma_rxe ib_uverbs rdma_ucm macvlan ipvlan; then
@@ -37,6 +38,11 @@ expect_eq eth1-untouched "$eth1_before" "$(ip -d link show eth1 | sed 's/ promis
 check_output rxe-on-child 'rxe_pa_net1/1 .*netdev net1' in_ns pa rdma link show
 wait_for 10 sh -c 'ibv_devinfo -d rxe_pa_net1 | grep -q PORT_ACTIVE && ibv_devinfo -d rxe_pb_net1 | grep -q PORT_ACTIVE'
 check_output rxe-active PORT_ACTIVE ibv_devinfo -d rxe_pb_net1
+# erdma-cni diag from the node, looking at pod a: the port, its GID for the
+# pod's address on the child, and the pairing.
+check_output diag-port 'port 1: PORT_ACTIVE, link layer Ethernet, netdev net1' erdma-cni diag --netns /run/netns/pa
+check_output diag-gid 'gid [0-9]+ 0000:0000:0000:0000:0000:ffff:0a09:0065 RoCE v2 net1' erdma-cni diag --netns /run/netns/pa
+check_output diag-pairing 'net1 .* -> rxe_pa_net1 \(by port-netdev\)' erdma-cni diag --netns /run/netns/pa
 
 in_ns pa timeout 90 rping -s -a 10.9.0.101 -p 7175 -C 3 >/tmp/rping-s.out 2>&1 &
 rping_client() {
@@ -49,7 +55,8 @@ rping_client() {
 }
 check_output rping 'ping data: rdma-ping-2' rping_client
 wait
-check check-a cni CHECK pa /run/netns/pa net1 "$(child macvlan '{"mode":"bridge"}' 10.9.0.101/24)"
+# CHECK gets the ADD result as prevResult, as runtimes pass it.
+check check-a cni CHECK pa /run/netns/pa net1 "$(child macvlan '{"mode":"bridge"}' 10.9.0.101/24 | jq -c --argjson r "$out" '.prevResult = $r')"
 
 # ipvlan on a parent that has macvlan children: refused, explained, nothing left.
 ip netns add pc
@@ -64,14 +71,16 @@ expect_eq no-state "" "$(ls "$DATA/erdma" 2>/dev/null)"
 
 # ipvlan: the child shares eth1's MAC; l2 reaches the gateway.
 eth1_mac="$(cat /sys/class/net/eth1/address)"
-IC="$(child ipvlan '{"mode":"l2"}' 10.9.0.104/24 | jq -c '.rdma = {"netnsMode":"shared"}')"
-check_output ipvlan-l2 'ipvlan +mode l2 ' sh -c "cni ADD pa /run/netns/pa net1 '$IC' >/dev/null && ip -n pa -d link show net1"
+IC="$(child ipvlan '{"mode":"l2"}' 10.9.0.104/24 | jq -c '.rdma = {"netnsMode":"shared","required":false}')"
+cni ADD pa /run/netns/pa net1 "$IC" >/dev/null
+check_output ipvlan-l2 'ipvlan +mode l2 ' ip -n pa -d link show net1
 check_output ipvlan-l2-mac "link/ether $eth1_mac" in_ns pa ip link show net1
 check ipvlan-l2-ping in_ns pa ping -c1 -W3 -I 10.9.0.104 10.9.0.1
 cni DEL pa /run/netns/pa net1 "$IC" >/dev/null
 for m in l3 l3s; do
-  IC="$(child ipvlan "{\"mode\":\"$m\"}" 10.9.0.105/24 | jq -c '.rdma = {"netnsMode":"shared"}')"
-  check_output "ipvlan-$m" "ipvlan +mode $m " sh -c "cni ADD pb /run/netns/pb net1 '$IC' >/dev/null && ip -n pb -d link show net1"
+  IC="$(child ipvlan "{\"mode\":\"$m\"}" 10.9.0.105/24 | jq -c '.rdma = {"netnsMode":"shared","required":false}')"
+  cni ADD pb /run/netns/pb net1 "$IC" >/dev/null
+  check_output "ipvlan-$m" "ipvlan +mode $m " ip -n pb -d link show net1
   cni DEL pb /run/netns/pb net1 "$IC" >/dev/null
 done
 check_fails ipvlan-del sh -c 'ip -n pa link show net1 || ip -n pb link show net1 || ls '"$DATA"'/erdma/* 2>/dev/null | grep -q .'

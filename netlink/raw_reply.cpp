@@ -1,4 +1,4 @@
-#include "netlink/mnl_reply.h"
+#include "netlink/raw_reply.h"
 
 #include <linux/netlink.h>
 
@@ -8,7 +8,7 @@
 
 #include "netlink/extack.h"
 
-namespace netlink::mnl {
+namespace netlink::raw {
 namespace {
 
 base::Error Malformed(const std::string& why) {
@@ -17,9 +17,9 @@ base::Error Malformed(const std::string& why) {
 
 }  // namespace
 
-// Not mnl_cb_run: it gives up at the first NLM_F_DUMP_INTR message, leaving
-// the rest of the dump queued on the socket, and keeps only the errno of an
-// NLMSG_ERROR, dropping the extended ACK text.
+// Not libnl's nl_recvmsgs: it takes the NLMSG_DONE that ends a dump which
+// failed part way for a clean end, and reports NLM_F_DUMP_INTR only after
+// the whole dump as a failure. This reader keeps both, and the extended ACK.
 base::Status ReadDatagram(std::span<const uint8_t> datagram, uint32_t seq, uint32_t portid, Reply& reply) {
   size_t off = 0;
   while (off < datagram.size() && !reply.complete) {
@@ -69,4 +69,4 @@ base::Status ReadDatagram(std::span<const uint8_t> datagram, uint32_t seq, uint3
   return base::Ok();
 }
 
-}  // namespace netlink::mnl
+}  // namespace netlink::raw

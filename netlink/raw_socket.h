@@ -1,24 +1,30 @@
-// A libmnl netlink socket opened inside a network namespace, and the one
+// A netlink socket opened inside a network namespace, and the one
 // conversation every protocol on it has: send a request, read its whole
-// answer (netlink/mnl_reply.h), restart dumps the kernel marks interrupted.
+// answer (netlink/raw_reply.h), restart dumps the kernel marks interrupted.
 // The protocol (RDMA netlink, generic netlink) builds the requests and
-// parses the answers.
+// parses the answers (netlink/raw_message.h).
+//
+// A plain AF_NETLINK socket, not libnl's nl_sock: nl_connect folds the errno
+// of socket() and bind() into libnl's own codes (OpenRdma needs socket()'s
+// EPROTONOSUPPORT to say "load ib_core") and shrinks the socket buffers to
+// 32 KiB, and libnl's receive path would stand in for the reply reader,
+// which keeps what libnl drops. The few system calls need no library.
 #pragma once
 
-#include <libmnl/libmnl.h>
+#include <sys/types.h>
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/error.h"
-#include "netlink/mnl_reply.h"
+#include "base/fd.h"
 #include "netlink/netns.h"
+#include "netlink/raw_reply.h"
 
-namespace netlink::mnl {
+namespace netlink::raw {
 
 /// Error{kKernel, "<what>: <strerror(err)>", details, err}: how the sockets
 /// report a failed call or the kernel's refusal.
@@ -67,19 +73,17 @@ class Socket {
   static constexpr size_t kDefaultReceiveSize = 32768;
 
  private:
-  struct Close {
-    void operator()(mnl_socket* s) const { mnl_socket_close(s); }
-  };
-  using Ptr = std::unique_ptr<mnl_socket, Close>;
-
-  Socket(Ptr sock, Netns netns, size_t receive_size);
+  Socket(base::UniqueFd fd, Netns netns, uint32_t portid, size_t receive_size);
+  /// One datagram into buffer_: its size, or -1 with errno (ENOSPC when it
+  /// did not fit).
+  ssize_t Receive();
   void Drain();
 
-  Ptr sock_;
+  base::UniqueFd fd_;
   Netns netns_;
   uint32_t portid_;
   uint32_t seq_;
   Bytes buffer_;
 };
 
-}  // namespace netlink::mnl
+}  // namespace netlink::raw

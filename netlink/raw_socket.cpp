@@ -1,4 +1,4 @@
-#include "netlink/mnl_socket.h"
+#include "netlink/raw_socket.h"
 
 #include <linux/netlink.h>
 #include <sys/socket.h>
@@ -10,7 +10,7 @@
 #include <span>
 #include <utility>
 
-namespace netlink::mnl {
+namespace netlink::raw {
 namespace {
 
 using base::Error;
@@ -26,23 +26,23 @@ Error SysError(const std::string& what, int err, std::string details) {
   return Error(base::Code::kKernel, what + ": " + std::strerror(err), std::move(details), err);
 }
 
-Socket::Socket(Ptr sock, Netns netns, size_t receive_size)
-    : sock_(std::move(sock)),
+Socket::Socket(base::UniqueFd fd, Netns netns, uint32_t portid, size_t receive_size)
+    : fd_(std::move(fd)),
       netns_(std::move(netns)),
-      portid_(mnl_socket_get_portid(sock_.get())),
+      portid_(portid),
       seq_(static_cast<uint32_t>(std::time(nullptr))),
       buffer_(receive_size) {}
 
 Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::string& protocol_name,
                             const std::string& what, size_t receive_size) {
-  Ptr sock;
+  base::UniqueFd fd;
   std::optional<Netns> self;
   {
     // The switch lasts only for socket(): the socket stays in `ns` after.
     auto inside = NetnsSwitch::Enter(ns);
     if (!inside.ok()) return std::move(inside).error().WithContext(what);
-    sock.reset(mnl_socket_open2(protocol, SOCK_CLOEXEC));
-    if (!sock) {
+    fd.Reset(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol));
+    if (!fd.valid()) {
       const int err = errno;
       return SysError(
           what, err,
@@ -52,38 +52,51 @@ Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::string& pr
     if (!here.ok()) return std::move(here).error().WithContext(what);
     self.emplace(std::move(here).value());
   }
-  if (mnl_socket_bind(sock.get(), 0, MNL_SOCKET_AUTOPID) < 0) {
+  // Port 0: the kernel picks a free one; getsockname tells which.
+  sockaddr_nl local{};
+  local.nl_family = AF_NETLINK;
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&local), sizeof local) < 0) {
     const int err = errno;
     return SysError(what, err, "bind");
+  }
+  socklen_t local_len = sizeof local;
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &local_len) < 0) {
+    const int err = errno;
+    return SysError(what, err, "getsockname");
+  }
+  if (local_len != sizeof local || local.nl_family != AF_NETLINK) {
+    return SysError(what, EINVAL, "getsockname: not a netlink address");
   }
   // EXT_ACK: the kernel explains its errors in text. CAP_ACK: it does not
   // echo the whole request back in every error. Kernels before 4.12 lack
   // both; the errno alone still works there.
   for (int opt : {NETLINK_EXT_ACK, NETLINK_CAP_ACK}) {
     int one = 1;
-    if (mnl_socket_setsockopt(sock.get(), opt, &one, sizeof one) < 0 && errno != ENOPROTOOPT) {
+    if (::setsockopt(fd.get(), SOL_NETLINK, opt, &one, sizeof one) < 0 && errno != ENOPROTOOPT) {
       const int err = errno;
       return SysError(what, err, "setsockopt");
     }
   }
-  return Socket(std::move(sock), std::move(*self), receive_size);
+  return Socket(std::move(fd), std::move(*self), local.nl_pid, receive_size);
 }
 
 Result<Reply> Socket::Exchange(const std::string& what, const Builder& build) {
   const uint32_t seq = ++seq_;
   ASSIGN_OR_RETURN(const Bytes request, WithWhat(build(seq), what));
-  if (mnl_socket_sendto(sock_.get(), request.data(), request.size()) < 0) {
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (::sendto(fd_.get(), request.data(), request.size(), 0, reinterpret_cast<const sockaddr*>(&kernel),
+               sizeof kernel) < 0) {
     const int err = errno;
     return SysError(what, err, "sendto");
   }
   Reply reply;
   while (!reply.complete) {
-    const ssize_t n = mnl_socket_recvfrom(sock_.get(), buffer_.data(), buffer_.size());
+    const ssize_t n = Receive();
     if (n < 0) {
       const int err = errno;
       if (err == EINTR) continue;
       Drain();
-      // libmnl says ENOSPC when a datagram did not fit (MSG_TRUNC).
       return SysError(what, err, "recvmsg");
     }
     Status read =
@@ -117,14 +130,36 @@ Result<std::vector<Bytes>> Socket::Dump(const std::string& what, const Builder& 
   }
 }
 
+ssize_t Socket::Receive() {
+  sockaddr_nl from{};
+  iovec iov{buffer_.data(), buffer_.size()};
+  msghdr msg{};
+  msg.msg_name = &from;
+  msg.msg_namelen = sizeof from;
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  const ssize_t n = ::recvmsg(fd_.get(), &msg, 0);
+  if (n < 0) return n;
+  // A datagram cut short (it cannot be: see Open's receive_size) would lose the
+  // end of the answer; say so rather than parse half of it.
+  if (msg.msg_flags & MSG_TRUNC) {
+    errno = ENOSPC;
+    return -1;
+  }
+  if (msg.msg_namelen != sizeof from) {
+    errno = EINVAL;
+    return -1;
+  }
+  return n;
+}
+
 void Socket::Drain() {
   // One byte with MSG_TRUNC discards a whole datagram; each recv also lets
   // the kernel queue the next part of an unfinished dump.
-  const int fd = mnl_socket_get_fd(sock_.get());
   char byte;
   for (int i = 0; i < 100000; ++i) {
-    if (::recv(fd, &byte, sizeof byte, MSG_DONTWAIT | MSG_TRUNC) < 0) break;
+    if (::recv(fd_.get(), &byte, sizeof byte, MSG_DONTWAIT | MSG_TRUNC) < 0) break;
   }
 }
 
-}  // namespace netlink::mnl
+}  // namespace netlink::raw

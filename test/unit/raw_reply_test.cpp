@@ -1,10 +1,9 @@
-// netlink::mnl::ReadDatagram: answers laid out by hand the way
+// netlink::raw::ReadDatagram: answers laid out by hand the way
 // net/netlink/af_netlink.c sends them (netlink_ack, netlink_dump_done), around
 // data messages of any protocol. The protocol tests (rdma_codec_test.cpp,
 // smc_codec_test.cpp) parse what it collects.
-#include "netlink/mnl_reply.h"
+#include "netlink/raw_reply.h"
 
-#include <libmnl/libmnl.h>
 #include <linux/netlink.h>
 
 #include <catch2/catch.hpp>
@@ -19,8 +18,8 @@
 
 namespace {
 
-using netlink::mnl::ReadDatagram;
-using netlink::mnl::Reply;
+using netlink::raw::ReadDatagram;
+using netlink::raw::Reply;
 
 using netlink_test::Bytes;
 using netlink_test::Datagram;
@@ -40,7 +39,7 @@ Bytes Data(uint32_t seq, uint32_t index, const std::string& name, uint16_t flags
 
 }  // namespace
 
-TEST_CASE("an NLMSG_ERROR gives the errno and the extended ACK text", "[mnl]") {
+TEST_CASE("an NLMSG_ERROR gives the errno and the extended ACK text", "[reply]") {
   Reply r = ReadAll({ErrorMsg(13, EOPNOTSUPP, "Device cannot be moved")}, 13);
   CHECK(r.complete);
   CHECK(r.error == EOPNOTSUPP);
@@ -48,14 +47,14 @@ TEST_CASE("an NLMSG_ERROR gives the errno and the extended ACK text", "[mnl]") {
   CHECK(r.messages.empty());
 }
 
-TEST_CASE("a plain ACK completes a command with no error", "[mnl]") {
+TEST_CASE("a plain ACK completes a command with no error", "[reply]") {
   Reply r = ReadAll({ErrorMsg(14, 0)}, 14);
   CHECK(r.complete);
   CHECK(r.error == 0);
   CHECK(r.extack.empty());
 }
 
-TEST_CASE("a query answer and its ACK in separate datagrams complete only at the ACK", "[mnl]") {
+TEST_CASE("a query answer and its ACK in separate datagrams complete only at the ACK", "[reply]") {
   Reply r;
   const Bytes answer = Data(15, 1, "erdma_0", 0);
   REQUIRE(ReadDatagram(answer, 15, kPortid, r).ok());
@@ -66,7 +65,8 @@ TEST_CASE("a query answer and its ACK in separate datagrams complete only at the
   CHECK(r.messages[0] == answer);
 }
 
-TEST_CASE("a dump in one datagram completes at NLMSG_DONE with every message, whole and in order", "[mnl]") {
+TEST_CASE("a dump in one datagram completes at NLMSG_DONE with every message, whole and in order",
+          "[reply]") {
   const Bytes a = Data(11, 1, "erdma_0");
   const Bytes b = Data(11, 4, "rxe0");
   Reply r = ReadAll({Datagram({a, b, Done(11)})}, 11);
@@ -79,7 +79,7 @@ TEST_CASE("a dump in one datagram completes at NLMSG_DONE with every message, wh
 }
 
 TEST_CASE("a dump split over datagrams completes only at NLMSG_DONE, marked when a message is interrupted",
-          "[mnl]") {
+          "[reply]") {
   Reply r;
   REQUIRE(ReadDatagram(Data(9, 1, "A"), 9, kPortid, r).ok());
   CHECK_FALSE(r.complete);
@@ -90,35 +90,34 @@ TEST_CASE("a dump split over datagrams completes only at NLMSG_DONE, marked when
   CHECK(r.messages.size() == 2);
 }
 
-TEST_CASE("a dump that fails part way ends with the errno and extended ACK of its NLMSG_DONE", "[mnl]") {
+TEST_CASE("a dump that fails part way ends with the errno and extended ACK of its NLMSG_DONE", "[reply]") {
   Reply r = ReadAll({Datagram({Data(16, 1, "erdma_0")}), Done(16, -ENOBUFS)}, 16);
   CHECK(r.complete);
   CHECK(r.error == ENOBUFS);
   CHECK(r.messages.size() == 1);
   // netlink_dump_done with NLM_F_ACK_TLVS: the error code, then the text.
   Msg done(NLMSG_DONE, kMulti | NLM_F_ACK_TLVS, 17);
-  auto* e = static_cast<int32_t*>(mnl_nlmsg_put_extra_header(done.nlh(), sizeof(int32_t)));
-  *e = -EINVAL;
-  mnl_attr_put_strz(done.nlh(), NLMSGERR_ATTR_MSG, "dump refused");
+  *static_cast<int32_t*>(done.Extra(sizeof(int32_t))) = -EINVAL;
+  done.Str(NLMSGERR_ATTR_MSG, "dump refused");
   Reply with_text = ReadAll({done.bytes()}, 17);
   CHECK(with_text.complete);
   CHECK(with_text.error == EINVAL);
   CHECK(with_text.extack == "dump refused");
 }
 
-TEST_CASE("a bare NLMSG_DONE without an error code still ends a dump cleanly", "[mnl]") {
+TEST_CASE("a bare NLMSG_DONE without an error code still ends a dump cleanly", "[reply]") {
   Reply r = ReadAll({Msg(NLMSG_DONE, kMulti, 2).bytes()}, 2);
   CHECK(r.complete);
   CHECK(r.error == 0);
 }
 
-TEST_CASE("an NLMSG_NOOP is skipped", "[mnl]") {
+TEST_CASE("an NLMSG_NOOP is skipped", "[reply]") {
   Reply r = ReadAll({Datagram({Msg(NLMSG_NOOP, 0, 3).bytes(), Data(3, 1, "a"), Done(3)})}, 3);
   CHECK(r.complete);
   CHECK(r.messages.size() == 1);
 }
 
-TEST_CASE("an answer with another sequence number or port is refused with EPROTO", "[mnl]") {
+TEST_CASE("an answer with another sequence number or port is refused with EPROTO", "[reply]") {
   Reply r;
   auto seq = ReadDatagram(Datagram({Data(99, 1, "erdma_0"), Done(99)}), 18, kPortid, r);
   REQUIRE_FALSE(seq.ok());
@@ -128,15 +127,15 @@ TEST_CASE("an answer with another sequence number or port is refused with EPROTO
   REQUIRE_FALSE(done_seq.ok());
   CHECK(done_seq.error().sys_errno == EPROTO);
   Msg other_port(NLMSG_DONE, kMulti, 18, kPortid + 1);
-  auto* e = static_cast<int32_t*>(mnl_nlmsg_put_extra_header(other_port.nlh(), sizeof(int32_t)));
-  *e = 0;
+  *static_cast<int32_t*>(other_port.Extra(sizeof(int32_t))) = 0;
   auto port = ReadDatagram(other_port.bytes(), 18, kPortid, r);
   REQUIRE_FALSE(port.ok());
   CHECK(port.error().sys_errno == EPROTO);
   CHECK_FALSE(r.complete);
 }
 
-TEST_CASE("a message from port 0 (the kernel) or read on an unbound socket passes the port check", "[mnl]") {
+TEST_CASE("a message from port 0 (the kernel) or read on an unbound socket passes the port check",
+          "[reply]") {
   Reply from_kernel = ReadAll({Msg(NLMSG_DONE, kMulti, 4, 0).bytes()}, 4);
   CHECK(from_kernel.complete);
   Reply unbound;
@@ -144,7 +143,7 @@ TEST_CASE("a message from port 0 (the kernel) or read on an unbound socket passe
   CHECK(unbound.complete);
 }
 
-TEST_CASE("messages after the one that completed the answer are ignored", "[mnl]") {
+TEST_CASE("messages after the one that completed the answer are ignored", "[reply]") {
   Reply r = ReadAll({Datagram({Done(19), Data(19, 1, "late")})}, 19);
   CHECK(r.complete);
   CHECK(r.messages.empty());
@@ -152,7 +151,7 @@ TEST_CASE("messages after the one that completed the answer are ignored", "[mnl]
 
 TEST_CASE(
     "every truncation of a datagram is an EBADMSG error or a consistent prefix, never a completed answer",
-    "[mnl]") {
+    "[reply]") {
   const Bytes first = Data(12, 7, "erdma_0");
   const Bytes whole = Datagram({first, Done(12)});
   for (size_t n = 1; n < whole.size(); ++n) {
@@ -174,7 +173,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("malformed datagrams and control messages are errors", "[mnl]") {
+TEST_CASE("malformed datagrams and control messages are errors", "[reply]") {
   Reply r;
   SECTION("stray bytes after the last message") {
     Bytes d = Data(1, 1, "erdma_0");
@@ -208,7 +207,7 @@ TEST_CASE("malformed datagrams and control messages are errors", "[mnl]") {
   CHECK_FALSE(r.complete);
 }
 
-TEST_CASE("a datagram at an odd address reads like an aligned one", "[mnl]") {
+TEST_CASE("a datagram at an odd address reads like an aligned one", "[reply]") {
   const Bytes whole = Datagram({Data(1, 3, "erdma_2"), Done(1)});
   Bytes shifted(whole.size() + 1);
   std::memcpy(shifted.data() + 1, whole.data(), whole.size());
@@ -219,7 +218,7 @@ TEST_CASE("a datagram at an odd address reads like an aligned one", "[mnl]") {
   CHECK(r.messages[0] == Data(1, 3, "erdma_2"));
 }
 
-TEST_CASE("random bytes never crash the datagram reader", "[mnl]") {
+TEST_CASE("random bytes never crash the datagram reader", "[reply]") {
   // Seeded, so a failure repeats. Run under ERDMA_CNI_SANITIZE to catch
   // out-of-bounds reads that happen not to crash.
   std::mt19937 rng(20240601);

@@ -1,9 +1,9 @@
 // Reading the kernel's answer to one netlink request out of the datagrams it
 // arrives in: data messages, the ACK or NLMSG_ERROR (with its extended ACK
 // text), NLMSG_DONE, NLM_F_DUMP_INTR, sequence number and port checks. Pure:
-// bytes in, a Reply out, no socket. Shared by every libmnl-based protocol
-// (RDMA netlink, generic netlink); the protocol's own parsers then read the
-// data messages.
+// bytes in, a Reply out, no socket. Shared by the protocols spoken over a
+// raw::Socket (RDMA netlink, generic netlink); the protocol's own parsers
+// then read the data messages.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 #include "base/error.h"
 
-namespace netlink::mnl {
+namespace netlink::raw {
 
 using Bytes = std::vector<uint8_t>;
 
@@ -35,4 +35,4 @@ struct Reply {
 /// aligned.
 base::Status ReadDatagram(std::span<const uint8_t> datagram, uint32_t seq, uint32_t portid, Reply& reply);
 
-}  // namespace netlink::mnl
+}  // namespace netlink::raw

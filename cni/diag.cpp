@@ -1,0 +1,354 @@
+#include "cni/diag.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "base/file.h"
+#include "cni/state.h"
+#include "netlink/netns.h"
+#include "netlink/rdma_pairing.h"
+#include "netlink/rdma_socket.h"
+#include "netlink/rtnl_kernel.h"
+#include "netlink/smc_socket.h"
+#include "netlink/sysctl.h"
+
+namespace cni {
+
+using nlohmann::json;
+
+namespace {
+
+// SMC sysctls worth seeing; tcp2smc exists only on Alibaba Cloud Linux 3.
+const char* const kSmcSysctls[] = {"net.smc.tcp2smc",       "net.smc.autocorking_size",
+                                   "net.smc.smcr_buf_type", "net.smc.wmem",
+                                   "net.smc.rmem",          "net.ipv6.conf.all.disable_ipv6"};
+
+std::string ReadTrimmed(const std::string& path) {
+  std::ifstream in(path);
+  std::string s;
+  std::getline(in, s);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+const char* PortStateName(uint8_t s) {
+  switch (s) {
+    case 1: return "DOWN";
+    case 2: return "INIT";
+    case 3: return "ARMED";
+    case 4: return "ACTIVE";
+    case 5: return "ACTIVE_DEFER";
+  }
+  return "NOP";
+}
+
+// The RoCE path MTU a netdev MTU allows (the kernel's iboe_get_mtu): the
+// largest IB MTU that fits with the GRH, UDP, BTH and ICRC headers.
+int RoceMtu(uint32_t netdev_mtu) {
+  const int room = static_cast<int>(netdev_mtu) - (40 + 8 + 12 + 4 + 28 + 4);
+  for (int m : {4096, 2048, 1024, 512, 256})
+    if (room >= m) return m;
+  return 0;
+}
+
+json PortGids(const std::string& port_dir) {
+  json gids = json::array();
+  for (int i = 0; i < 32; ++i) {
+    const std::string gid = ReadTrimmed(port_dir + "/gids/" + std::to_string(i));
+    if (gid.empty()) break;
+    if (gid == "0000:0000:0000:0000:0000:0000:0000:0000") continue;
+    gids.push_back({{"index", i},
+                    {"gid", gid},
+                    {"type", ReadTrimmed(port_dir + "/gid_attrs/types/" + std::to_string(i))},
+                    {"netdev", ReadTrimmed(port_dir + "/gid_attrs/ndevs/" + std::to_string(i))}});
+  }
+  return gids;
+}
+
+json Rdma(const DiagOptions& opts, DiagSources& src, const std::vector<netlink::LinkInfo>& links,
+          std::vector<std::string>& problems) {
+  json out = json::object();
+  if (!src.rdma) {
+    out["error"] = src.rdma_error;
+    problems.push_back("no RDMA netlink: " + src.rdma_error);
+    return out;
+  }
+  auto mode = src.rdma->GetNetnsMode();
+  out["netnsMode"] = mode.ok() ? netlink::NetnsModeName(*mode) : "unknown: " + mode.error().msg;
+  auto devices = src.rdma->ListDevices();
+  auto ports = src.rdma->ListPorts();
+  if (!devices.ok() || !ports.ok()) {
+    out["error"] = !devices.ok() ? devices.error().msg : ports.error().msg;
+    problems.push_back("listing RDMA devices: " + out["error"].get<std::string>());
+    return out;
+  }
+  json list = json::array();
+  for (const auto& d : *devices) {
+    json jd = {
+        {"name", d.name}, {"protocol", d.protocol}, {"nodeGuid", d.node_guid}, {"ports", json::array()}};
+    for (const auto& p : *ports) {
+      if (p.dev_index != d.index) continue;
+      const std::string dir =
+          opts.sysfs_root + "/class/infiniband/" + d.name + "/ports/" + std::to_string(p.port);
+      json jp = {{"port", p.port},
+                 {"state", PortStateName(p.state)},
+                 {"active", p.state == netlink::kPortStateActive},
+                 {"physLinkUp", p.phys_state == netlink::kPhysStateLinkUp},
+                 {"netdev", p.netdev_name},
+                 {"linkLayer", ReadTrimmed(dir + "/link_layer")},
+                 {"gids", PortGids(dir)}};
+      for (const auto& l : links)
+        if (!p.netdev_name.empty() && l.name == p.netdev_name) {
+          jp["netdevMtu"] = l.mtu;
+          jp["roceMtu"] = RoceMtu(l.mtu);
+        }
+      if (p.state != netlink::kPortStateActive)
+        problems.push_back(d.name + " port " + std::to_string(p.port) + " is " + PortStateName(p.state) +
+                           ", not ACTIVE: its netdev is down or has no carrier");
+      jd["ports"].push_back(jp);
+    }
+    list.push_back(jd);
+  }
+  out["devices"] = list;
+  if (list.empty()) problems.push_back("no RDMA device is visible here");
+  return out;
+}
+
+json Netdevs(const DiagOptions& opts, DiagSources& src, const std::vector<netlink::LinkInfo>& links) {
+  std::vector<netlink::RdmaDevice> devices;
+  std::vector<netlink::RdmaPort> ports;
+  if (src.rdma) {
+    if (auto d = src.rdma->ListDevices(); d.ok()) devices = *d;
+    if (auto p = src.rdma->ListPorts(); p.ok()) ports = *p;
+  }
+  json out = json::array();
+  for (const auto& l : links) {
+    if (l.name == "lo") continue;
+    json j = {{"name", l.name}, {"mac", l.mac}, {"mtu", l.mtu}, {"up", l.up}, {"kind", l.kind}};
+    if (auto pair = netlink::PairNetdev(l, devices, ports, opts.sysfs_root)) {
+      j["rdmaDevice"] = pair->device.name;
+      j["pairedBy"] = pair->how;
+    }
+    out.push_back(j);
+  }
+  return out;
+}
+
+json Smc(DiagSources& src) {
+  json out = {{"sysctls", json::object()}};
+  if (src.sysctl)
+    for (const char* name : kSmcSysctls) {
+      auto v = src.sysctl->Read(name);
+      out["sysctls"][name] = v.ok() && *v ? json(**v) : json(nullptr);
+    }
+  if (!src.smc) {
+    out["error"] = src.smc_error;
+    return out;
+  }
+  json pnet = json::array();
+  if (auto entries = src.smc->ListPnet(); entries.ok())
+    for (const auto& e : *entries)
+      pnet.push_back(
+          {{"pnetId", e.pnet_id}, {"netdev", e.eth_name}, {"ibDevice", e.ib_name}, {"ibPort", e.ib_port}});
+  out["pnet"] = pnet;
+  if (src.smc->HasUeid())
+    if (auto ueids = src.smc->ListUeids(); ueids.ok()) out["ueids"] = *ueids;
+  return out;
+}
+
+json Memlock(const DiagOptions& opts, const DiagSources& src, std::vector<std::string>& problems) {
+  json out = {{"processes", json::array()}};
+  // A pod's processes, not the node's: only with --netns.
+  if (src.netns_inode == 0 || opts.netns.empty()) return out;
+  const std::string want = "net:[" + std::to_string(src.netns_inode) + "]";
+  auto pids = base::ListDirs(opts.proc_root);
+  if (!pids.ok()) return out;
+  bool limited = false;
+  for (const auto& pid : *pids) {
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    char target[64] = {};
+    const std::string link = opts.proc_root + "/" + pid + "/ns/net";
+    const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+    if (n <= 0 || want != target) continue;
+    std::ifstream limits(opts.proc_root + "/" + pid + "/limits");
+    for (std::string line; std::getline(limits, line);) {
+      if (line.rfind("Max locked memory", 0) != 0) continue;
+      std::istringstream fields(line.substr(17));
+      std::string soft, hard;
+      fields >> soft >> hard;
+      out["processes"].push_back({{"pid", std::stoi(pid)},
+                                  {"comm", ReadTrimmed(opts.proc_root + "/" + pid + "/comm")},
+                                  {"soft", soft},
+                                  {"hard", hard}});
+      limited = limited || soft != "unlimited";
+    }
+  }
+  if (limited) {
+    out["hint"] =
+        "RDMA memory registration (ibv_reg_mr) pins memory and fails beyond RLIMIT_MEMLOCK (often 64 KiB or "
+        "8 MiB): start the container runtime with LimitMEMLOCK=infinity (containerd's systemd unit) so pods "
+        "inherit it, and give RDMA containers the IPC_LOCK capability";
+    problems.push_back("a process in this netns has a finite memlock limit: " +
+                       out["hint"].get<std::string>());
+  }
+  return out;
+}
+
+json States(const DiagOptions& opts, const std::vector<netlink::LinkInfo>& links,
+            std::vector<std::string>& problems) {
+  json out = json::array();
+  if (opts.data_dir.empty()) return out;
+  auto networks = base::ListDirs(opts.data_dir);
+  if (!networks.ok()) return out;
+  for (const auto& net : *networks) {
+    if (net == "devices") continue;
+    StateStore store(opts.data_dir, net);
+    auto paths = store.List();
+    if (!paths.ok()) continue;
+    for (const auto& path : *paths) {
+      json j = {{"file", path}, {"problems", json::array()}};
+      auto loaded = store.Load(path);
+      if (!loaded.ok() || !*loaded) {
+        j["problems"].push_back("unreadable: " + (loaded.ok() ? std::string("gone") : loaded.error().msg));
+      } else {
+        const AttachmentState& st = **loaded;
+        j.update({{"network", st.network},
+                  {"containerID", st.container_id},
+                  {"ifName", st.if_name},
+                  {"netns", st.netns},
+                  {"podIfName", st.pod_if_name},
+                  {"complete", st.complete},
+                  {"rdmaDevice", st.rdma_device}});
+        if (!st.complete) j["problems"].push_back("ADD did not complete (a DEL finishes it)");
+        struct stat sb {};
+        if (!st.netns.empty() && ::stat(st.netns.c_str(), &sb) != 0)
+          j["problems"].push_back("its netns " + st.netns + " is gone: DEL (or GC) returns the device");
+        if (!opts.netns.empty() && st.netns == opts.netns) {
+          const bool present = std::any_of(links.begin(), links.end(),
+                                           [&](const auto& l) { return l.name == st.pod_if_name; });
+          if (!present) j["problems"].push_back(st.pod_if_name + " is missing from the netns");
+        }
+      }
+      for (const auto& p : j["problems"]) problems.push_back(path + ": " + p.get<std::string>());
+      out.push_back(j);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+json Diagnose(const DiagOptions& opts, DiagSources& src) {
+  std::vector<std::string> problems;
+  std::vector<netlink::LinkInfo> links;
+  if (src.links)
+    if (auto l = src.links->ListLinks(); l.ok()) links = *l;
+  json report = {{"netns", opts.netns.empty() ? "node" : opts.netns}};
+  report["rdma"] = Rdma(opts, src, links, problems);
+  report["netdevs"] = Netdevs(opts, src, links);
+  report["smc"] = Smc(src);
+  report["memlock"] = Memlock(opts, src, problems);
+  report["states"] = States(opts, links, problems);
+  report["problems"] = problems;
+  return report;
+}
+
+std::string RenderDiag(const json& r) {
+  std::ostringstream o;
+  o << "erdma-cni diag: " << r.value("netns", "") << "\n\n== RDMA\n";
+  const json& rdma = r["rdma"];
+  if (rdma.contains("error")) o << "!! " << rdma["error"].get<std::string>() << "\n";
+  if (rdma.contains("netnsMode")) o << "netns mode: " << rdma["netnsMode"].get<std::string>() << "\n";
+  for (const auto& d : rdma.value("devices", json::array())) {
+    o << d["name"].get<std::string>() << " (" << d["protocol"].get<std::string>() << ", node GUID "
+      << d["nodeGuid"].get<std::string>() << ")\n";
+    for (const auto& p : d["ports"]) {
+      o << "  port " << p["port"] << ": "
+        << (p["active"].get<bool>() ? "PORT_ACTIVE" : "!! PORT_" + p["state"].get<std::string>())
+        << ", link layer " << p["linkLayer"].get<std::string>() << ", netdev "
+        << (p["netdev"].get<std::string>().empty() ? "-" : p["netdev"].get<std::string>());
+      if (p.contains("netdevMtu")) o << " (MTU " << p["netdevMtu"] << ", RoCE MTU " << p["roceMtu"] << ")";
+      o << "\n";
+      for (const auto& g : p["gids"])
+        o << "    gid " << g["index"] << " " << g["gid"].get<std::string>() << " "
+          << g["type"].get<std::string>() << " " << g["netdev"].get<std::string>() << "\n";
+    }
+  }
+  o << "\n== Netdevs and their RDMA devices\n";
+  for (const auto& n : r["netdevs"]) {
+    o << n["name"].get<std::string>() << " " << n["mac"].get<std::string>() << " mtu " << n["mtu"]
+      << (n["up"].get<bool>() ? " up" : " down");
+    if (n.contains("rdmaDevice"))
+      o << " -> " << n["rdmaDevice"].get<std::string>() << " (by " << n["pairedBy"].get<std::string>() << ")";
+    o << "\n";
+  }
+  o << "\n== SMC\n";
+  for (const auto& [k, v] : r["smc"]["sysctls"].items())
+    o << k << " = " << (v.is_null() ? "(absent)" : v.get<std::string>()) << "\n";
+  if (r["smc"].contains("error")) o << "SMC netlink: " << r["smc"]["error"].get<std::string>() << "\n";
+  for (const auto& p : r["smc"].value("pnet", json::array()))
+    o << "pnet " << p["pnetId"].get<std::string>() << " " << p["netdev"].get<std::string>()
+      << p["ibDevice"].get<std::string>() << "\n";
+  o << "\n== memlock of the processes in this netns\n";
+  for (const auto& p : r["memlock"]["processes"])
+    o << p["pid"] << " " << p["comm"].get<std::string>() << ": soft " << p["soft"].get<std::string>()
+      << ", hard " << p["hard"].get<std::string>() << "\n";
+  if (r["memlock"].contains("hint")) o << "!! " << r["memlock"]["hint"].get<std::string>() << "\n";
+  o << "\n== erdma-cni state vs the kernel\n";
+  for (const auto& s : r["states"]) {
+    o << s["file"].get<std::string>() << ": " << (s["problems"].empty() ? "ok" : "") << "\n";
+    for (const auto& p : s["problems"]) o << "  !! " << p.get<std::string>() << "\n";
+  }
+  const auto& problems = r["problems"];
+  o << "\n"
+    << (problems.empty() ? "no problems found" : std::to_string(problems.size()) + " problem(s), marked !!")
+    << "\n";
+  return o.str();
+}
+
+int RunDiag(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  DiagOptions opts;
+  opts.data_dir = "/run/erdma-cni";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json") {
+      opts.json = true;
+    } else if ((a == "--netns" || a == "--data-dir") && i + 1 < args.size()) {
+      (a == "--netns" ? opts.netns : opts.data_dir) = args[++i];
+    } else {
+      err << "usage: erdma-cni diag [--netns PATH] [--data-dir DIR] [--json]\n"
+             "  --netns PATH    the pod netns to look at (e.g. /var/run/netns/cni-...); default: the node\n"
+             "  --data-dir DIR  erdma-cni's dataDir, whose states are checked (default /run/erdma-cni)\n";
+      return 2;
+    }
+  }
+  DiagSources src;
+  auto ns = opts.netns.empty() ? netlink::Netns::Current() : netlink::Netns::Open(opts.netns, "--netns");
+  if (!ns.ok()) {
+    err << "erdma-cni diag: " << ns.error().msg << "\n";
+    return 2;
+  }
+  struct stat sb {};
+  if (::fstat(ns->fd(), &sb) == 0) src.netns_inode = sb.st_ino;
+  if (auto k = netlink::OpenRtnl(*ns); k.ok()) src.links = std::move(k).value();
+  if (auto r = netlink::OpenRdma(*ns); r.ok())
+    src.rdma = std::move(r).value();
+  else
+    src.rdma_error = r.error().msg;
+  if (auto s = netlink::OpenSysctl(*ns); s.ok()) src.sysctl = std::move(s).value();
+  if (auto s = netlink::OpenSmc(*ns); s.ok())
+    src.smc = std::move(s).value();
+  else
+    src.smc_error = s.error().msg;
+  json report = Diagnose(opts, src);
+  if (opts.json)
+    out << report.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  else
+    out << RenderDiag(report);
+  return report["problems"].empty() ? 0 : 1;
+}
+
+}  // namespace cni

@@ -1,0 +1,59 @@
+#include "install/entry.h"
+
+#include "conf/config.h"
+#include "conf/smcr.h"
+
+namespace install {
+
+using base::Code;
+using base::Error;
+
+Json DefaultEntry() {
+  Json e = Json::object();
+  e["type"] = kPluginType;
+  e["mode"] = "none";
+  e["capabilities"] = Json{{conf::kPodAnnotationsCapability, true}, {"deviceID", true}};
+  e["smcr"] = Json{{"enable", "annotation"}};
+  e["logFile"] = "/var/log/erdma-cni.log";
+  return e;
+}
+
+base::Result<Json> ParseEntry(std::string_view text) {
+  ASSIGN_OR_RETURN(Json e, ParseObject(text));
+  auto type = e.find("type");
+  if (type == e.end() || !type->is_string() || type->get<std::string>() != kPluginType)
+    return Error(Code::kInvalidConfig, "type: must be \"erdma-cni\" (that is how the entry is found again)");
+  for (const char* key : {"prevResult", "runtimeConfig"})
+    if (e.contains(key))
+      return Error(Code::kInvalidConfig,
+                   std::string(key) + ": set by the runtime on every call; leave it out of the entry");
+  return e;
+}
+
+base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::string& cni_version,
+                                                  const std::string& network_name) {
+  // What libcni hands each plugin of a list: the entry with the list's
+  // cniVersion and name put in.
+  Json as_run = entry;
+  as_run["cniVersion"] = cni_version;
+  as_run["name"] = network_name;
+  auto parsed = conf::Parse(as_run.dump(), /*for_del=*/true);
+  if (!parsed.ok()) {
+    Error e = parsed.error();
+    return Error(Code::kInvalidConfig, "the erdma-cni entry is not a valid erdma-cni config: " + e.msg,
+                 e.details);
+  }
+  std::vector<std::string> warnings;
+  bool annotations = false;
+  if (auto caps = entry.find("capabilities"); caps != entry.end() && caps->is_object()) {
+    auto cap = caps->find(conf::kPodAnnotationsCapability);
+    annotations = cap != caps->end() && cap->is_boolean() && cap->get<bool>();
+  }
+  if (parsed->smcr.enable == conf::SmcrConfig::Enable::kAnnotation && !annotations)
+    warnings.push_back(std::string("the entry does not declare the capability \"") +
+                       conf::kPodAnnotationsCapability + "\": containerd and CRI-O will not pass pod " +
+                       "annotations, so " + conf::kSmcrAnnotation + " never reaches erdma-cni");
+  return warnings;
+}
+
+}  // namespace install

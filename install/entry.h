@@ -1,0 +1,30 @@
+// erdma-cni's own entry in a node conflist: the default one, reading one from
+// a file, and checking it with the plugin's own config parser.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/error.h"
+#include "install/conflist.h"
+
+namespace install {
+
+/// The entry of docs/deploy.md: mode none (SMC-R for annotated pods on the
+/// primary plugin's interface), with the capabilities that make containerd
+/// and CRI-O pass the pod's annotations and device ID.
+Json DefaultEntry();
+
+/// An entry from text: a JSON object with "type": "erdma-cni" and none of the
+/// keys the runtime sets per call (prevResult, runtimeConfig). Code 6 or 7.
+base::Result<Json> ParseEntry(std::string_view text);
+
+/// Runs the plugin's config parser on the entry as the runtime will hand it
+/// over in a chain with this cniVersion and network name (device selection
+/// aside: the runtime may supply it). Code 7 naming the key on a bad entry;
+/// otherwise the warnings an operator should see (none when all is well).
+base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::string& cni_version,
+                                                  const std::string& network_name);
+
+}  // namespace install

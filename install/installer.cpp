@@ -1,0 +1,339 @@
+#include "install/installer.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "install/conflist.h"
+#include "install/entry.h"
+#include "install/files.h"
+
+#ifndef ERDMA_CNI_VERSION
+#define ERDMA_CNI_VERSION "unknown"
+#endif
+
+namespace install {
+namespace {
+
+using base::Code;
+using base::Error;
+
+constexpr size_t kMaxConflistBytes = 1 << 20;
+constexpr size_t kMaxBinaryBytes = 256u << 20;
+constexpr int kLockWaitMs = 10000;
+constexpr const char* kBinaryName = "erdma-cni";
+constexpr const char* kPackagedPlugin = "/opt/cni/bin/erdma-cni";
+constexpr const char* kBackupSuffix = ".erdma-cni.bak";
+
+volatile sig_atomic_t g_stop = 0;
+
+void OnStop(int) { g_stop = 1; }
+
+// The conflist to edit. `must_exist`: install and check need one; for
+// uninstall a missing file means there is nothing to take out ("").
+base::Result<std::string> ConflistPath(const Options& o, bool must_exist) {
+  std::string name = o.conflist;
+  if (name == "auto") {
+    auto first = FirstNetworkConfig(o.conf_dir);
+    if (!first.ok()) {
+      if (first.error().sys_errno == ENOENT && !must_exist) return std::string();
+      return first.error();
+    }
+    name = *first;
+    if (!name.ends_with(".conflist"))
+      return Error(Code::kInvalidConfig,
+                   o.conf_dir + "/" + name +
+                       " is the config the runtime loads first, and it is not a .conflist: nothing can be "
+                       "chained into it. Convert it into a .conflist, or pass --conflist NAME");
+  }
+  std::string path = o.conf_dir + "/" + name;
+  auto st = Stamp(path);
+  if (!st.ok()) {
+    if (st.error().sys_errno == ENOENT && !must_exist) return std::string();
+    if (st.error().sys_errno == ENOENT)
+      return Error(Code::kIo,
+                   path +
+                       " does not exist: the primary plugin (e.g. Terway) writes it; run again once "
+                       "it has, or pass --conflist NAME",
+                   "", ENOENT);
+    return st.error();
+  }
+  if (S_ISLNK(st->mode))
+    return Error(Code::kIo, path +
+                                " is a symbolic link; erdma-cni-install replaces files by rename and would "
+                                "replace the link. Point --conf-dir/--conflist at the file itself");
+  if (!S_ISREG(st->mode)) return Error(Code::kIo, path + " is not a regular file");
+  return path;
+}
+
+base::Result<std::string> SourcePath(const Options& o) {
+  if (!o.source.empty()) return o.source;
+  ASSIGN_OR_RETURN(std::string dir, SelfDir());
+  std::string beside = dir + "/" + kBinaryName;
+  if (::access(beside.c_str(), F_OK) == 0) return beside;
+  if (::access(kPackagedPlugin, F_OK) == 0) return std::string(kPackagedPlugin);
+  return Error(Code::kIo, std::string("no plugin binary to copy: neither ") + beside + " nor " +
+                              kPackagedPlugin + " exists; pass --source PATH");
+}
+
+base::Result<Json> LoadEntry(const Options& o) {
+  if (o.entry_file.empty()) return DefaultEntry();
+  ASSIGN_OR_RETURN(std::string text, ReadFile(o.entry_file, kMaxConflistBytes, /*follow=*/true));
+  auto entry = ParseEntry(text);
+  if (!entry.ok()) return std::move(entry).error().WithContext("--entry " + o.entry_file);
+  return entry;
+}
+
+// The binary: what install would do with it.
+struct BinaryPlan {
+  std::string source;
+  std::string dest;
+  std::string content;  ///< the source's bytes, when a copy is needed
+  bool copy = false;
+  std::string summary;
+};
+
+base::Result<BinaryPlan> PlanBinary(const Options& o) {
+  BinaryPlan p;
+  ASSIGN_OR_RETURN(p.source, SourcePath(o));
+  p.dest = o.bin_dir + "/" + kBinaryName;
+  struct stat bin_dir {};
+  if (::stat(o.bin_dir.c_str(), &bin_dir) != 0 || !S_ISDIR(bin_dir.st_mode))
+    return Error(Code::kIo,
+                 "--bin-dir " + o.bin_dir + " is not a directory: mount the node's CNI bin dir there");
+  struct stat src {
+  }, dst{};
+  const bool have_dst = ::stat(p.dest.c_str(), &dst) == 0;
+  if (have_dst && ::stat(p.source.c_str(), &src) == 0 && src.st_dev == dst.st_dev &&
+      src.st_ino == dst.st_ino) {
+    p.summary = p.dest + " is the source itself (" + p.source + ")";
+    return p;
+  }
+  auto content = ReadFile(p.source, kMaxBinaryBytes, /*follow=*/true);
+  if (!content.ok()) return std::move(content).error().WithContext("--source");
+  if (content->compare(0, 4,
+                       "\x7f"
+                       "ELF") != 0)
+    return Error(Code::kInvalidConfig, "--source " + p.source + " is not an executable (no ELF header)");
+  // A dest that is a link, missing, unreadable or different is replaced.
+  auto current = ReadFile(p.dest, kMaxBinaryBytes, /*follow=*/false);
+  if (current.ok() && *current == *content && have_dst && (dst.st_mode & 07777) == 0755) {
+    p.summary = p.dest + " up to date";
+    return p;
+  }
+  p.copy = true;
+  p.content = std::move(content).value();
+  p.summary =
+      current.ok() ? "replaced " + p.dest + " with " + p.source : "copied " + p.source + " to " + p.dest;
+  return p;
+}
+
+struct ConflistPlan {
+  std::string path;
+  std::string original;
+  FileStamp stamp;
+  Edit edit;
+  std::vector<std::string> warnings;
+};
+
+base::Result<ConflistPlan> PlanConflistInstall(const Options& o) {
+  ConflistPlan p;
+  ASSIGN_OR_RETURN(Json entry, LoadEntry(o));
+  ASSIGN_OR_RETURN(p.path, ConflistPath(o, /*must_exist=*/true));
+  ASSIGN_OR_RETURN(p.stamp, Stamp(p.path));
+  ASSIGN_OR_RETURN(p.original, ReadFile(p.path, kMaxConflistBytes, /*follow=*/false));
+  auto edit = PlanInstall(p.original, entry, o.placement);
+  if (!edit.ok()) return std::move(edit).error().WithContext(p.path);
+  p.edit = std::move(edit).value();
+  auto warnings =
+      CheckEntry(entry, p.edit.doc["cniVersion"].get<std::string>(), p.edit.doc["name"].get<std::string>());
+  if (!warnings.ok())
+    return std::move(warnings).error().WithContext(o.entry_file.empty() ? p.path : o.entry_file);
+  p.warnings = std::move(warnings).value();
+  return p;
+}
+
+// Writes the backup, then the conflist; both keep the conflist's mode and owner.
+base::Status ApplyConflist(const ConflistPlan& p) {
+  const FileStamp& s = p.stamp;
+  // Checked before the backup too, so a lost race changes nothing at all.
+  auto now = Stamp(p.path);
+  if (!now.ok() || !now->SameVersion(s))
+    return Error(Code::kTryAgainLater,
+                 p.path + " changed while it was being edited (another writer); run again");
+  RETURN_IF_ERROR(ReplaceFile(p.path + kBackupSuffix, p.original, s.mode, s.uid, s.gid));
+  RETURN_IF_ERROR(ReplaceFile(p.path, p.edit.text, s.mode, s.uid, s.gid, &s));
+  ASSIGN_OR_RETURN(std::string back, ReadFile(p.path, kMaxConflistBytes, /*follow=*/false));
+  if (back != p.edit.text)
+    return Error(Code::kIo, p.path +
+                                " reads back different from what was written: another writer changed it "
+                                "just now; run again");
+  return base::Ok();
+}
+
+void PrintError(std::ostream& err, const Error& e) {
+  err << "erdma-cni-install: " << e.msg;
+  if (!e.details.empty()) err << " (" << e.details << ")";
+  err << "\n";
+}
+
+// One install. `quiet`: say nothing when nothing changed (the --every rounds).
+base::Status InstallOnce(const Options& o, bool quiet, std::ostream& out, std::ostream& err) {
+  std::optional<DirLock> lock;
+  if (!o.dry_run) {
+    ASSIGN_OR_RETURN(DirLock l, DirLock::Acquire(o.conf_dir, kLockWaitMs));
+    lock.emplace(std::move(l));
+  }
+  ASSIGN_OR_RETURN(BinaryPlan bin, PlanBinary(o));
+  ASSIGN_OR_RETURN(ConflistPlan conf, PlanConflistInstall(o));
+  if (!quiet || bin.copy || conf.edit.changed)
+    for (const std::string& w : conf.warnings) err << "erdma-cni-install: warning: " << w << "\n";
+  if (o.dry_run) {
+    out << (bin.copy ? "would have " : "") << bin.summary << "\n";
+    out << conf.path << ": " << (conf.edit.changed ? "would have " : "") << conf.edit.summary << "\n";
+    if (conf.edit.changed) out << conf.edit.text << (conf.edit.text.ends_with('\n') ? "" : "\n");
+    return base::Ok();
+  }
+  // The binary before the entry that makes the runtime run it.
+  if (bin.copy) RETURN_IF_ERROR(ReplaceFile(bin.dest, bin.content, 0755, ::geteuid(), ::getegid()));
+  if (conf.edit.changed) RETURN_IF_ERROR(ApplyConflist(conf));
+  if (!quiet || bin.copy) out << bin.summary << "\n";
+  if (!quiet || conf.edit.changed)
+    out << conf.path << ": " << conf.edit.summary
+        << (conf.edit.changed ? "; the previous file is " + conf.path + kBackupSuffix : "") << "\n";
+  return base::Ok();
+}
+
+int Install(const Options& o, std::ostream& out, std::ostream& err) {
+  if (!o.every_seconds) {
+    auto s = InstallOnce(o, false, out, err);
+    if (!s.ok()) PrintError(err, s.error());
+    return s.ok() ? kExitOk : kExitFailed;
+  }
+  // PID 1 in a container gets no default signal actions: handle SIGTERM so
+  // the pod stops at once. No SA_RESTART: the signal cuts the sleep short.
+  struct sigaction sa {};
+  sa.sa_handler = OnStop;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);
+  bool quiet = false;
+  std::string last_error;
+  while (!g_stop) {
+    auto s = InstallOnce(o, quiet, out, err);
+    out.flush();
+    if (s.ok()) {
+      quiet = true;
+      last_error.clear();
+    } else if (s.error().msg != last_error) {  // the same failure once, not every round
+      PrintError(err, s.error());
+      last_error = s.error().msg;
+      quiet = false;
+    }
+    err.flush();
+    timespec left{static_cast<time_t>(o.every_seconds), 0};
+    while (!g_stop && ::nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
+  }
+  out << "erdma-cni-install: stopping\n";
+  return kExitOk;
+}
+
+int Uninstall(const Options& o, std::ostream& out, std::ostream& err) {
+  auto run = [&]() -> base::Status {
+    std::optional<DirLock> lock;
+    if (!o.dry_run) {
+      ASSIGN_OR_RETURN(DirLock l, DirLock::Acquire(o.conf_dir, kLockWaitMs));
+      lock.emplace(std::move(l));
+    }
+    ASSIGN_OR_RETURN(std::string path, ConflistPath(o, /*must_exist=*/false));
+    if (path.empty()) {
+      out << (o.conflist == "auto" ? o.conf_dir + " has no network config"
+                                   : o.conf_dir + "/" + o.conflist + " does not exist")
+          << ": no erdma-cni entry to remove\n";
+    } else {
+      ConflistPlan p;
+      p.path = path;
+      ASSIGN_OR_RETURN(p.stamp, Stamp(p.path));
+      ASSIGN_OR_RETURN(p.original, ReadFile(p.path, kMaxConflistBytes, /*follow=*/false));
+      auto edit = PlanUninstall(p.original);
+      if (!edit.ok()) return std::move(edit).error().WithContext(p.path);
+      p.edit = std::move(edit).value();
+      if (o.dry_run) {
+        out << p.path << ": " << (p.edit.changed ? "would have " : "") << p.edit.summary << "\n";
+        if (p.edit.changed) out << p.edit.text << (p.edit.text.ends_with('\n') ? "" : "\n");
+      } else {
+        // The entry goes first: the runtime stops running erdma-cni before its binary is gone.
+        if (p.edit.changed) RETURN_IF_ERROR(ApplyConflist(p));
+        out << p.path << ": " << p.edit.summary
+            << (p.edit.changed ? "; the previous file is " + p.path + kBackupSuffix : "") << "\n";
+      }
+    }
+    if (o.remove_binary) {
+      const std::string dest = o.bin_dir + "/" + kBinaryName;
+      const bool present = ::access(dest.c_str(), F_OK) == 0;
+      if (o.dry_run) {
+        out << (present ? "would have removed " + dest : dest + " is not there") << "\n";
+      } else {
+        if (present && ::unlink(dest.c_str()) != 0)
+          return Error(Code::kIo, "remove " + dest + ": " + std::strerror(errno), "", errno);
+        out << (present ? "removed " + dest : dest + " is not there") << "\n";
+      }
+    }
+    return base::Ok();
+  };
+  auto s = run();
+  if (!s.ok()) PrintError(err, s.error());
+  return s.ok() ? kExitOk : kExitFailed;
+}
+
+int Check(const Options& o, std::ostream& out, std::ostream& err) {
+  bool as_asked = true;
+  auto bin = PlanBinary(o);
+  if (!bin.ok()) {
+    PrintError(err, bin.error());
+    return kExitFailed;
+  }
+  if (bin->copy) {
+    as_asked = false;
+    out << "differs: " << bin->dest << " is not " << bin->source << " (install would copy it)\n";
+  } else {
+    out << "ok: " << bin->summary << "\n";
+  }
+  auto conf = PlanConflistInstall(o);
+  if (!conf.ok()) {
+    PrintError(err, conf.error());
+    return kExitFailed;
+  }
+  if (conf->edit.changed) {
+    as_asked = false;
+    out << "differs: " << conf->path << ": install would have " << conf->edit.summary << "\n";
+  } else {
+    out << "ok: " << conf->path << ": " << conf->edit.summary << "\n";
+  }
+  for (const std::string& w : conf->warnings) err << "erdma-cni-install: warning: " << w << "\n";
+  return as_asked ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+int Run(const Options& o, std::ostream& out, std::ostream& err) {
+  switch (o.command) {
+    case Command::kInstall: return Install(o, out, err);
+    case Command::kUninstall: return Uninstall(o, out, err);
+    case Command::kCheck: return Check(o, out, err);
+    case Command::kHelp: out << Usage(); return kExitOk;
+    case Command::kVersion: out << "erdma-cni-install " << ERDMA_CNI_VERSION << "\n"; return kExitOk;
+  }
+  return kExitUsage;
+}
+
+}  // namespace install

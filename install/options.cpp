@@ -1,0 +1,192 @@
+#include "install/options.h"
+
+#include <charconv>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+
+namespace install {
+namespace {
+
+using base::Code;
+using base::Error;
+
+Error UsageError(std::string msg) { return Error(Code::kInvalidConfig, std::move(msg) + " (see --help)"); }
+
+bool ParseCount(std::string_view s, uint64_t max, uint64_t* out) {
+  if (s.empty()) return false;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size() && *out <= max;
+}
+
+// Options that take a value, and the commands that accept each option.
+const std::set<std::string_view> kWithValue = {"--bin-dir",  "--conf-dir", "--conflist", "--after",
+                                               "--position", "--entry",    "--source",   "--every"};
+const std::map<std::string_view, std::set<Command>> kAccepted = {
+    {"--bin-dir", {Command::kInstall, Command::kUninstall, Command::kCheck}},
+    {"--conf-dir", {Command::kInstall, Command::kUninstall, Command::kCheck}},
+    {"--conflist", {Command::kInstall, Command::kUninstall, Command::kCheck}},
+    {"--after", {Command::kInstall, Command::kCheck}},
+    {"--position", {Command::kInstall, Command::kCheck}},
+    {"--last", {Command::kInstall, Command::kCheck}},
+    {"--entry", {Command::kInstall, Command::kCheck}},
+    {"--source", {Command::kInstall, Command::kCheck}},
+    {"--dry-run", {Command::kInstall, Command::kUninstall}},
+    {"--remove-binary", {Command::kUninstall}},
+    {"--every", {Command::kInstall}},
+};
+
+const char* CommandName(Command c) {
+  switch (c) {
+    case Command::kInstall: return "install";
+    case Command::kUninstall: return "uninstall";
+    case Command::kCheck: return "check";
+    case Command::kHelp: return "--help";
+    case Command::kVersion: return "--version";
+  }
+  return "?";
+}
+
+base::Status CheckDir(const std::string& flag, const std::string& dir) {
+  if (dir.empty() || dir[0] != '/')
+    return UsageError(flag + ": must be an absolute directory, got \"" + dir + "\"");
+  return base::Ok();
+}
+
+}  // namespace
+
+base::Result<Options> ParseArgs(const std::vector<std::string>& args) {
+  Options o;
+  if (args.empty()) return UsageError("no command: install, uninstall or check");
+  const std::string& cmd = args[0];
+  if (cmd == "install")
+    o.command = Command::kInstall;
+  else if (cmd == "uninstall")
+    o.command = Command::kUninstall;
+  else if (cmd == "check")
+    o.command = Command::kCheck;
+  else if (cmd == "--help" || cmd == "-h" || cmd == "help")
+    o.command = Command::kHelp;
+  else if (cmd == "--version")
+    o.command = Command::kVersion;
+  else
+    return UsageError("unknown command \"" + cmd + "\": install, uninstall or check");
+  if ((o.command == Command::kHelp || o.command == Command::kVersion) && args.size() > 1)
+    return UsageError(cmd + " takes no arguments");
+
+  int placements = 0;
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::optional<std::string> value;
+    if (auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag.resize(eq);
+    }
+    if (flag == "--help" || flag == "-h") {
+      o.command = Command::kHelp;
+      return o;
+    }
+    auto accepted = kAccepted.find(flag);
+    if (accepted == kAccepted.end()) return UsageError("unknown option \"" + flag + "\"");
+    if (!accepted->second.contains(o.command))
+      return UsageError(flag + " is not an option of " + CommandName(o.command));
+    if (kWithValue.contains(flag)) {
+      if (!value) {
+        if (i + 1 >= args.size()) return UsageError(flag + " needs a value");
+        value = args[++i];
+      }
+    } else if (value) {
+      return UsageError(flag + " takes no value");
+    }
+
+    if (flag == "--bin-dir") {
+      RETURN_IF_ERROR(CheckDir(flag, *value));
+      o.bin_dir = *value;
+    } else if (flag == "--conf-dir") {
+      RETURN_IF_ERROR(CheckDir(flag, *value));
+      o.conf_dir = *value;
+    } else if (flag == "--conflist") {
+      if (value->empty() || value->find('/') != std::string::npos || *value == "." || *value == "..")
+        return UsageError("--conflist: a file name in --conf-dir (or auto), got \"" + *value + "\"");
+      if (*value != "auto" && !value->ends_with(".conflist"))
+        return UsageError(
+            "--conflist: \"" + *value +
+            "\" does not end in .conflist; runtimes read only *.conflist files as plugin chains");
+      o.conflist = *value;
+    } else if (flag == "--after") {
+      if (value->empty()) return UsageError("--after: needs a plugin type, e.g. terway");
+      o.placement = {Placement::Kind::kAfter, *value, 0};
+      ++placements;
+    } else if (flag == "--position") {
+      uint64_t n = 0;
+      if (!ParseCount(*value, 1000, &n))
+        return UsageError("--position: a number 0..1000, got \"" + *value + "\"");
+      o.placement = {Placement::Kind::kIndex, "", static_cast<size_t>(n)};
+      ++placements;
+    } else if (flag == "--last") {
+      o.placement = {Placement::Kind::kLast, "", 0};
+      ++placements;
+    } else if (flag == "--entry") {
+      o.entry_file = *value;
+    } else if (flag == "--source") {
+      o.source = *value;
+    } else if (flag == "--every") {
+      uint64_t n = 0;
+      if (!ParseCount(*value, 86400, &n) || n == 0)
+        return UsageError("--every: seconds 1..86400, got \"" + *value + "\"");
+      o.every_seconds = static_cast<unsigned>(n);
+    } else if (flag == "--dry-run") {
+      o.dry_run = true;
+    } else if (flag == "--remove-binary") {
+      o.remove_binary = true;
+    }
+  }
+  if (placements > 1) return UsageError("--after, --position and --last exclude each other");
+  if (o.dry_run && o.every_seconds) return UsageError("--dry-run and --every exclude each other");
+  return o;
+}
+
+std::string Usage() {
+  return R"(usage: erdma-cni-install COMMAND [OPTIONS]
+
+Puts erdma-cni on a node: the plugin binary into the CNI bin dir and an
+erdma-cni entry into the node's conflist (chained after the primary plugin).
+Every write is a temp file + fsync + rename; a run that changes nothing writes
+nothing. Safe to run at every start.
+
+commands:
+  install     copy the plugin (only when it differs) and insert or update the
+              erdma-cni entry; keeps the previous conflist in
+              <conflist>.erdma-cni.bak when it changes it
+  uninstall   take every erdma-cni entry out of the conflist (nothing else
+              changes); the binary stays unless --remove-binary
+  check       exit 0 when the binary and the entry are as install would make
+              them, 1 (saying what differs) when not
+
+options:
+  --bin-dir DIR        CNI bin dir (default /opt/cni/bin)
+  --conf-dir DIR       CNI config dir (default /etc/cni/net.d)
+  --conflist NAME      the conflist in --conf-dir, e.g. 10-terway.conflist;
+                       auto (default): the file the runtime reads first (the
+                       first *.conf, *.conflist or *.json by name), which must
+                       be a .conflist
+  --after TYPE         put the entry right after the (last) plugin of this type
+  --position N         put the entry at index N of the chain (0 is first)
+  --last               put the entry at the end (default)
+  --entry FILE         the erdma-cni entry (JSON object with "type": "erdma-cni");
+                       default: mode none with the pod-annotations capability
+  --source PATH        the plugin binary to copy; default: the erdma-cni next to
+                       this program, else /opt/cni/bin/erdma-cni (the package's)
+  --dry-run            say what would change and print the new conflist; write nothing
+  --remove-binary      uninstall: also remove <bin-dir>/erdma-cni
+  --every SECONDS      install: run again every SECONDS until SIGTERM (repairs
+                       the entry when the primary plugin rewrites its conflist)
+  --help, --version
+
+exit status: 0 done (check: installed as asked), 1 failed or (check) differs,
+2 usage error. A failed run changes nothing.
+)";
+}
+
+}  // namespace install

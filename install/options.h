@@ -1,0 +1,34 @@
+// The installer's command line, parsed into one value; no I/O.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "install/conflist.h"
+
+namespace install {
+
+enum class Command { kInstall, kUninstall, kCheck, kHelp, kVersion };
+
+struct Options {
+  Command command = Command::kHelp;
+  std::string bin_dir = "/opt/cni/bin";
+  std::string conf_dir = "/etc/cni/net.d";
+  std::string conflist = "auto";  ///< a file name in conf_dir, or "auto": the file the runtime reads first
+  Placement placement;            ///< default: last
+  std::string entry_file;         ///< empty: DefaultEntry()
+  std::string source;             ///< empty: the erdma-cni next to the installer, else the packaged one
+  bool dry_run = false;
+  bool remove_binary = false;  ///< uninstall: also remove bin_dir/erdma-cni
+  unsigned every_seconds = 0;  ///< install: repeat every N seconds until SIGTERM (0: once)
+};
+
+/// Parses argv[1..]. `--key value` and `--key=value`; each command takes
+/// only its own options. Code 7 with a message for the operator.
+base::Result<Options> ParseArgs(const std::vector<std::string>& args);
+
+/// The --help text.
+std::string Usage();
+
+}  // namespace install

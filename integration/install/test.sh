@@ -1,0 +1,393 @@
+#!/usr/bin/env bash
+# The real erdma-cni-install on scratch copies of a node's CNI dirs
+# (docs/install.md). One scenario per run, so ctest reports each:
+#   test.sh node     install, second install, check, dry run, uninstall, errors, mode and backup
+#   test.sh reader   a runtime reading the conflist and the binary never sees part of either
+#   test.sh nocaps   everything works as root with no capability at all (the DaemonSet's
+#                    securityContext), and what needs one fails cleanly (root)
+#   test.sh strace   every write goes to a hidden temp file renamed over the final name
+# Environment: ERDMA_CNI_INSTALL, ERDMA_CNI (default: build/). Exit 77 = skipped.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+INSTALLER="${ERDMA_CNI_INSTALL:-$repo/build/erdma-cni-install}"
+PLUGIN="${ERDMA_CNI:-$repo/build/erdma-cni}"
+scenario="${1:-}"
+
+skip() {
+  echo "SKIPPED: $*"
+  exit 77
+}
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+ok() { echo "ok: $*"; }
+
+[[ -x $INSTALLER && -x $PLUGIN ]] || fail "build first: $INSTALLER and $PLUGIN"
+command -v jq >/dev/null || skip "jq is not installed (apt-get install jq)"
+
+root="$(mktemp -d "/tmp/erdma-install-$scenario.XXXXXX")"
+reader_pid=""
+cleanup() {
+  [[ -n $reader_pid ]] && kill "$reader_pid" 2>/dev/null
+  rm -rf "$root"
+}
+trap cleanup EXIT
+bin="$root/opt/cni/bin"
+conf="$root/etc/cni/net.d"
+mkdir -p "$bin" "$conf"
+chmod 0755 "$root" "$root/opt" "$root/opt/cni" "$bin" "$root/etc" "$root/etc/cni" "$conf"
+
+# Terway's conflist in the layout the installer writes (two spaces, final
+# newline), so that uninstall's result can be compared byte for byte.
+write_terway() {
+  cat >"$1" <<'JSON'
+{
+  "cniVersion": "0.4.0",
+  "name": "terway-chainer",
+  "plugins": [
+    {
+      "type": "terway",
+      "eniip_virtual_type": "IPVlan",
+      "network_policy_provider": "ebpf",
+      "capabilities": {
+        "bandwidth": true
+      }
+    },
+    {
+      "type": "portmap",
+      "capabilities": {
+        "portMappings": true
+      },
+      "externalSetMarkChain": "KUBE-MARK-MASQ"
+    }
+  ]
+}
+JSON
+}
+
+# run ARGS...: the installer on the scratch dirs; sets rc, out, err.
+run() {
+  local cmd="$1"
+  shift
+  rc=0
+  out="$("$INSTALLER" "$cmd" --bin-dir "$bin" --conf-dir "$conf" "$@" 2>"$root/stderr")" || rc=$?
+  err="$(cat "$root/stderr")"
+}
+expect_rc() {
+  [[ $rc == "$1" ]] || fail "$2: exit $rc, expected $1
+stdout: $out
+stderr: $err"
+}
+# stamp FILE...: inode, mtime (ns) and sha256 of each, to tell "not written" from "rewritten".
+stamp() {
+  local f
+  for f in "$@"; do
+    if [[ -e $f ]]; then
+      echo "$f $(stat -c '%i %.9Y %a' "$f") $(sha256sum <"$f")"
+    else
+      echo "$f absent"
+    fi
+  done
+}
+listing() { find "$1" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' '; }
+
+scenario_node() {
+  local terway="$conf/10-terway.conflist" backup="$conf/10-terway.conflist.erdma-cni.bak"
+  write_terway "$terway"
+  cp "$terway" "$root/original"
+  chmod 0640 "$terway"
+  echo '{"cniVersion": "1.0.0", "name": "later", "plugins": [{"type": "bridge"}]}' >"$conf/20-later.conflist"
+  cp "$conf/20-later.conflist" "$root/later"
+
+  # First install: the runtime's first file (auto), after terway.
+  run install --after terway --source "$PLUGIN"
+  expect_rc 0 "first install"
+  [[ $out == *"copied $PLUGIN to $bin/erdma-cni"* ]] || fail "first install did not say it copied: $out"
+  [[ $out == *"inserted the erdma-cni entry at position 1 (after terway)"* ]] || fail "not inserted: $out"
+  cmp -s "$PLUGIN" "$bin/erdma-cni" || fail "the binary differs from the source"
+  [[ $(stat -c %a "$bin/erdma-cni") == 755 ]] || fail "binary mode $(stat -c %a "$bin/erdma-cni")"
+  [[ $(jq -r '[.plugins[].type] | join(",")' "$terway") == terway,erdma-cni,portmap ]] ||
+    fail "chain is $(jq -c '[.plugins[].type]' "$terway")"
+  [[ $(jq -c '.plugins[1]' "$terway") == '{"type":"erdma-cni","mode":"none","capabilities":{"io.kubernetes.cri.pod-annotations":true,"deviceID":true},"smcr":{"enable":"annotation"},"logFile":"/var/log/erdma-cni.log"}' ]] ||
+    fail "entry is $(jq -c '.plugins[1]' "$terway")"
+  [[ $(jq -c 'del(.plugins[1])' "$terway") == "$(jq -c . "$root/original")" ]] ||
+    fail "other entries or keys changed"
+  [[ $(stat -c %a "$terway") == 640 ]] || fail "conflist mode $(stat -c %a "$terway"), was 640"
+  cmp -s "$backup" "$root/original" || fail "the backup is not the original"
+  [[ $(stat -c %a "$backup") == 640 ]] || fail "backup mode $(stat -c %a "$backup")"
+  cmp -s "$conf/20-later.conflist" "$root/later" || fail "another conflist was touched"
+  [[ $(listing "$conf") == "10-terway.conflist 10-terway.conflist.erdma-cni.bak 20-later.conflist " ]] ||
+    fail "conf dir holds: $(listing "$conf")"
+  [[ $(listing "$bin") == "erdma-cni " ]] || fail "bin dir holds: $(listing "$bin")"
+  ok "install copies the binary, inserts the entry after terway, keeps mode, other keys and a backup"
+
+  # Second install: nothing written at all.
+  local before after
+  before="$(stamp "$bin/erdma-cni" "$terway" "$backup")"
+  sleep 0.05
+  run install --after terway --source "$PLUGIN"
+  expect_rc 0 "second install"
+  after="$(stamp "$bin/erdma-cni" "$terway" "$backup")"
+  [[ $before == "$after" ]] || fail "second install wrote:
+$before
+$after"
+  [[ $out == *"$bin/erdma-cni up to date"* && $out == *"entry up to date at position 1"* ]] ||
+    fail "second install output: $out"
+  ok "a second install writes nothing (inode, mtime and content of binary, conflist, backup unchanged)"
+
+  run check --after terway --source "$PLUGIN"
+  expect_rc 0 "check after install"
+  run check --position 0 --source "$PLUGIN"
+  expect_rc 1 "check at another position"
+  [[ $out == *"differs: $terway: install would have moved"* ]] || fail "check output: $out"
+  ok "check passes when installed as asked and names the difference when not"
+
+  # The primary plugin rewrites its conflist (Terway's init does on every
+  # start), a little differently this time, and with another mode.
+  jq '.plugins[1].externalSetMarkChain = "KUBE-MARK-MASQ-2"' "$root/original" >"$root/rewritten"
+  cp "$root/rewritten" "$terway"
+  chmod 0644 "$terway"
+  run check --after terway --source "$PLUGIN"
+  expect_rc 1 "check after the entry was lost"
+  before="$(stamp "$bin/erdma-cni" "$terway" "$backup")"
+  run install --after terway --source "$PLUGIN" --dry-run
+  expect_rc 0 "dry run"
+  [[ $out == *"would have inserted the erdma-cni entry"* && $out == *'"type": "erdma-cni"'* ]] ||
+    fail "dry run output: $out"
+  [[ $before == "$(stamp "$bin/erdma-cni" "$terway" "$backup")" ]] || fail "dry run wrote something"
+  ok "dry run shows the new conflist and writes nothing"
+  run install --after terway --source "$PLUGIN"
+  expect_rc 0 "repair"
+  [[ $out == *"inserted"* && $out != *copied* ]] || fail "repair output: $out"
+  [[ $(stat -c %a "$terway") == 644 ]] || fail "mode of the rewritten file not kept: $(stat -c %a "$terway")"
+  cmp -s "$backup" "$root/rewritten" || fail "the backup is not the file as it was before this change"
+  ok "install repairs a rewritten conflist; the backup is the file before the last change"
+
+  # An update of the entry, then uninstall.
+  echo '{"type": "erdma-cni", "mode": "none", "capabilities": {"io.kubernetes.cri.pod-annotations": true}, "logLevel": "debug"}' >"$root/entry.json"
+  cp "$terway" "$root/installed"
+  run install --after terway --source "$PLUGIN" --entry "$root/entry.json"
+  expect_rc 0 "update"
+  [[ $out == *"updated the erdma-cni entry at position 1"* ]] || fail "update output: $out"
+  [[ $(jq -r '.plugins[1].logLevel' "$terway") == debug ]] || fail "entry not updated"
+  cmp -s "$backup" "$root/installed" || fail "backup is not the file before the update"
+  ok "install updates the entry in place"
+
+  cp "$terway" "$root/updated"
+  run uninstall
+  expect_rc 0 "uninstall"
+  [[ $out == *"removed the erdma-cni entry at position 1"* ]] || fail "uninstall output: $out"
+  cmp -s "$terway" "$root/rewritten" ||
+    fail "uninstall did not give back the file before install: $(diff "$terway" "$root/rewritten")"
+  cmp -s "$backup" "$root/updated" || fail "backup is not the file before uninstall"
+  [[ -e $bin/erdma-cni ]] || fail "uninstall without --remove-binary removed the binary"
+  before="$(stamp "$terway" "$backup")"
+  run uninstall --remove-binary
+  expect_rc 0 "second uninstall"
+  [[ $out == *"no erdma-cni entry"* && $out == *"removed $bin/erdma-cni"* ]] || fail "second uninstall: $out"
+  [[ $before == "$(stamp "$terway" "$backup")" ]] || fail "second uninstall rewrote the conflist"
+  [[ ! -e $bin/erdma-cni ]] || fail "--remove-binary left the binary"
+  run uninstall --remove-binary
+  expect_rc 0 "third uninstall"
+  ok "uninstall gives back the original byte for byte, keeps a backup, and is idempotent"
+
+  # Errors: exit 1, the file and the fix named, nothing changed.
+  local state
+  expect_unchanged() {
+    [[ $state == "$(stamp "$conf"/* "$bin/erdma-cni") $(listing "$conf")" ]] || fail "$1 changed files"
+  }
+  printf '{"cniVersion": "1.0.0", "name": "x", "plugins": [\n' >"$terway"
+  state="$(stamp "$conf"/* "$bin/erdma-cni") $(listing "$conf")"
+  run install --source "$PLUGIN"
+  expect_rc 1 "install on a broken conflist"
+  [[ $err == *"$terway: not JSON"*"line 2"* ]] || fail "message: $err"
+  expect_unchanged "install on a broken conflist"
+  ok "a conflist that is not JSON: exit 1, file and line named, nothing written (not even the binary)"
+
+  jq '.plugins += [{"type": "erdma-cni"}, {"type": "erdma-cni", "mode": "none"}]' "$root/original" >"$terway"
+  state="$(stamp "$conf"/* "$bin/erdma-cni") $(listing "$conf")"
+  run install --source "$PLUGIN"
+  expect_rc 1 "install with two entries"
+  [[ $err == *"$terway: plugins: 2 entries of type erdma-cni"*"erdma-cni-install uninstall"* ]] ||
+    fail "message: $err"
+  expect_unchanged "install with two entries"
+  run uninstall
+  expect_rc 0 "uninstall of two entries"
+  cmp -s "$terway" "$root/original" || fail "uninstall did not remove both entries"
+  ok "two erdma-cni entries: install refuses naming the fix, uninstall removes both"
+
+  echo '{"cniVersion": "1.0.0", "name": "single", "type": "bridge"}' >"$conf/05-single.conf"
+  state="$(stamp "$conf"/* "$bin/erdma-cni") $(listing "$conf")"
+  run install --source "$PLUGIN"
+  expect_rc 1 "install when a .conf comes first"
+  [[ $err == *"$conf/05-single.conf is the config the runtime loads first, and it is not a .conflist"* ]] ||
+    fail "message: $err"
+  expect_unchanged "install when a .conf comes first"
+  run install --source "$PLUGIN" --conflist 10-terway.conflist --after calico
+  expect_rc 1 "install after a missing type"
+  [[ $err == *'no plugin of type "calico" in the chain (its types: terway, portmap)'* ]] || fail "message: $err"
+  expect_unchanged "install after a missing type"
+  echo '{"type": "erdma-cni", "mode": "mvoe"}' >"$root/bad-entry.json"
+  run install --source "$PLUGIN" --conflist 10-terway.conflist --entry "$root/bad-entry.json"
+  expect_rc 1 "install of a bad entry"
+  [[ $err == *"$root/bad-entry.json: the erdma-cni entry is not a valid erdma-cni config: mode"* ]] ||
+    fail "message: $err"
+  expect_unchanged "install of a bad entry"
+  run install --source "$PLUGIN" --conflist 30-none.conflist
+  expect_rc 1 "install into a missing conflist"
+  [[ $err == *"$conf/30-none.conflist does not exist"* ]] || fail "message: $err"
+  run install --source "$root/original" --conflist 10-terway.conflist
+  expect_rc 1 "install of a source that is not a binary"
+  [[ $err == *"is not an executable"* ]] || fail "message: $err"
+  expect_unchanged "install of a source that is not a binary"
+  rc=0
+  "$INSTALLER" install --bin-dir "$root/nope" --conf-dir "$conf" --conflist 10-terway.conflist \
+    --source "$PLUGIN" 2>"$root/stderr" || rc=$?
+  [[ $rc == 1 && $(cat "$root/stderr") == *"--bin-dir $root/nope is not a directory"* ]] ||
+    fail "missing bin dir: exit $rc, $(cat "$root/stderr")"
+  rc=0
+  "$INSTALLER" install --after terway --last 2>/dev/null || rc=$?
+  [[ $rc == 2 ]] || fail "usage error exit $rc"
+  expect_unchanged "the missing bin dir and the usage error"
+  ok "refusals (a .conf first, an unknown --after, a bad entry, no conflist, not a binary, no bin dir, usage) change nothing"
+
+  ln -s 10-terway.conflist "$conf/00-link.conflist"
+  run install --source "$PLUGIN" --conflist 00-link.conflist
+  expect_rc 1 "install into a symlink"
+  [[ $err == *"is a symbolic link"* ]] || fail "message: $err"
+  ok "a conflist that is a symlink is refused, not replaced"
+}
+
+scenario_reader() {
+  command -v python3 >/dev/null || skip "python3 is not installed"
+  local terway="$conf/10-terway.conflist"
+  # Large enough that a write in place would be read half done: 512 KiB.
+  write_terway "$root/small"
+  head -c 393216 /dev/zero | base64 -w0 >"$root/pad"
+  jq --rawfile pad "$root/pad" '.plugins[0].padding = $pad' "$root/small" >"$terway"
+  # Stripped (as the package ships it): 30 fsynced copies of the debug build would be slow.
+  if command -v strip >/dev/null; then strip -o "$root/plugin-a" "$PLUGIN"; else cp "$PLUGIN" "$root/plugin-a"; fi
+  cp "$root/plugin-a" "$root/plugin-b"
+  printf 'another build' >>"$root/plugin-b"
+  local caps='"capabilities": {"io.kubernetes.cri.pod-annotations": true}'
+  printf '{"type": "erdma-cni", "mode": "none", %s, "logLevel": "%s"}\n' "$caps" debug >"$root/entry-a.json"
+  printf '{"type": "erdma-cni", "mode": "none", %s, "logLevel": "%s"}\n' "$caps" info >"$root/entry-b.json"
+  python3 "$here/reader.py" "$terway" "$bin/erdma-cni" "$root/plugin-a" "$root/plugin-b" "$root/stop" \
+    >"$root/reader.out" &
+  reader_pid=$!
+  local i side
+  for i in $(seq 1 30); do
+    side=$((i % 2 == 0 ? 1 : 0))
+    if ((i % 3 == 0)); then
+      run uninstall
+    else
+      run install --after terway --source "$root/plugin-$([[ $side == 1 ]] && echo a || echo b)" \
+        --entry "$root/entry-$([[ $side == 1 ]] && echo a || echo b).json"
+    fi
+    expect_rc 0 "round $i"
+  done
+  touch "$root/stop"
+  wait "$reader_pid"
+  reader_pid=""
+  local summary
+  summary="$(cat "$root/reader.out")"
+  echo "reader: $summary"
+  [[ $summary =~ reads=([0-9]+)\ torn=([0-9]+)\ conflist_versions=([0-9]+)\ binary_versions=([0-9]+) ]] ||
+    fail "reader said: $summary"
+  ((BASH_REMATCH[2] == 0)) || fail "the reader saw ${BASH_REMATCH[2]} torn files"
+  ((BASH_REMATCH[1] >= 20)) || fail "the reader read only ${BASH_REMATCH[1]} times"
+  ((BASH_REMATCH[3] >= 2 && BASH_REMATCH[4] >= 2)) || fail "the reader saw too few versions: $summary"
+  [[ $(listing "$conf") == "10-terway.conflist 10-terway.conflist.erdma-cni.bak " ]] ||
+    fail "left behind: $(listing "$conf")"
+  ok "30 installs and uninstalls of a 512 KiB conflist and the binary under a reader: no torn read"
+}
+
+scenario_nocaps() {
+  ((EUID == 0)) || skip "needs root (the DaemonSet runs as uid 0 with no capability)"
+  command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+  local terway="$conf/10-terway.conflist"
+  write_terway "$terway"
+  chmod 0644 "$terway"
+  chown 0:0 "$terway" "$conf" "$bin"
+  # uid 0 with empty bounding, inheritable and ambient sets: no capability
+  # survives the exec, as with capabilities: drop: [ALL].
+  nocaps() {
+    rc=0
+    out="$(setpriv --reuid=0 --regid=0 --clear-groups --inh-caps=-all --ambient-caps=-all --bounding-set=-all \
+      --no-new-privs "$INSTALLER" "$@" 2>"$root/stderr")" || rc=$?
+    err="$(cat "$root/stderr")"
+  }
+  nocaps install --bin-dir "$bin" --conf-dir "$conf" --after terway --source "$PLUGIN"
+  expect_rc 0 "install with no capability"
+  [[ $(jq -r '.plugins[1].type' "$terway") == erdma-cni ]] || fail "not installed"
+  nocaps check --bin-dir "$bin" --conf-dir "$conf" --after terway --source "$PLUGIN"
+  expect_rc 0 "check with no capability"
+  nocaps uninstall --bin-dir "$bin" --conf-dir "$conf" --remove-binary
+  expect_rc 0 "uninstall with no capability"
+  ok "install, check and uninstall as uid 0 with no capability (root-owned dirs 0755, conflist 0644)"
+
+  # Proof that the capabilities were gone: a file root's uid does not own.
+  nocaps install --bin-dir "$bin" --conf-dir "$conf" --after terway --source "$PLUGIN"
+  chown 1000:1000 "$terway"
+  chmod 0600 "$terway"
+  nocaps uninstall --bin-dir "$bin" --conf-dir "$conf"
+  expect_rc 1 "uninstall of a file owned by another uid, mode 0600, with no capability"
+  [[ $err == *"open $terway: Permission denied"* ]] || fail "message: $err"
+  chmod 0644 "$terway"
+  local before
+  before="$(stamp "$terway") $(listing "$conf")"
+  nocaps uninstall --bin-dir "$bin" --conf-dir "$conf"
+  expect_rc 1 "uninstall of a file owned by another uid, with no capability"
+  [[ $err == *"$terway.erdma-cni.bak: cannot keep the owner 1000:1000 of the file being replaced (chown: Operation not permitted)"* ]] ||
+    fail "message: $err"
+  [[ $before == "$(stamp "$terway") $(listing "$conf")" ]] || fail "a failed uninstall changed files"
+  run uninstall
+  expect_rc 0 "the same uninstall with root's capabilities"
+  [[ $(stat -c %u:%g "$terway") == 1000:1000 ]] || fail "owner not kept: $(stat -c %u:%g "$terway")"
+  ok "without capabilities a file of another uid is refused cleanly; with them its owner is kept"
+}
+
+scenario_strace() {
+  command -v strace >/dev/null || skip "strace is not installed (apt-get install strace)"
+  strace -f -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here (ptrace not permitted)"
+  local terway="$conf/10-terway.conflist" log="$root/trace"
+  write_terway "$terway"
+  local final
+  for cmd in install uninstall; do
+    local args=(--bin-dir "$bin" --conf-dir "$conf")
+    [[ $cmd == install ]] && args+=(--source "$PLUGIN")
+    rc=0
+    strace -f -qq -s 1024 -e trace=open,openat,creat,truncate,rename,renameat,renameat2,link,linkat -o "$log" \
+      "$INSTALLER" "$cmd" "${args[@]}" >/dev/null 2>&1 || rc=$?
+    ((rc == 0)) || fail "$cmd under strace failed"
+    local finals=("$terway" "$terway.erdma-cni.bak")
+    [[ $cmd == install ]] && finals+=("$bin/erdma-cni")
+    for final in "${finals[@]}"; do
+      # Opened for writing, truncated or created under its final name: never.
+      if grep -E "(open|openat|creat)\(.*\"$final\".*(O_WRONLY|O_RDWR|O_CREAT|O_TRUNC)|truncate\(\"$final\"" "$log"; then
+        fail "$cmd wrote $final in place"
+      fi
+      # Reached by a rename from a hidden temp file in the same directory.
+      local dir="${final%/*}" name="${final##*/}"
+      grep -qE "rename(at2?)?\(.*\"$dir/\.$name\.erdma-cni-[A-Za-z0-9]{6}\", .*\"$final\"" "$log" ||
+        fail "$cmd: no rename of a temp file onto $final:
+$(grep rename "$log")"
+    done
+    # No temp name is one a runtime loads.
+    if grep -oE "\"[^\"]*\.erdma-cni-[A-Za-z0-9]{6}\"" "$log" | grep -qE '\.(conf|conflist|json)"$'; then
+      fail "a temp file has a name the runtime loads"
+    fi
+    ok "$cmd: ${#finals[@]} files written only as hidden temp files renamed onto their names"
+  done
+}
+
+case "$scenario" in
+  node) scenario_node ;;
+  reader) scenario_reader ;;
+  nocaps) scenario_nocaps ;;
+  strace) scenario_strace ;;
+  *) echo "usage: $0 node|reader|nocaps|strace" >&2; exit 2 ;;
+esac

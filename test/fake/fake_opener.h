@@ -1,0 +1,73 @@
+// A cni::NetnsOpener over a fake::World: netns paths are mapped to World
+// namespaces; RDMA, SMC and SR-IOV VFs are there only when enabled; sysctls
+// live in an in-memory SysctlWorld. An unmapped path, or one whose namespace was
+// deleted, fails like a missing netns file (kInvalidEnv, ENOENT).
+#pragma once
+
+#include <cerrno>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "cni/commands.h"
+#include "test/fake/fake_kernel.h"
+#include "test/fake/fake_rdma.h"
+#include "test/fake/fake_smc.h"
+#include "test/fake/fake_sysctl.h"
+#include "test/fake/fake_vf.h"
+
+namespace fake {
+
+class FakeOpener : public cni::NetnsOpener {
+ public:
+  explicit FakeOpener(World& w) : world_(w) {}
+  void Map(const std::string& path, int id) { paths_[path] = id; }
+  void Forget(const std::string& path) { paths_.erase(path); }
+  void EnableRdma(RdmaWorld* rdma) { rdma_ = rdma; }
+  void EnableSmc(SmcWorld* smc) { smc_ = smc; }
+  void EnableVf(VfWorld* vf) { vf_ = vf; }
+  SysctlWorld sysctls;
+
+  base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) override {
+    ASSIGN_OR_RETURN(int id, Lookup(path));
+    return world_.Kernel(id);
+  }
+  base::Result<std::unique_ptr<netlink::Sysctl>> OpenSysctl(const std::string& path) override {
+    ASSIGN_OR_RETURN(int id, Lookup(path));
+    return sysctls.Open(id);
+  }
+  base::Result<std::unique_ptr<netlink::Smc>> OpenSmc(const std::string& path) override {
+    if (!smc_) return base::Error(base::Code::kKernel, "kernel has no SMC", "", ENOENT);
+    if (path.empty()) return smc_->Open(World::kRoot);
+    ASSIGN_OR_RETURN(int id, Lookup(path));
+    return smc_->Open(id);
+  }
+  base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) override {
+    if (!rdma_)
+      return base::Error(base::Code::kKernel, "kernel has no RDMA netlink (NETLINK_RDMA)", "",
+                         EPROTONOSUPPORT);
+    if (path.empty()) return rdma_->Rdma(World::kRoot);
+    ASSIGN_OR_RETURN(int id, Lookup(path));
+    return rdma_->Rdma(id);
+  }
+  base::Result<std::unique_ptr<netlink::Vf>> OpenVf() override {
+    if (!vf_) return base::Error(base::Code::kKernel, "fake: no VfWorld on this node", "", EPROTONOSUPPORT);
+    return vf_->Vf();
+  }
+
+ private:
+  base::Result<int> Lookup(const std::string& path) {
+    auto it = paths_.find(path);
+    if (it == paths_.end() || !world_.NetnsAlive(it->second))
+      return base::Error(base::Code::kInvalidEnv, "CNI_NETNS: " + path + " does not exist", "", ENOENT);
+    return it->second;
+  }
+
+  World& world_;
+  RdmaWorld* rdma_ = nullptr;
+  SmcWorld* smc_ = nullptr;
+  VfWorld* vf_ = nullptr;
+  std::map<std::string, int> paths_;
+};
+
+}  // namespace fake
