@@ -29,6 +29,18 @@ void Request::PutString(uint16_t type, const std::string& s) {
   ok_ = ok_ && nla_put_string(msg_.get(), type, s.c_str()) == 0;
 }
 
+void Request::PutBytes(uint16_t type, const void* data, size_t size) {
+  ok_ = ok_ && size <= kMaxSize && nla_put(msg_.get(), type, static_cast<int>(size), data) == 0;
+}
+
+nlattr* Request::BeginNest(uint16_t type) {
+  nlattr* nest = ok_ ? nla_nest_start(msg_.get(), type) : nullptr;
+  ok_ = nest != nullptr;
+  return nest;
+}
+
+void Request::EndNest(nlattr* nest) { ok_ = ok_ && nest && nla_nest_end(msg_.get(), nest) == 0; }
+
 Bytes Request::Finish() && {
   if (!ok_) return {};
   const nlmsghdr* hdr = nlmsg_hdr(msg_.get());

@@ -1,7 +1,7 @@
 // Laying out one netlink request, and walking the attributes of one answer,
 // with libnl's nlmsg_* and nla_* functions: the byte-level half of the
-// protocol codecs (netlink/rdma_codec.h, netlink/smc_codec.h), which stay
-// pure functions over buffers.
+// protocol codecs (netlink/rdma_codec.h, netlink/smc_codec.h,
+// netlink/vf_codec.h), which stay pure functions over buffers.
 #pragma once
 
 #include <linux/netlink.h>
@@ -37,6 +37,15 @@ class Request {
   void PutU32(uint16_t type, uint32_t v);
   /// A NUL-terminated string attribute.
   void PutString(uint16_t type, const std::string& s);
+  /// An attribute holding `size` bytes (a kernel struct) as they are.
+  void PutBytes(uint16_t type, const void* data, size_t size);
+  /// Opens a nested attribute (libnl marks it NLA_F_NESTED, which the
+  /// kernel accepts everywhere); the attributes put until EndNest go inside.
+  /// nullptr (and Finish() gives nothing) when it does not fit.
+  nlattr* BeginNest(uint16_t type);
+  /// Closes `nest`. libnl drops a nest that ended up empty: callers put at
+  /// least one attribute in each.
+  void EndNest(nlattr* nest);
   /// The message, or nothing when an attribute did not fit: callers validate
   /// their inputs first, so that does not happen.
   Bytes Finish() &&;
@@ -60,6 +69,12 @@ constexpr nla_policy PolicyU64() { return {NLA_U64, 8, 8}; }
 constexpr nla_policy PolicyString() { return {NLA_STRING, 0, 0}; }
 /// Empty, or holding at least one attribute header.
 constexpr nla_policy PolicyNested() { return {NLA_NESTED, 0, 0}; }
+/// Any number of bytes (a link-layer address).
+constexpr nla_policy PolicyBinary() { return {NLA_BINARY, 0, 0}; }
+/// A kernel struct of at least `size` bytes: the kernel's own policies for
+/// struct attributes (nla_policy .len) set a minimum, so a struct that grows
+/// a member at its end still reads.
+constexpr nla_policy PolicyStruct(uint16_t size) { return {NLA_BINARY, size, 0}; }
 
 /// Calls `each` on every attribute of the run [off, end) of `base` after
 /// checking that it is whole (nla_ok: a header, nla_len covering it and

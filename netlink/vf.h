@@ -1,7 +1,7 @@
 // SR-IOV VF settings as the kernel keeps them on the PF: read with
 // RTM_GETLINK (IFLA_VFINFO_LIST), changed with RTM_NEWLINK on the PF. The
-// real implementation (vf_socket.h) speaks rtnetlink through libmnl in the
-// node's netns; tests use test/fake/fake_vf.h.
+// real implementation (vf_socket.h) speaks rtnetlink on a plain netlink
+// socket in the node's netns; tests use test/fake/fake_vf.h.
 #pragma once
 
 #include <cstdint>

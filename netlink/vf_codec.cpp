@@ -1,6 +1,5 @@
 #include "netlink/vf_codec.h"
 
-#include <libmnl/libmnl.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -10,16 +9,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 
-#include "netlink/mnl_request.h"
+#include "netlink/raw_message.h"
 
 namespace netlink::vfmsg {
 namespace {
 
 using base::Error;
 using base::Result;
-using base::Status;
 
 constexpr size_t kEthAlen = 6;
 constexpr uint32_t kUnknown = 0xffffffff;  // rtnl_fill_vfinfo's -1: "the driver did not say"
@@ -61,36 +58,52 @@ std::string FormatHexBytes(const uint8_t* p, size_t n) {
   return out;
 }
 
-/// Walks the attributes in [p, p + len), each checked to lie whole inside.
-Status Walk(const uint8_t* p, size_t len, const std::string& where,
-            const std::function<Status(const nlattr*)>& visit) {
-  size_t off = 0;
-  while (off < len) {
-    const auto* attr = reinterpret_cast<const nlattr*>(p + off);
-    // mnl_attr_ok: a whole header, nla_len covering it and within the rest.
-    if (len - off < sizeof(nlattr) || !mnl_attr_ok(attr, static_cast<int>(len - off)))
-      return Malformed(where + ": truncated attribute at offset " + std::to_string(off));
-    RETURN_IF_ERROR(visit(attr));
-    off += MNL_ALIGN(attr->nla_len);
-  }
-  return base::Ok();
-}
+constexpr size_t kLinkAttrs = IFLA_VFINFO_LIST + 1;    // the RTM_NEWLINK attributes read below
+constexpr size_t kVfAttrs = IFLA_VF_IB_PORT_GUID + 1;  // the IFLA_VF_INFO members read below
+static_assert(IFLA_ADDRESS < kLinkAttrs && IFLA_VF_MAC < kVfAttrs && IFLA_VF_TRUST < kVfAttrs);
 
-Status WalkNested(const nlattr* nest, const std::string& where,
-                  const std::function<Status(const nlattr*)>& visit) {
-  return Walk(static_cast<const uint8_t*>(mnl_attr_get_payload(nest)), mnl_attr_get_payload_len(nest), where,
-              visit);
-}
+/// The payload of each attribute the parsers read (the kernel's structs as
+/// minimum sizes, like its own ifla_vf_policy); the others (NLA_UNSPEC) are
+/// skipped.
+const std::array<nla_policy, kLinkAttrs> kLinkPolicy = [] {
+  std::array<nla_policy, kLinkAttrs> p{};
+  p[IFLA_ADDRESS] = raw::PolicyBinary();
+  p[IFLA_VFINFO_LIST] = raw::PolicyNested();
+  return p;
+}();
 
-/// Copies the kernel struct out of `attr`; its payload must be at least that big.
+const std::array<nla_policy, kVfAttrs> kVfPolicy = [] {
+  std::array<nla_policy, kVfAttrs> p{};
+  p[IFLA_VF_MAC] = raw::PolicyStruct(sizeof(ifla_vf_mac));
+  p[IFLA_VF_VLAN] = raw::PolicyStruct(sizeof(ifla_vf_vlan));
+  p[IFLA_VF_TX_RATE] = raw::PolicyStruct(sizeof(ifla_vf_tx_rate));
+  p[IFLA_VF_RATE] = raw::PolicyStruct(sizeof(ifla_vf_rate));
+  p[IFLA_VF_SPOOFCHK] = raw::PolicyStruct(sizeof(ifla_vf_spoofchk));
+  p[IFLA_VF_TRUST] = raw::PolicyStruct(sizeof(ifla_vf_trust));
+  p[IFLA_VF_LINK_STATE] = raw::PolicyStruct(sizeof(ifla_vf_link_state));
+  p[IFLA_VF_IB_NODE_GUID] = raw::PolicyStruct(sizeof(ifla_vf_guid));
+  p[IFLA_VF_IB_PORT_GUID] = raw::PolicyStruct(sizeof(ifla_vf_guid));
+  return p;
+}();
+
+/// The kernel struct in `attr`, validated by its policy entry to be at
+/// least that big.
 template <typename T>
-Result<T> Struct(const nlattr* attr, const char* name) {
-  if (mnl_attr_get_payload_len(attr) < sizeof(T))
-    return Malformed(std::string(name) + " of " + std::to_string(mnl_attr_get_payload_len(attr)) +
-                     " bytes, expected " + std::to_string(sizeof(T)));
+T Struct(const nlattr* attr) {
   T v;
-  std::memcpy(&v, mnl_attr_get_payload(attr), sizeof v);
+  std::memcpy(&v, nla_data(attr), sizeof v);
   return v;
+}
+
+/// Where the payload of the nest `attr` lies in `base`, for raw::WalkAttrs
+/// and raw::IndexAttrs.
+struct Run {
+  size_t off;
+  size_t end;
+};
+Run PayloadOf(const uint8_t* base, const nlattr* attr) {
+  const auto off = static_cast<size_t>(static_cast<const uint8_t*>(nla_data(attr)) - base);
+  return {off, off + static_cast<size_t>(nla_len(attr))};
 }
 
 std::optional<bool> Setting(uint32_t v) {
@@ -98,69 +111,36 @@ std::optional<bool> Setting(uint32_t v) {
   return v != 0;
 }
 
-/// One IFLA_VF_INFO nest.
-Result<VfState> ParseVfInfo(const nlattr* info, size_t addr_len) {
-  VfState vf;
-  bool have_mac = false;
-  bool have_rate = false;
-  RETURN_IF_ERROR(WalkNested(info, "IFLA_VF_INFO", [&](const nlattr* a) -> Status {
-    switch (mnl_attr_get_type(a)) {
-      case IFLA_VF_MAC: {
-        ASSIGN_OR_RETURN(auto m, Struct<ifla_vf_mac>(a, "IFLA_VF_MAC"));
-        vf.vf = m.vf;
-        if (addr_len == kEthAlen) vf.mac = FormatHexBytes(m.mac, kEthAlen);
-        have_mac = true;
-        break;
-      }
-      case IFLA_VF_VLAN: {
-        ASSIGN_OR_RETURN(auto v, Struct<ifla_vf_vlan>(a, "IFLA_VF_VLAN"));
-        vf.vlan = v.vlan;
-        vf.qos = v.qos;
-        break;
-      }
-      case IFLA_VF_TX_RATE: {
-        ASSIGN_OR_RETURN(auto r, Struct<ifla_vf_tx_rate>(a, "IFLA_VF_TX_RATE"));
-        if (!have_rate) vf.max_tx_rate = r.rate;
-        break;
-      }
-      case IFLA_VF_RATE: {
-        ASSIGN_OR_RETURN(auto r, Struct<ifla_vf_rate>(a, "IFLA_VF_RATE"));
-        vf.min_tx_rate = r.min_tx_rate;
-        vf.max_tx_rate = r.max_tx_rate;
-        have_rate = true;
-        break;
-      }
-      case IFLA_VF_SPOOFCHK: {
-        ASSIGN_OR_RETURN(auto s, Struct<ifla_vf_spoofchk>(a, "IFLA_VF_SPOOFCHK"));
-        vf.spoofchk = Setting(s.setting);
-        break;
-      }
-      case IFLA_VF_TRUST: {
-        ASSIGN_OR_RETURN(auto t, Struct<ifla_vf_trust>(a, "IFLA_VF_TRUST"));
-        vf.trust = Setting(t.setting);
-        break;
-      }
-      case IFLA_VF_LINK_STATE: {
-        ASSIGN_OR_RETURN(auto l, Struct<ifla_vf_link_state>(a, "IFLA_VF_LINK_STATE"));
-        vf.link_state = l.link_state;
-        break;
-      }
-      case IFLA_VF_IB_NODE_GUID: {
-        ASSIGN_OR_RETURN(auto g, Struct<ifla_vf_guid>(a, "IFLA_VF_IB_NODE_GUID"));
-        vf.node_guid = FormatGuid(g.guid);
-        break;
-      }
-      case IFLA_VF_IB_PORT_GUID: {
-        ASSIGN_OR_RETURN(auto g, Struct<ifla_vf_guid>(a, "IFLA_VF_IB_PORT_GUID"));
-        vf.port_guid = FormatGuid(g.guid);
-        break;
-      }
-      default: break;
-    }
-    return base::Ok();
-  }));
+/// One IFLA_VF_INFO nest of the message at `base`.
+Result<VfState> ParseVfInfo(const uint8_t* base, const nlattr* info, size_t addr_len) {
+  std::array<const nlattr*, kVfAttrs> tb{};
+  const Run run = PayloadOf(base, info);
+  if (auto problem = raw::IndexAttrs(base, run.off, run.end, kVfPolicy, tb))
+    return Malformed("IFLA_VF_INFO: " + *problem);
   // rtnl_fill_vfinfo always sends the MAC; it is also where the VF number is.
-  if (!have_mac) return Malformed("IFLA_VF_INFO without IFLA_VF_MAC");
+  if (!tb[IFLA_VF_MAC]) return Malformed("IFLA_VF_INFO without IFLA_VF_MAC");
+  VfState vf;
+  const auto mac = Struct<ifla_vf_mac>(tb[IFLA_VF_MAC]);
+  vf.vf = mac.vf;
+  if (addr_len == kEthAlen) vf.mac = FormatHexBytes(mac.mac, kEthAlen);
+  if (const nlattr* a = tb[IFLA_VF_VLAN]) {
+    const auto v = Struct<ifla_vf_vlan>(a);
+    vf.vlan = v.vlan;
+    vf.qos = v.qos;
+  }
+  // IFLA_VF_RATE (min and max) wins over the older IFLA_VF_TX_RATE (max).
+  if (const nlattr* a = tb[IFLA_VF_RATE]) {
+    const auto r = Struct<ifla_vf_rate>(a);
+    vf.min_tx_rate = r.min_tx_rate;
+    vf.max_tx_rate = r.max_tx_rate;
+  } else if (const nlattr* old = tb[IFLA_VF_TX_RATE]) {
+    vf.max_tx_rate = Struct<ifla_vf_tx_rate>(old).rate;
+  }
+  if (const nlattr* a = tb[IFLA_VF_SPOOFCHK]) vf.spoofchk = Setting(Struct<ifla_vf_spoofchk>(a).setting);
+  if (const nlattr* a = tb[IFLA_VF_TRUST]) vf.trust = Setting(Struct<ifla_vf_trust>(a).setting);
+  if (const nlattr* a = tb[IFLA_VF_LINK_STATE]) vf.link_state = Struct<ifla_vf_link_state>(a).link_state;
+  if (const nlattr* a = tb[IFLA_VF_IB_NODE_GUID]) vf.node_guid = FormatGuid(Struct<ifla_vf_guid>(a).guid);
+  if (const nlattr* a = tb[IFLA_VF_IB_PORT_GUID]) vf.port_guid = FormatGuid(Struct<ifla_vf_guid>(a).guid);
   return vf;
 }
 
@@ -181,10 +161,12 @@ std::optional<uint64_t> ParseGuid(std::string_view text) {
 }
 
 Bytes BuildGetLink(uint32_t seq, int pf_index) {
-  mnl::Request r(RTM_GETLINK, mnl::kCommand, seq);
-  auto* ifi = static_cast<ifinfomsg*>(r.PutExtraHeader(sizeof(ifinfomsg)));
-  ifi->ifi_family = AF_UNSPEC;
-  ifi->ifi_index = pf_index;
+  raw::Request r(RTM_GETLINK, raw::kCommand, seq);
+  // Without memory there is no header to fill in, and Finish() gives nothing.
+  if (auto* ifi = static_cast<ifinfomsg*>(r.PutExtraHeader(sizeof(ifinfomsg)))) {
+    ifi->ifi_family = AF_UNSPEC;
+    ifi->ifi_index = pf_index;
+  }
   r.PutU32(IFLA_EXT_MASK, RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS);
   return std::move(r).Finish();
 }
@@ -203,10 +185,11 @@ Result<Bytes> BuildSetVf(uint32_t seq, int pf_index, const VfSettings& s) {
   if (s.port_guid && !(port_guid = ParseGuid(*s.port_guid)))
     return BadRequest(what + ": the port GUID " + *s.port_guid + " is not eight hex bytes");
 
-  mnl::Request r(RTM_NEWLINK, mnl::kCommand, seq);
-  auto* ifi = static_cast<ifinfomsg*>(r.PutExtraHeader(sizeof(ifinfomsg)));
-  ifi->ifi_family = AF_UNSPEC;
-  ifi->ifi_index = pf_index;
+  raw::Request r(RTM_NEWLINK, raw::kCommand, seq);
+  if (auto* ifi = static_cast<ifinfomsg*>(r.PutExtraHeader(sizeof(ifinfomsg)))) {
+    ifi->ifi_family = AF_UNSPEC;
+    ifi->ifi_index = pf_index;
+  }
   nlattr* list = r.BeginNest(IFLA_VFINFO_LIST);
   const bool first_info = mac || s.vlan || s.rate || s.spoofchk || s.trust || s.link_state || node_guid;
   if (first_info) {
@@ -269,29 +252,35 @@ Result<std::vector<VfState>> ParseVfList(std::span<const uint8_t> msg) {
                      std::to_string(msg.size()) + " bytes at hand");
   if (hdr.nlmsg_type != RTM_NEWLINK)
     return Malformed("expected RTM_NEWLINK, got message type " + std::to_string(hdr.nlmsg_type));
-  const size_t attrs_at = MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(ifinfomsg));
-  if (hdr.nlmsg_len < attrs_at)
+  constexpr size_t kAttrsAt = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifinfomsg));
+  if (hdr.nlmsg_len < kAttrsAt)
     return Malformed("RTM_NEWLINK of " + std::to_string(hdr.nlmsg_len) + " bytes has no whole ifinfomsg");
-  // Copied: the caller's bytes need not be aligned for nlattr.
+  // Copied: the caller's bytes need not be aligned for nlattr, and libnl's
+  // nla_* must not step outside them.
   const Bytes storage(msg.begin(), msg.begin() + hdr.nlmsg_len);
+  const uint8_t* base = storage.data();
 
-  size_t addr_len = 0;
-  const nlattr* list = nullptr;
-  RETURN_IF_ERROR(Walk(storage.data() + attrs_at, storage.size() - attrs_at, "RTM_NEWLINK",
-                       [&](const nlattr* a) -> Status {
-                         const uint16_t type = mnl_attr_get_type(a);
-                         if (type == IFLA_ADDRESS) addr_len = mnl_attr_get_payload_len(a);
-                         if (type == IFLA_VFINFO_LIST) list = a;
-                         return base::Ok();
-                       }));
+  std::array<const nlattr*, kLinkAttrs> tb{};
+  if (auto problem = raw::IndexAttrs(base, kAttrsAt, storage.size(), kLinkPolicy, tb))
+    return Malformed("RTM_NEWLINK: " + *problem);
+  const size_t addr_len = tb[IFLA_ADDRESS] ? static_cast<size_t>(nla_len(tb[IFLA_ADDRESS])) : 0;
   std::vector<VfState> out;
+  const nlattr* list = tb[IFLA_VFINFO_LIST];
   if (!list) return out;
-  RETURN_IF_ERROR(WalkNested(list, "IFLA_VFINFO_LIST", [&](const nlattr* a) -> Status {
-    if (mnl_attr_get_type(a) != IFLA_VF_INFO) return base::Ok();
-    ASSIGN_OR_RETURN(VfState vf, ParseVfInfo(a, addr_len));
-    out.push_back(std::move(vf));
-    return base::Ok();
-  }));
+  const Run run = PayloadOf(base, list);
+  std::optional<Error> bad;
+  auto problem = raw::WalkAttrs(base, run.off, run.end, [&](const nlattr* a) -> std::optional<std::string> {
+    if (nla_type(a) != IFLA_VF_INFO) return std::nullopt;
+    auto vf = ParseVfInfo(base, a, addr_len);
+    if (!vf.ok()) {
+      bad = std::move(vf).error();
+      return bad->msg;
+    }
+    out.push_back(std::move(vf).value());
+    return std::nullopt;
+  });
+  if (bad) return std::move(*bad);
+  if (problem) return Malformed("IFLA_VFINFO_LIST: " + *problem);
   return out;
 }
 

@@ -1,7 +1,7 @@
 // rtnetlink messages about SR-IOV VFs as bytes: asking a PF for its VFs,
 // reading the answer's IFLA_VFINFO_LIST, and changing VF settings through the
-// PF. Pure functions over buffers, no socket; libmnl only lays out and walks
-// the bytes. Shapes follow the kernel's net/core/rtnetlink.c
+// PF. Pure functions over buffers, no socket; libnl's nlmsg_* and nla_* only
+// lay out and walk the bytes (netlink/raw_message.h). Shapes follow the kernel's net/core/rtnetlink.c
 // (rtnl_fill_vfinfo, do_setvfinfo) and include/uapi/linux/if_link.h.
 #pragma once
 
@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "base/error.h"
-#include "netlink/mnl_reply.h"
+#include "netlink/raw_reply.h"
 #include "netlink/vf.h"
 
 namespace netlink::vfmsg {
 
-using Bytes = mnl::Bytes;
+using Bytes = raw::Bytes;
 
 /// RTM_GETLINK for the link `pf_index` (NLM_F_REQUEST|NLM_F_ACK: the answer
 /// is one RTM_NEWLINK, then the ACK) with IFLA_EXT_MASK =

@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <utility>
 
-#include "netlink/mnl_socket.h"
+#include "netlink/raw_socket.h"
 #include "netlink/vf_codec.h"
 
 namespace netlink {
@@ -21,16 +21,16 @@ constexpr size_t kReceiveSize = size_t{128} * 1024;
 
 class VfSocket final : public Vf {
  public:
-  explicit VfSocket(mnl::Socket sock) : sock_(std::move(sock)) {}
+  explicit VfSocket(raw::Socket sock) : sock_(std::move(sock)) {}
 
   Result<std::vector<VfState>> List(int pf_index) override {
     const std::string what = "RTM_GETLINK dev " + std::to_string(pf_index) + " (VF list)";
-    ASSIGN_OR_RETURN(mnl::Reply reply, sock_.Exchange(what, [pf_index](uint32_t seq) {
+    ASSIGN_OR_RETURN(raw::Reply reply, sock_.Exchange(what, [pf_index](uint32_t seq) {
       return vfmsg::BuildGetLink(seq, pf_index);
     }));
     if (reply.messages.empty())
-      return mnl::SysError(what, EBADMSG, "the kernel acknowledged without an answer");
-    return mnl::WithWhat(vfmsg::ParseVfList(reply.messages.front()), what);
+      return raw::SysError(what, EBADMSG, "the kernel acknowledged without an answer");
+    return raw::WithWhat(vfmsg::ParseVfList(reply.messages.front()), what);
   }
 
   Status Set(int pf_index, const VfSettings& s) override {
@@ -39,15 +39,15 @@ class VfSocket final : public Vf {
   }
 
  private:
-  mnl::Socket sock_;
+  raw::Socket sock_;
 };
 
 }  // namespace
 
 base::Result<std::unique_ptr<Vf>> OpenVf(const Netns& ns) {
   const std::string what = "opening an rtnetlink socket for VF settings in " + ns.path();
-  ASSIGN_OR_RETURN(mnl::Socket sock,
-                   mnl::Socket::Open(ns, NETLINK_ROUTE, "NETLINK_ROUTE", what, kReceiveSize));
+  ASSIGN_OR_RETURN(raw::Socket sock,
+                   raw::Socket::Open(ns, NETLINK_ROUTE, "NETLINK_ROUTE", what, kReceiveSize));
   return std::unique_ptr<Vf>(std::make_unique<VfSocket>(std::move(sock)));
 }
 

@@ -1,4 +1,4 @@
-// netlink::Vf over NETLINK_ROUTE with libmnl.
+// netlink::Vf over a plain NETLINK_ROUTE socket (netlink/raw_socket.h).
 #pragma once
 
 #include <memory>

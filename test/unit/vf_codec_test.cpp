@@ -94,7 +94,7 @@ Msg LinkMsg(uint32_t seq = 7) {
   Msg m(kRtmNewlink, 0, seq);
   Bytes ifi(16, 0);
   ifi[4] = 9;  // ifi_index 9
-  std::memcpy(mnl_nlmsg_put_extra_header(m.nlh(), ifi.size()), ifi.data(), ifi.size());
+  std::memcpy(m.Extra(ifi.size()), ifi.data(), ifi.size());
   return m;
 }
 
@@ -336,7 +336,8 @@ TEST_CASE("a malformed PF answer is an error, never a read outside the message",
     m.Raw(kVfRate, U32s({0, 1}));
     m.End(vf);
     m.End(list);
-    CheckBadMsg(netlink::vfmsg::ParseVfList(m.bytes()), "IFLA_VF_RATE of 8 bytes");
+    CheckBadMsg(netlink::vfmsg::ParseVfList(m.bytes()),
+                "IFLA_VF_INFO: attribute 6 has a bad payload (8 bytes)");
   }
   SECTION("a VF without its MAC, which carries the VF number") {
     Msg m = LinkMsg();
@@ -350,7 +351,7 @@ TEST_CASE("a malformed PF answer is an error, never a read outside the message",
   SECTION("another message type") {
     Msg m(kRtmGetlink, 0, 1);
     Bytes ifi(16, 0);
-    std::memcpy(mnl_nlmsg_put_extra_header(m.nlh(), ifi.size()), ifi.data(), ifi.size());
+    std::memcpy(m.Extra(ifi.size()), ifi.data(), ifi.size());
     CheckBadMsg(netlink::vfmsg::ParseVfList(m.bytes()), "expected RTM_NEWLINK");
   }
   SECTION("every shorter length of a good answer") {
