@@ -179,7 +179,8 @@ TEST_CASE("DEL failing or killed at any fault point keeps the state, and the nex
             << 2 * del_points.size() << " runs (fail, kill)\n";
 }
 
-TEST_CASE("every kind of fault point the code has is reached by a scenario here or in the VM") {
+TEST_CASE(
+    "every kind of fault point is reached by a scenario here unless its step needs RDMA, SMC or SR-IOV") {
   if (!base::fault::kEnabled)
     KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
   // Every kind that exists, generated from the journal's step types.
@@ -199,8 +200,11 @@ TEST_CASE("every kind of fault point the code has is reached by a scenario here 
   }
   // Steps that need RDMA or SMC netlink, which this kernel lacks: their
   // rollback is exercised by the unit tests' failure injection and the VM
-  // scenarios, not by fault points here.
+  // scenarios, not by fault points here. The steps of mode vf need an
+  // SR-IOV PF, which neither this machine nor the VMs have: the unit tests
+  // fail every kernel and PF call of a VF ADD and DEL (engine_vf_test.cpp).
   const std::set<std::string> vm_only_ops = {"rdma-move", "rdma-soft", "pnet", "ueid"};
+  const std::set<std::string> sriov_only_ops = {"vf", "mac"};
   std::vector<std::string> missing;
   size_t covered = 0;
   for (const auto& k : exist) {
@@ -209,10 +213,10 @@ TEST_CASE("every kind of fault point the code has is reached by a scenario here 
       continue;
     }
     const std::string op = k.substr(k.find(':') + 1);
-    if (!vm_only_ops.count(op)) missing.push_back(k);
+    if (!vm_only_ops.count(op) && !sriov_only_ops.count(op)) missing.push_back(k);
   }
   std::cout << "fault points: " << covered << " of " << exist.size()
-            << " kinds reached on this kernel (the rest need RDMA or SMC netlink)\n";
+            << " kinds reached on this kernel (the rest need RDMA or SMC netlink, or an SR-IOV PF)\n";
   INFO("kinds no scenario reaches: " << json(missing).dump());
   CHECK(missing.empty());
   for (const auto& k : reached) CHECK(exist.count(k) == 1);

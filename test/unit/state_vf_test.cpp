@@ -1,5 +1,6 @@
 // The VF journal steps in the state file: written and read back unchanged,
 // described for the log, refused when damaged.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "cni/state.h"
@@ -85,4 +86,16 @@ TEST_CASE("a damaged VF step is a state error, not a guess", "[state][vf]") {
   auto r = cni::StateFromJson(j);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == base::Code::kState);
+}
+
+TEST_CASE("the fault points of VF and MAC steps carry the op their state file entries have", "[state][vf]") {
+  const nlohmann::json j = cni::ToJson(WithVfSteps());
+  const cni::AttachmentState st = WithVfSteps();
+  CHECK(cni::StepOp(st.steps[0]) == j["steps"][0]["op"]);
+  CHECK(cni::StepOp(st.steps[2]) == j["steps"][2]["op"]);
+  CHECK(std::string(cni::StepOp(st.steps[0])) == "vf");
+  CHECK(std::string(cni::StepOp(st.steps[2])) == "mac");
+  const auto ops = cni::AllStepOps();
+  CHECK(std::count(ops.begin(), ops.end(), "vf") == 1);
+  CHECK(std::count(ops.begin(), ops.end(), "mac") == 1);
 }
