@@ -153,19 +153,31 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
   };
 
   // A moved device: its claim names this attachment, the device and its MAC.
+  const bool vf = ctx.cfg.mode == conf::Mode::kVf;
   if (auto owner = ClaimOf(store.DevicesDir(), path)) {
     auto claim = DeviceClaim::Lock(store.DevicesDir(), owner->device, ctx.lock_wait_ms);
     if (!claim.ok()) return std::move(claim).error();
+    if (vf)
+      base::Log::Warn(
+          "VF settings ADD made through the PF stay as they are: only the state knew their old "
+          "values; `ip link show` on the PF lists them");
     DeviceOrigin o;
     o.name = owner->device;
     o.mac = owner->mac;
     o.up = true;  // a node's ENI is up; its addresses are the node agent's to restore
     auto at_home = ctx.host.FindLink(o.name);
-    if (at_home.ok() && *at_home && (*at_home)->mac == o.mac) {
+    if (owner->mac.empty() && owner->device == owner->pci) {
+      // A VF without a netdev (vfio-pci) is claimed by its PCI address:
+      // nothing of it moved.
+      claim->Remove();
+    } else if (at_home.ok() && *at_home && (*at_home)->mac == o.mac) {
       // An ADD that died before it moved anything: the device never left.
       claim->Remove();
     } else {
-      Status home = MoveHome(o, pod_name, env);
+      // A VF's netdev may carry the MAC the runtime asked for (the config
+      // DEL gets has it too); the move home recognises it by that as well
+      // and puts the claim's MAC back.
+      Status home = MoveHome(o, pod_name, env, vf && ctx.cfg.mac ? *ctx.cfg.mac : std::string());
       if (home.ok()) {
         claim->Remove();
         base::Log::Warn("returned " + o.name + " to the node without its addresses and routes (only the " +
