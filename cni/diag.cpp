@@ -222,11 +222,18 @@ json States(const DiagOptions& opts, const std::vector<netlink::LinkInfo>& links
                   {"podIfName", st.pod_if_name},
                   {"complete", st.complete},
                   {"rdmaDevice", st.rdma_device}});
+        // Mode vf: which VF of which PF; one on vfio-pci has no netdev.
+        bool netdev = true;
+        for (const Step& step : st.steps)
+          if (const auto* vf = std::get_if<StepVf>(&step)) {
+            j["vf"] = {{"pci", vf->pci}, {"pf", vf->pf}, {"vf", vf->applied.vf}, {"netdev", vf->netdev}};
+            netdev = !vf->netdev.empty();
+          }
         if (!st.complete) j["problems"].push_back("ADD did not complete (a DEL finishes it)");
         struct stat sb {};
         if (!st.netns.empty() && ::stat(st.netns.c_str(), &sb) != 0)
           j["problems"].push_back("its netns " + st.netns + " is gone: DEL (or GC) returns the device");
-        if (!opts.netns.empty() && st.netns == opts.netns) {
+        if (netdev && !opts.netns.empty() && st.netns == opts.netns) {
           const bool present = std::any_of(links.begin(), links.end(),
                                            [&](const auto& l) { return l.name == st.pod_if_name; });
           if (!present) j["problems"].push_back(st.pod_if_name + " is missing from the netns");
@@ -300,6 +307,14 @@ std::string RenderDiag(const json& r) {
   o << "\n== erdma-cni state vs the kernel\n";
   for (const auto& s : r["states"]) {
     o << s["file"].get<std::string>() << ": " << (s["problems"].empty() ? "ok" : "") << "\n";
+    if (s.contains("vf")) {
+      const json& vf = s["vf"];
+      o << "  VF " << vf["pci"].get<std::string>() << " (vf " << vf["vf"] << " of "
+        << vf["pf"].get<std::string>() << "), "
+        << (vf["netdev"].get<std::string>().empty() ? "no netdev (user-space driver)"
+                                                    : "netdev " + vf["netdev"].get<std::string>())
+        << "\n";
+    }
     for (const auto& p : s["problems"]) o << "  !! " << p.get<std::string>() << "\n";
   }
   const auto& problems = r["problems"];

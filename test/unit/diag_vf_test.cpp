@@ -1,0 +1,53 @@
+// `erdma-cni diag` on attachments of mode vf, made by ADD on the fake node:
+// each that changed VF settings names its VF and PF (a VF netdev with nothing
+// to set journals a plain move), and a VF on vfio-pci, which has no netdev in
+// the pod, is not reported as missing one.
+#include "cni/diag.h"
+#include "test/unit/engine_vf_node.h"
+
+using namespace enginetest;  // NOLINT(google-build-using-namespace): the shared fixture
+
+TEST_CASE("diag lists each VF attachment with its VF and PF, and a vfio-pci VF lacks no netdev",
+          "[engine][vf][diag]") {
+  VfNode n;
+  REQUIRE(n.Add(n.VfConfig(kVfioDevice, R"(,"vf":{"vlan":200})"), n.MakeEnv(cni::Command::kAdd)).ok());
+  REQUIRE(n.Add(n.VfConfig(kVfDevice, kSettings), n.MakeEnv(cni::Command::kAdd, "c2")).ok());
+
+  auto diagnose = [&] {
+    cni::DiagOptions opts;
+    opts.netns = "/run/netns/pod";
+    opts.data_dir = n.dir.path;
+    opts.sysfs_root = n.sysfs_root;
+    opts.proc_root = n.dir.path + "/noproc";
+    cni::DiagSources src;
+    src.links = n.world.Kernel(n.pod_ns);
+    return cni::Diagnose(opts, src);
+  };
+  auto problems_of = [](const json& state) {
+    std::string all;
+    for (const auto& p : state["problems"]) all += p.get<std::string>() + "\n";
+    return all;
+  };
+
+  json report = diagnose();
+  REQUIRE(report["states"].size() == 2);
+  std::map<std::string, json> by_container;
+  for (const auto& s : report["states"]) by_container[s["containerID"].get<std::string>()] = s;
+  const json& vfio = by_container.at("c1");
+  CHECK(vfio["vf"] == json({{"pci", kVfioPci}, {"pf", "ens1f0"}, {"vf", 1}, {"netdev", ""}}));
+  CHECK(problems_of(vfio).find("missing") == std::string::npos);
+  const json& netdev = by_container.at("c2");
+  CHECK(netdev["vf"] == json({{"pci", kVfPci}, {"pf", "ens1f0"}, {"vf", 0}, {"netdev", "ens1f0v0"}}));
+  CHECK(problems_of(netdev).find("missing") == std::string::npos);
+  const std::string text = cni::RenderDiag(report);
+  CHECK(text.find("VF 0000:3b:00.3 (vf 1 of ens1f0), no netdev (user-space driver)") != std::string::npos);
+  CHECK(text.find("VF 0000:3b:00.2 (vf 0 of ens1f0), netdev ens1f0v0") != std::string::npos);
+
+  // The VF's netdev is renamed behind erdma-cni's back: that one is missing.
+  REQUIRE(n.world.Kernel(n.pod_ns)->RenameLink(n.vf0, "renamed").ok());
+  report = diagnose();
+  for (const auto& s : report["states"]) {
+    INFO(s.dump());
+    CHECK((problems_of(s).find("net1 is missing") != std::string::npos) == (s["containerID"] == "c2"));
+  }
+}
