@@ -65,9 +65,11 @@ Result<json> AddUserspaceVf(Context& ctx, const StateStore& store, const std::st
 
   // The claim is the VF's PCI address: it has no netdev name.
   ASSIGN_OR_RETURN(DeviceClaim claim, DeviceClaim::Lock(store.DevicesDir(), pci, ctx.lock_wait_ms));
-  if (auto o = claim.Owner(); o && ClaimIsLive(*o))
-    return Error(Code::kTryAgainLater, "VF " + pci + " is in use by container " + o->container_id +
-                                           " (network " + o->network + ", interface " + o->if_name +
+  const std::optional<ClaimOwner> prior_owner = claim.Owner();
+  if (prior_owner && ClaimIsLive(*prior_owner))
+    return Error(Code::kTryAgainLater, "VF " + pci + " is in use by container " + prior_owner->container_id +
+                                           " (network " + prior_owner->network + ", interface " +
+                                           prior_owner->if_name +
                                            "); it returns when that attachment is deleted");
   AttachmentState st;
   st.network = cfg.name;
@@ -77,8 +79,13 @@ Result<json> AddUserspaceVf(Context& ctx, const StateStore& store, const std::st
   st.pod_if_name = PodIfName(ctx);
   st.origin.name = pci;
   const StepVf step = PlanVf(cfg, vf);
-  RETURN_IF_ERROR(
-      claim.SetOwner(ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, pci, "", pci}));
+  if (Status owned =
+          claim.SetOwner(ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, pci, "", pci});
+      !owned.ok()) {
+    // A refused ADD leaves dataDir as it found it: the claim file Lock made goes.
+    if (!prior_owner) claim.Remove();
+    return std::move(owned).error();
+  }
   Journal journal(store, path, st);
   StepEnv env{ctx.host};
   env.ipam = &ctx.ipam;
