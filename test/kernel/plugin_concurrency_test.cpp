@@ -7,18 +7,23 @@
 // Catch2 v2 assertions are not thread-safe: the threads only run the plugin
 // (and `ip`) and return what they saw; every CHECK runs on the test's thread.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <latch>
 #include <map>
+#include <memory>
 #include <set>
 
+#include "base/fault.h"
 #include "test/kernel/harness.h"
+#include "test/kernel/skip.h"
 
 using nlohmann::json;
 
@@ -68,6 +73,24 @@ class HeldLock {
  private:
   int fd_;
 };
+
+// The pid of the running plugin invocation with this command and container
+// ID (`ip netns exec` execs the plugin, which keeps the environment), or -1.
+pid_t PluginPid(const std::string& command, const std::string& container_id) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "environ");
+    std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto has = [&](const std::string& kv) {
+      return env.find(std::string(1, '\0') + kv + '\0') != std::string::npos;
+    };
+    env.insert(0, 1, '\0');
+    if (has("CNI_COMMAND=" + command) && has("CNI_CONTAINERID=" + container_id)) return std::stoi(name);
+  }
+  return -1;
+}
 
 // 32 pods, 4 racing for each of 8 devices, selected by `device.name` or by
 // Multus' `deviceID` (the MAC): different lookups, the claim is by node name
@@ -316,4 +339,109 @@ TEST_CASE(
     INFO("IPAM file " << f);
     CHECK((base == "lock" || base.rfind("last_reserved_ip", 0) == 0));
   }
+}
+
+TEST_CASE(
+    "DEL of an ADD that died after claiming leaves the device alone when another pod took it meanwhile") {
+  if (!base::fault::kEnabled)
+    KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
+  kt::Topology t({.enis = 1, .pods = 2});
+  json config = kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile()});
+  const std::string dead = t.ContainerId("dead"), taker = t.ContainerId("taker");
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string claim = t.DataDir() + "/devices/eth1";
+
+  // A's ADD dies after claiming eth1 and before its first state write: the
+  // claim names A's state, which does not exist.
+  kt::PluginCall killed = kt::Call(t, "ADD", dead, "net1", config, 0);
+  killed.extra_env = {"ERDMA_CNI_FAULT=before:state-write#1", "ERDMA_CNI_FAULT_ACTION=kill"};
+  REQUIRE(kt::RunPlugin(killed).exit == -1);
+  REQUIRE(kt::ClaimsFor(t.DataDir(), dead) == std::vector<std::string>{claim});
+
+  // The runtime's DEL for A reads that claim and waits for the device's lock,
+  // which another invocation holds (here: the test). Once it waits, it is
+  // stopped, so that pod C's ADD gets the lock first when the test lets go.
+  auto held = std::make_unique<HeldLock>(claim);
+  auto del = std::async(std::launch::async,
+                        [&] { return kt::RunPlugin(kt::Call(t, "DEL", dead, "net1", config, 0)); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (kt::Sh("grep -q 'cid=" + dead + ".*cannot be used' " + t.LogFile()).exit != 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    usleep(20 * 1000);
+  usleep(300 * 1000);
+  const pid_t del_pid = PluginPid("DEL", dead);
+  REQUIRE(del_pid > 0);
+  REQUIRE(kill(del_pid, SIGSTOP) == 0);
+  held.reset();
+  // Pod C takes eth1 over: A's claim is stale (A has no state).
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", taker, "net1", config, 1));
+  INFO("C's ADD: " << kt::Describe(add));
+  kill(del_pid, SIGCONT);
+  kt::PluginResult del_dead = del.get();
+  INFO("A's DEL: " << kt::Describe(del_dead));
+  INFO("log: " << kt::Sh("cat " + t.LogFile()).out);
+  REQUIRE(add.exit == 0);
+  CHECK(del_dead.exit == 0);
+  // eth1 is still C's: in C's pod, and claimed by C (a third pod gets code 11 naming C).
+  CHECK(kt::LinkExists(t.pod(1), "net1"));
+  CHECK(kt::ClaimsFor(t.DataDir(), taker) == std::vector<std::string>{claim});
+  kt::PluginResult third = kt::RunPlugin(kt::Call(t, "ADD", t.ContainerId("third"), "net2", config, 0));
+  kt::CheckError(third, 11, {taker});
+
+  kt::PluginResult del_taker =
+      kt::RunPlugin(kt::Call(t, "DEL", taker, "net1", kt::AsRuntimeWouldForDel(config, add.json), 1));
+  INFO("C's DEL: " << kt::Describe(del_taker));
+  CHECK(del_taker.exit == 0);
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+  CHECK(kt::StateFiles(t.DataDir()) == std::vector<std::string>{});
+}
+
+TEST_CASE(
+    "a second DEL of the same attachment that waited for the lock leaves the device to the pod that took "
+    "it") {
+  kt::Topology t({.enis = 1, .pods = 2});
+  json config = kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile()});
+  const std::string owner = t.ContainerId("owner"), taker = t.ContainerId("taker");
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string claim = t.DataDir() + "/devices/eth1";
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", owner, "net1", config, 0));
+  INFO("A's ADD: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+  const json del_config = kt::AsRuntimeWouldForDel(config, add.json);
+
+  // Two DELs of A at once: the second has read A's state and waits for the
+  // lock (held by the test), and is stopped there; the first runs to the end.
+  auto held = std::make_unique<HeldLock>(claim);
+  auto second = std::async(std::launch::async,
+                           [&] { return kt::RunPlugin(kt::Call(t, "DEL", owner, "net1", del_config, 0)); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (kt::Sh("grep -q 'cid=" + owner + ".*DEL netns' " + t.LogFile()).exit != 0 &&
+         std::chrono::steady_clock::now() < deadline)
+    usleep(20 * 1000);
+  usleep(300 * 1000);
+  const pid_t second_pid = PluginPid("DEL", owner);
+  REQUIRE(second_pid > 0);
+  REQUIRE(kill(second_pid, SIGSTOP) == 0);
+  held.reset();
+  kt::PluginResult first = kt::RunPlugin(kt::Call(t, "DEL", owner, "net1", del_config, 0));
+  // Then pod C takes eth1.
+  kt::PluginResult taken = kt::RunPlugin(kt::Call(t, "ADD", taker, "net1", config, 1));
+  kill(second_pid, SIGCONT);
+  kt::PluginResult late = second.get();
+  INFO("first DEL: " << kt::Describe(first));
+  INFO("C's ADD: " << kt::Describe(taken));
+  INFO("second DEL: " << kt::Describe(late));
+  INFO("log: " << kt::Sh("cat " + t.LogFile()).out);
+  CHECK(first.exit == 0);
+  REQUIRE(taken.exit == 0);
+  CHECK(late.exit == 0);
+  // eth1 is C's: in C's pod with its address, claimed by C.
+  CHECK(kt::Addresses(t.pod(1), "net1") == std::vector<std::string>{t.eni(1).ip4 + "/24"});
+  CHECK(kt::ClaimsFor(t.DataDir(), taker) == std::vector<std::string>{claim});
+  kt::CheckError(kt::RunPlugin(kt::Call(t, "ADD", t.ContainerId("third"), "net2", config, 0)), 11, {taker});
+
+  CHECK(kt::RunPlugin(kt::Call(t, "DEL", taker, "net1", kt::AsRuntimeWouldForDel(config, taken.json), 1))
+            .exit == 0);
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+  CHECK(kt::StateFiles(t.DataDir()) == std::vector<std::string>{});
 }
