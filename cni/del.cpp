@@ -45,6 +45,14 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   std::optional<DeviceClaim> claim;
   if (!st.origin.name.empty()) {
     ASSIGN_OR_RETURN(claim, DeviceClaim::Lock(store.DevicesDir(), st.origin.name, ctx.lock_wait_ms));
+    // The state was read before the lock: a DEL of the same attachment that
+    // held it may have finished meanwhile, and another pod may own the
+    // device by now. Its claim and its device are not ours to touch.
+    if (!base::PathExists(path)) {
+      if (!claim->Owner()) claim->Remove();  // our Lock made an empty file
+      base::Log::Info("another DEL of this attachment finished while we waited for " + st.origin.name);
+      return base::Ok();
+    }
   }
   std::unique_ptr<netlink::Kernel> pod = OpenPod(ctx, st);
   // RDMA netlink only when the journal moved or made an RDMA device.
@@ -145,9 +153,22 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
   };
 
   // A moved device: its claim names this attachment, the device and its MAC.
-  if (auto owner = ClaimOf(store.DevicesDir(), path)) {
-    auto claim = DeviceClaim::Lock(store.DevicesDir(), owner->device, ctx.lock_wait_ms);
-    if (!claim.ok()) return std::move(claim).error();
+  std::optional<ClaimOwner> owner = ClaimOf(store.DevicesDir(), path);
+  std::optional<DeviceClaim> claim;
+  if (owner) {
+    ASSIGN_OR_RETURN(claim, DeviceClaim::Lock(store.DevicesDir(), owner->device, ctx.lock_wait_ms));
+    // The claim was read without the lock. While we waited for it, another
+    // pod's ADD may have taken the device over (our owner was stale): then
+    // the device and the claim are that pod's.
+    auto now = claim->Owner();
+    if (!now || now->state_path != path) {
+      base::Log::Info(owner->device + " is no longer claimed by this attachment" +
+                      (now ? " but by container " + now->container_id + "; leaving it alone" : ""));
+      if (!now) claim->Remove();  // our Lock made an empty file
+      owner.reset();
+    }
+  }
+  if (owner) {
     DeviceOrigin o;
     o.name = owner->device;
     o.mac = owner->mac;

@@ -316,6 +316,10 @@ Status ParseRouting(const json& root, Config& c) {
   return base::Ok();
 }
 
+// Longer than any runtime waits for a CNI call (kubelet's default
+// runtime-request-timeout is 2 minutes): a wait past it only hides a stuck lock.
+constexpr uint64_t kMaxLockTimeoutMs = 120000;
+
 Status ParseFiles(const json& root, Config& c) {
   if (const json* v = Get(root, "dataDir")) {
     if (!v->is_string() || !IsSafeAbsolutePath(v->get_ref<const std::string&>()))
@@ -336,6 +340,13 @@ Status ParseFiles(const json& root, Config& c) {
     if (!GetUint(*v, 0, uint64_t{1} << 40, &n))
       return Invalid("logMaxBytes: must be an integer number of bytes (0 = no cap), e.g. 10485760");
     c.log_max_bytes = n;
+  }
+  if (const json* v = Get(root, "lockTimeoutMs")) {
+    uint64_t n = 0;
+    if (!GetUint(*v, 0, kMaxLockTimeoutMs, &n))
+      return Invalid("lockTimeoutMs: must be an integer 0.." + std::to_string(kMaxLockTimeoutMs) +
+                     " (milliseconds)");
+    c.lock_timeout_ms = static_cast<uint32_t>(n);
   }
   if (const json* v = Get(root, "logLevel")) {
     const char* fix = "use \"debug\", \"info\", \"warn\" or \"error\"";
