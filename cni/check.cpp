@@ -1,10 +1,12 @@
 // CHECK: the attachment is still what ADD made it.
 #include <algorithm>
+#include <optional>
 
 #include "cni/commands.h"
 #include "cni/rdma.h"
 #include "cni/smcr.h"
 #include "cni/state.h"
+#include "conf/names.h"
 
 namespace cni {
 
@@ -26,6 +28,18 @@ bool SameRoute(const netlink::RouteInfo& want, const netlink::RouteInfo& got) {
 bool SameRule(const netlink::RuleInfo& want, const netlink::RuleInfo& got) {
   return want.family == got.family && want.priority == got.priority && want.table == got.table &&
          want.src == got.src;
+}
+
+// The final result's entry for our pod-side interface, or null. A plugin
+// after us in the chain (e.g. tuning) may change the interface's MAC or MTU
+// and says so there; CHECK holds the interface to the result it gets.
+const nlohmann::json* ResultInterface(const nlohmann::json& prev_result, const std::string& name) {
+  if (!prev_result.is_object()) return nullptr;
+  auto ifs = prev_result.find("interfaces");
+  if (ifs == prev_result.end() || !ifs->is_array()) return nullptr;
+  for (const auto& i : *ifs)
+    if (i.is_object() && i.value("name", "") == name && !i.value("sandbox", "").empty()) return &i;
+  return nullptr;
 }
 
 }  // namespace
@@ -51,21 +65,29 @@ Status Check(Context& ctx) {
   ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
   ASSIGN_OR_RETURN(auto link, pod->FindLink(st.pod_if_name));
   if (!link) return Mismatch("interface " + st.pod_if_name + " is missing from the pod");
-  if (!st.origin.mac.empty() && link->mac != st.origin.mac)
-    return Mismatch(st.pod_if_name + " has MAC " + link->mac + ", expected " + st.origin.mac);
+  // The MAC and MTU we set, unless a later plugin's result says otherwise.
+  std::string want_mac = st.origin.mac;
+  std::optional<uint32_t> want_mtu = ctx.cfg.mtu;
   for (const auto& step : st.steps) {
     const auto* c = std::get_if<StepChild>(&step);
     if (!c) continue;
     if (link->kind != c->spec.kind)
       return Mismatch(st.pod_if_name + " is " + (link->kind.empty() ? "a device" : "a " + link->kind) +
                       ", expected the " + c->spec.kind + " child of " + c->parent);
-    if (!c->spec.mac.empty() && link->mac != c->spec.mac)
-      return Mismatch(st.pod_if_name + " has MAC " + link->mac + ", expected " + c->spec.mac);
+    want_mac = c->spec.mac;
   }
+  if (const nlohmann::json* r = ResultInterface(ctx.cfg.prev_result, st.pod_if_name)) {
+    if (auto m = r->find("mac"); m != r->end() && m->is_string() && !m->get<std::string>().empty())
+      want_mac = conf::NormalizeMac(m->get<std::string>()).value_or(m->get<std::string>());
+    if (auto m = r->find("mtu"); m != r->end() && m->is_number_unsigned() && m->get<uint64_t>() > 0)
+      want_mtu = static_cast<uint32_t>(m->get<uint64_t>());
+  }
+  if (!want_mac.empty() && link->mac != want_mac)
+    return Mismatch(st.pod_if_name + " has MAC " + link->mac + ", expected " + want_mac);
   if (!link->up) return Mismatch(st.pod_if_name + " is down");
-  if (ctx.cfg.mtu && link->mtu != *ctx.cfg.mtu)
+  if (want_mtu && link->mtu != *want_mtu)
     return Mismatch(st.pod_if_name + " has MTU " + std::to_string(link->mtu) + ", expected " +
-                    std::to_string(*ctx.cfg.mtu));
+                    std::to_string(*want_mtu));
 
   ASSIGN_OR_RETURN(auto addrs, pod->ListAddrs(link->index));
   ASSIGN_OR_RETURN(auto routes, pod->ListRoutes(0));
