@@ -259,3 +259,21 @@ TEST_CASE(
   CHECK(del.exit == 0);
   CHECK(kt::LinkExists(t.node(), "eth1"));
 }
+
+TEST_CASE("libnl's NLCB=debug in the runtime's environment leaves stdout to the result") {
+  kt::Topology t;
+  const std::string cid = t.ContainerId("nlcb");
+  json config = kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
+  kt::PluginCall add_call = kt::Call(t, "ADD", cid, "net1", config);
+  add_call.extra_env = {"NLCB=debug", "NLDBG=4"};  // libnl 3.7 sends these to stderr; stdout stays ours
+  kt::PluginResult add = kt::RunPlugin(add_call);
+  INFO("ADD: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+  CHECK(json::parse(add.out, nullptr, false).is_object());
+  kt::PluginCall del_call = kt::Call(t, "DEL", cid, "net1", kt::AsRuntimeWouldForDel(config, add.json));
+  del_call.extra_env = add_call.extra_env;
+  kt::PluginResult del = kt::RunPlugin(del_call);
+  INFO("DEL: " << kt::Describe(del));
+  CHECK(del.exit == 0);
+  CHECK(del.out.empty());
+}
