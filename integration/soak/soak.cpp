@@ -145,15 +145,29 @@ void PrintStats(const std::vector<Mode>& modes, int done) {
             << "(milliseconds, wall time from fork to wait4 of the plugin; cycle = ADD + DEL)\n";
 }
 
-// The reference is a settled node: the same census twice, a second apart
-// (the carrier of a veth that just came home or was just made, its IPv6
-// link-local address and routes arrive up to a second later).
+int Sh(const std::string& cmd) {
+  const int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// Whether an IPv6 address in a watched netns is still in duplicate address
+// detection: its local route arrives only when DAD completes, which under
+// load can be seconds after two censuses agreed.
+bool Tentative(const Watch& watch) {
+  for (const auto& ns : watch.netns)
+    if (Sh("ip -n " + ns + " -6 addr show tentative | grep -q .") == 0) return true;
+  return false;
+}
+
+// The reference is a settled node: the same census twice, a second apart,
+// and no address in DAD (the carrier of a veth that just came home or was
+// just made, its IPv6 link-local address and routes arrive later).
 Census Baseline(const Watch& watch) {
   Census before = Take(watch);
-  for (int tries = 0; tries < 10; ++tries) {
+  for (int tries = 0; tries < 20; ++tries) {
     usleep(1000 * 1000);
     Census next = Take(watch);
-    const bool stable = Diff(before, next).empty();
+    const bool stable = Diff(before, next).empty() && !Tentative(watch);
     before = std::move(next);
     if (stable) break;
   }
@@ -165,11 +179,6 @@ std::string LoadAvg() {
   std::string a, b, c;
   in >> a >> b >> c;
   return a + " " + b + " " + c;
-}
-
-int Sh(const std::string& cmd) {
-  const int st = std::system(cmd.c_str());
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 }  // namespace
