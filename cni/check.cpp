@@ -1,11 +1,13 @@
 // CHECK: the attachment is still what ADD made it.
 #include <algorithm>
+#include <optional>
 
 #include "cni/commands.h"
 #include "cni/rdma.h"
 #include "cni/smcr.h"
 #include "cni/state.h"
 #include "cni/vf.h"
+#include "conf/names.h"
 
 namespace cni {
 
@@ -42,6 +44,18 @@ Status CheckIpam(Context& ctx, const AttachmentState& st) {
   return base::Ok();
 }
 
+// The final result's entry for our pod-side interface, or null. A plugin
+// after us in the chain (e.g. tuning) may change the interface's MAC or MTU
+// and says so there; CHECK holds the interface to the result it gets.
+const nlohmann::json* ResultInterface(const nlohmann::json& prev_result, const std::string& name) {
+  if (!prev_result.is_object()) return nullptr;
+  auto ifs = prev_result.find("interfaces");
+  if (ifs == prev_result.end() || !ifs->is_array()) return nullptr;
+  for (const auto& i : *ifs)
+    if (i.is_object() && i.value("name", "") == name && !i.value("sandbox", "").empty()) return &i;
+  return nullptr;
+}
+
 }  // namespace
 
 Status Check(Context& ctx) {
@@ -62,12 +76,15 @@ Status Check(Context& ctx) {
     if (!listed) return Mismatch("prevResult does not list interface " + st.pod_if_name);
   }
 
+  // The MAC and MTU we set (a VF may have been given the runtime's MAC),
+  // unless a later plugin's result says otherwise.
+  std::string want_mac = st.origin.mac;
+  std::optional<uint32_t> want_mtu = ctx.cfg.mtu;
   // An SR-IOV VF: the settings ADD gave it through the PF are still there.
   const StepVf* vf = nullptr;
-  std::string mac = st.origin.mac;
   for (const auto& step : st.steps) {
     if (const auto* v = std::get_if<StepVf>(&step)) vf = v;
-    if (const auto* m = std::get_if<StepMac>(&step)) mac = m->mac;
+    if (const auto* m = std::get_if<StepMac>(&step)) want_mac = m->mac;
   }
   if (vf) {
     ASSIGN_OR_RETURN(auto vfs, ctx.netns.OpenVf());
@@ -79,21 +96,26 @@ Status Check(Context& ctx) {
   ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
   ASSIGN_OR_RETURN(auto link, pod->FindLink(st.pod_if_name));
   if (!link) return Mismatch("interface " + st.pod_if_name + " is missing from the pod");
-  if (!mac.empty() && link->mac != mac)
-    return Mismatch(st.pod_if_name + " has MAC " + link->mac + ", expected " + mac);
   for (const auto& step : st.steps) {
     const auto* c = std::get_if<StepChild>(&step);
     if (!c) continue;
     if (link->kind != c->spec.kind)
       return Mismatch(st.pod_if_name + " is " + (link->kind.empty() ? "a device" : "a " + link->kind) +
                       ", expected the " + c->spec.kind + " child of " + c->parent);
-    if (!c->spec.mac.empty() && link->mac != c->spec.mac)
-      return Mismatch(st.pod_if_name + " has MAC " + link->mac + ", expected " + c->spec.mac);
+    want_mac = c->spec.mac;
   }
+  if (const nlohmann::json* r = ResultInterface(ctx.cfg.prev_result, st.pod_if_name)) {
+    if (auto m = r->find("mac"); m != r->end() && m->is_string() && !m->get<std::string>().empty())
+      want_mac = conf::NormalizeMac(m->get<std::string>()).value_or(m->get<std::string>());
+    if (auto m = r->find("mtu"); m != r->end() && m->is_number_unsigned() && m->get<uint64_t>() > 0)
+      want_mtu = static_cast<uint32_t>(m->get<uint64_t>());
+  }
+  if (!want_mac.empty() && link->mac != want_mac)
+    return Mismatch(st.pod_if_name + " has MAC " + link->mac + ", expected " + want_mac);
   if (!link->up) return Mismatch(st.pod_if_name + " is down");
-  if (ctx.cfg.mtu && link->mtu != *ctx.cfg.mtu)
+  if (want_mtu && link->mtu != *want_mtu)
     return Mismatch(st.pod_if_name + " has MTU " + std::to_string(link->mtu) + ", expected " +
-                    std::to_string(*ctx.cfg.mtu));
+                    std::to_string(*want_mtu));
 
   ASSIGN_OR_RETURN(auto addrs, pod->ListAddrs(link->index));
   ASSIGN_OR_RETURN(auto routes, pod->ListRoutes(0));

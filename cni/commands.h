@@ -43,7 +43,7 @@ struct Context {
   NetnsOpener& netns;
   ipam::Executor& ipam;
   std::string sysfs_root = "/sys";
-  int lock_wait_ms = 10000;
+  int lock_wait_ms = 10000;  ///< the binary sets cfg.lock_timeout_ms (`lockTimeoutMs`)
 };
 
 /// ADD: the result to print (in cfg.cni_version).

@@ -23,18 +23,30 @@ using base::Status;
 
 namespace {
 
-// The pod netns, or null when it is gone. CNI_NETNS may be empty (containerd's
-// second DEL); the path recorded at ADD is tried then.
-std::unique_ptr<netlink::Kernel> OpenPod(Context& ctx, const AttachmentState& st) {
-  const std::string& path = ctx.env.netns.empty() ? st.netns : ctx.env.netns;
-  if (path.empty()) return nullptr;
-  auto pod = ctx.netns.Open(path);
-  if (!pod.ok()) {
-    base::Log::Info("pod netns " + path + " is gone (" + pod.error().msg +
-                    "); the kernel returned its devices");
-    return nullptr;
+// The pod netns, or null when it is gone, and the path it was opened by.
+// CNI_NETNS may be empty (containerd's second DEL), or name a path that is
+// gone while the netns recorded at ADD still lives (a runtime that passes
+// /proc/<pid>/ns/net after the pause process died, while a bind mount keeps
+// the netns and our device in it): the recorded path is tried then, so the
+// device is not left behind in a netns nobody will DEL again.
+std::unique_ptr<netlink::Kernel> OpenPod(Context& ctx, const AttachmentState& st, std::string& path) {
+  std::vector<std::string> candidates;
+  if (!ctx.env.netns.empty()) candidates.push_back(ctx.env.netns);
+  if (!st.netns.empty() && st.netns != ctx.env.netns) candidates.push_back(st.netns);
+  path = candidates.empty() ? std::string() : candidates.front();
+  for (const std::string& c : candidates) {
+    auto pod = ctx.netns.Open(c);
+    if (pod.ok()) {
+      if (c != candidates.front())
+        base::Log::Info("pod netns " + candidates.front() + " is gone; the netns recorded at ADD, " + c +
+                        ", still exists: undoing there");
+      path = c;
+      return std::move(pod).value();
+    }
+    base::Log::Info("pod netns " + c + " is gone (" + pod.error().msg + ")");
   }
-  return std::move(pod).value();
+  if (!candidates.empty()) base::Log::Info("the pod netns is gone; the kernel returned its devices");
+  return nullptr;
 }
 
 }  // namespace
@@ -45,8 +57,17 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   std::optional<DeviceClaim> claim;
   if (!st.origin.name.empty()) {
     ASSIGN_OR_RETURN(claim, DeviceClaim::Lock(store.DevicesDir(), st.origin.name, ctx.lock_wait_ms));
+    // The state was read before the lock: a DEL of the same attachment that
+    // held it may have finished meanwhile, and another pod may own the
+    // device by now. Its claim and its device are not ours to touch.
+    if (!base::PathExists(path)) {
+      if (!claim->Owner()) claim->Remove();  // our Lock made an empty file
+      base::Log::Info("another DEL of this attachment finished while we waited for " + st.origin.name);
+      return base::Ok();
+    }
   }
-  std::unique_ptr<netlink::Kernel> pod = OpenPod(ctx, st);
+  std::string netns_path;
+  std::unique_ptr<netlink::Kernel> pod = OpenPod(ctx, st, netns_path);
   // RDMA netlink only when the journal moved or made an RDMA device.
   std::unique_ptr<netlink::Rdma> host_rdma, pod_rdma;
   const bool has_rdma = std::any_of(st.steps.begin(), st.steps.end(), [](const Step& s) {
@@ -58,7 +79,7 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
       return std::move(h).error().WithContext("DEL needs RDMA netlink to return " + st.rdma_device);
     host_rdma = std::move(h).value();
     if (pod) {
-      auto p = ctx.netns.OpenRdma(ctx.env.netns.empty() ? st.netns : ctx.env.netns);
+      auto p = ctx.netns.OpenRdma(netns_path);
       if (p.ok()) pod_rdma = std::move(p).value();
     }
   }
@@ -67,7 +88,6 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   // the node-wide UEID table.
   std::unique_ptr<netlink::Sysctl> pod_sysctl;
   std::unique_ptr<netlink::Smc> pod_smc, host_smc;
-  const std::string netns_path = ctx.env.netns.empty() ? st.netns : ctx.env.netns;
   auto has = [&](auto pred) { return std::any_of(st.steps.begin(), st.steps.end(), pred); };
   if (pod && has([](const Step& s) { return std::holds_alternative<StepSysctl>(s); })) {
     auto s = ctx.netns.OpenSysctl(netns_path);
@@ -154,9 +174,22 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
 
   // A moved device: its claim names this attachment, the device and its MAC.
   const bool vf = ctx.cfg.mode == conf::Mode::kVf;
-  if (auto owner = ClaimOf(store.DevicesDir(), path)) {
-    auto claim = DeviceClaim::Lock(store.DevicesDir(), owner->device, ctx.lock_wait_ms);
-    if (!claim.ok()) return std::move(claim).error();
+  std::optional<ClaimOwner> owner = ClaimOf(store.DevicesDir(), path);
+  std::optional<DeviceClaim> claim;
+  if (owner) {
+    ASSIGN_OR_RETURN(claim, DeviceClaim::Lock(store.DevicesDir(), owner->device, ctx.lock_wait_ms));
+    // The claim was read without the lock. While we waited for it, another
+    // pod's ADD may have taken the device over (our owner was stale): then
+    // the device and the claim are that pod's.
+    auto now = claim->Owner();
+    if (!now || now->state_path != path) {
+      base::Log::Info(owner->device + " is no longer claimed by this attachment" +
+                      (now ? " but by container " + now->container_id + "; leaving it alone" : ""));
+      if (!now) claim->Remove();  // our Lock made an empty file
+      owner.reset();
+    }
+  }
+  if (owner) {
     if (vf)
       base::Log::Warn(
           "VF settings ADD made through the PF stay as they are: only the state knew their old "

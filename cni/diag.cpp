@@ -324,21 +324,60 @@ std::string RenderDiag(const json& r) {
   return o.str();
 }
 
+namespace {
+
+// The netns erdma-cni recorded for the pod sandbox `container_id`, from its
+// states in any network of `data_dir`.
+base::Result<std::string> NetnsOfContainer(const std::string& data_dir, const std::string& container_id) {
+  auto networks = base::ListDirs(data_dir);
+  if (!networks.ok()) return networks.error();
+  for (const auto& net : *networks) {
+    if (net == "devices") continue;
+    StateStore store(data_dir, net);
+    auto paths = store.List();
+    if (!paths.ok()) continue;
+    for (const auto& path : *paths) {
+      auto loaded = store.Load(path);
+      if (loaded.ok() && *loaded && (*loaded)->container_id == container_id && !(*loaded)->netns.empty())
+        return (*loaded)->netns;
+    }
+  }
+  return base::Error(base::Code::kInvalidConfig,
+                     "--container: no erdma-cni state of container " + container_id + " under " + data_dir +
+                         " (the pod sandbox ID, as `crictl pods --no-trunc` shows it; or give --netns)");
+}
+
+}  // namespace
+
 int RunDiag(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   DiagOptions opts;
   opts.data_dir = "/run/erdma-cni";
+  std::string container;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") {
       opts.json = true;
-    } else if ((a == "--netns" || a == "--data-dir") && i + 1 < args.size()) {
-      (a == "--netns" ? opts.netns : opts.data_dir) = args[++i];
+    } else if ((a == "--netns" || a == "--data-dir" || a == "--container") && i + 1 < args.size()) {
+      (a == "--netns" ? opts.netns : a == "--data-dir" ? opts.data_dir : container) = args[++i];
     } else {
-      err << "usage: erdma-cni diag [--netns PATH] [--data-dir DIR] [--json]\n"
-             "  --netns PATH    the pod netns to look at (e.g. /var/run/netns/cni-...); default: the node\n"
-             "  --data-dir DIR  erdma-cni's dataDir, whose states are checked (default /run/erdma-cni)\n";
+      err << "usage: erdma-cni diag [--netns PATH | --container ID] [--data-dir DIR] [--json]\n"
+             "  --netns PATH      the pod netns to look at (e.g. /var/run/netns/cni-...); default: the node\n"
+             "  --container ID    the pod sandbox whose netns erdma-cni recorded (CNI_CONTAINERID)\n"
+             "  --data-dir DIR    erdma-cni's dataDir, whose states are checked (default /run/erdma-cni)\n";
       return 2;
     }
+  }
+  if (!container.empty()) {
+    if (!opts.netns.empty()) {
+      err << "erdma-cni diag: give --netns or --container, not both\n";
+      return 2;
+    }
+    auto netns = NetnsOfContainer(opts.data_dir, container);
+    if (!netns.ok()) {
+      err << "erdma-cni diag: " << netns.error().msg << "\n";
+      return 2;
+    }
+    opts.netns = *netns;
   }
   DiagSources src;
   auto ns = opts.netns.empty() ? netlink::Netns::Current() : netlink::Netns::Open(opts.netns, "--netns");

@@ -4,7 +4,7 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,15 +18,38 @@
 #define ERDMA_CNI_BUILD_INFO "build info not recorded"
 #endif
 
+namespace {
+
+// Everything goes out with write(2): no <iostream>, whose static init and
+// stream objects every exec would pay for (docs/performance.md).
+void WriteAll(int fd, const std::string& s) {
+  size_t done = 0;
+  while (done < s.size()) {
+    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  std::ostringstream out;
   if (argc > 1 && std::string(argv[1]) == "--version") {
-    std::cout << "erdma-cni " << ERDMA_CNI_VERSION << " (" << ERDMA_CNI_BUILD_INFO
-              << (base::fault::kEnabled ? ", fault hooks compiled in: for tests only" : "") << ")\n"
-              << "CNI spec versions: 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0\n";
+    out << "erdma-cni " << ERDMA_CNI_VERSION << " (" << ERDMA_CNI_BUILD_INFO
+        << (base::fault::kEnabled ? ", fault hooks compiled in: for tests only" : "") << ")\n"
+        << "CNI spec versions: 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0\n";
+    WriteAll(STDOUT_FILENO, out.str());
     return 0;
   }
-  if (argc > 1 && std::string(argv[1]) == "diag")
-    return cni::RunDiag(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr);
+  if (argc > 1 && std::string(argv[1]) == "diag") {
+    std::ostringstream err;
+    int rc = cni::RunDiag(std::vector<std::string>(argv + 2, argv + argc), out, err);
+    WriteAll(STDOUT_FILENO, out.str());
+    WriteAll(STDERR_FILENO, err.str());
+    return rc;
+  }
   // Read at most one byte more than we accept, so an oversized config is
   // rejected without reading (or buffering) the rest.
   std::string in;
@@ -37,7 +60,7 @@ int main(int argc, char** argv) {
     if (n <= 0) break;
     in.append(buf, static_cast<size_t>(n));
   }
-  int rc = cni::Run([](const char* name) { return std::getenv(name); }, in, std::cout);
-  std::cout.flush();
+  int rc = cni::Run([](const char* name) { return std::getenv(name); }, in, out);
+  WriteAll(STDOUT_FILENO, out.str());
   return rc;
 }

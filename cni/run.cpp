@@ -158,6 +158,7 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostrea
   std::unique_ptr<ipam::Executor> exec = backend.Ipam(env->path);
   NegotiatingExecutor ipam(*exec);
   Context ctx{*cfg, *env, **host, backend.Opener(), ipam};
+  ctx.lock_wait_ms = static_cast<int>(cfg->lock_timeout_ms);
   backend.Prepare(ctx);
 
   switch (env->command) {

@@ -29,7 +29,7 @@ class Backend {
   /// Runs the IPAM plugins found on `cni_path` (CNI_PATH).
   virtual std::unique_ptr<ipam::Executor> Ipam(const std::vector<std::string>& cni_path) = 0;
   /// Last changes to a command's context (sysfs root, lock wait); the real
-  /// backend keeps the defaults.
+  /// backend keeps the defaults and the config's `lockTimeoutMs`.
   virtual void Prepare(Context& ctx) { (void)ctx; }
 };
 

@@ -24,7 +24,6 @@ using nlohmann::json;
 // nested this deep is garbage, and refusing it keeps every later walk cheap.
 constexpr int kMaxDepth = 64;
 constexpr size_t kMaxNetworkNameBytes = 128;
-constexpr size_t kMaxDeviceIdBytes = 256;
 
 struct TooDeep {};
 
@@ -35,72 +34,6 @@ std::string SupportedList() {
     out += v;
   }
   return out;
-}
-
-bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool AllHex(std::string_view s) {
-  for (char c : s)
-    if (!IsHex(c)) return false;
-  return !s.empty();
-}
-
-uint32_t HexValue(std::string_view s) {
-  uint32_t v = 0;
-  for (char c : s) {
-    c = Lower(c);
-    v = v * 16 + static_cast<uint32_t>(c <= '9' ? c - '0' : c - 'a' + 10);
-  }
-  return v;
-}
-
-/// "[dddd:]bb:dd.f" returned as sysfs spells it: "%04x:%02x:%02x.%d". The
-/// domain may be wider than 4 digits (VMD domains are 10000 and up).
-std::optional<std::string> NormalizePci(std::string_view s) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  for (;;) {
-    const size_t colon = s.find(':', start);
-    parts.push_back(s.substr(start, colon - start));
-    if (colon == std::string_view::npos) break;
-    start = colon + 1;
-  }
-  if (parts.size() != 2 && parts.size() != 3) return std::nullopt;
-  std::string_view domain = parts.size() == 3 ? parts[0] : std::string_view("0000");
-  std::string_view bus = parts[parts.size() - 2];
-  std::string_view devfn = parts.back();
-  if (domain.size() < 4 || domain.size() > 8 || !AllHex(domain)) return std::nullopt;
-  if (bus.size() != 2 || !AllHex(bus)) return std::nullopt;
-  if (devfn.size() != 4 || devfn[2] != '.') return std::nullopt;
-  std::string_view dev = devfn.substr(0, 2);
-  const char fn = devfn[3];
-  if (!AllHex(dev) || HexValue(dev) > 0x1f) return std::nullopt;  // 5 bits of device
-  if (fn < '0' || fn > '7') return std::nullopt;                  // 3 bits of function
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%c", HexValue(domain), HexValue(bus), HexValue(dev), fn);
-  return std::string(buf);
-}
-
-/// Printable ASCII without whitespace: device IDs become file and sysfs lookups.
-bool IsValidDeviceId(std::string_view s) {
-  if (s.empty() || s.size() > kMaxDeviceIdBytes) return false;
-  for (unsigned char c : s)
-    if (c < 0x21 || c > 0x7e) return false;
-  return true;
-}
-
-bool IsSafeAbsolutePath(std::string_view p) {
-  if (p.empty() || p[0] != '/' || HasControlChar(p)) return false;
-  size_t start = 0;
-  while (start <= p.size()) {
-    size_t slash = p.find('/', start);
-    if (slash == std::string_view::npos) slash = p.size();
-    if (p.substr(start, slash - start) == "..") return false;
-    start = slash + 1;
-  }
-  return true;
 }
 
 // --- one function per key group -------------------------------------------
@@ -316,6 +249,10 @@ Status ParseRouting(const json& root, Config& c) {
   return base::Ok();
 }
 
+// Longer than any runtime waits for a CNI call (kubelet's default
+// runtime-request-timeout is 2 minutes): a wait past it only hides a stuck lock.
+constexpr uint64_t kMaxLockTimeoutMs = 120000;
+
 Status ParseFiles(const json& root, Config& c) {
   if (const json* v = Get(root, "dataDir")) {
     if (!v->is_string() || !IsSafeAbsolutePath(v->get_ref<const std::string&>()))
@@ -336,6 +273,13 @@ Status ParseFiles(const json& root, Config& c) {
     if (!GetUint(*v, 0, uint64_t{1} << 40, &n))
       return Invalid("logMaxBytes: must be an integer number of bytes (0 = no cap), e.g. 10485760");
     c.log_max_bytes = n;
+  }
+  if (const json* v = Get(root, "lockTimeoutMs")) {
+    uint64_t n = 0;
+    if (!GetUint(*v, 0, kMaxLockTimeoutMs, &n))
+      return Invalid("lockTimeoutMs: must be an integer 0.." + std::to_string(kMaxLockTimeoutMs) +
+                     " (milliseconds)");
+    c.lock_timeout_ms = static_cast<uint32_t>(n);
   }
   if (const json* v = Get(root, "logLevel")) {
     const char* fix = "use \"debug\", \"info\", \"warn\" or \"error\"";

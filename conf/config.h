@@ -67,6 +67,9 @@ struct Config {
   /// journal (docs/performance.md).
   std::string data_dir = "/run/erdma-cni";
   std::string log_file;  ///< empty: no log file (errors still go to stderr)
+  /// How long ADD and DEL wait for a device's claim lock held by another
+  /// invocation before failing with code 11 (0: try once).
+  uint32_t lock_timeout_ms = 10000;
   base::LogLevel log_level = base::LogLevel::kInfo;
   uint64_t log_max_bytes = 10 << 20;  ///< logFile is rotated to <logFile>.1 at this size (0: never)
 

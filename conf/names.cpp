@@ -1,11 +1,32 @@
 #include "conf/names.h"
 
 #include <cstdint>
+#include <cstdio>
+#include <vector>
 
 namespace conf {
 
 namespace {
 bool IsHexDigit(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+constexpr size_t kMaxDeviceIdBytes = 256;
+
+char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool AllHex(std::string_view s) {
+  for (char c : s)
+    if (!IsHexDigit(c)) return false;
+  return !s.empty();
+}
+
+uint32_t HexValue(std::string_view s) {
+  uint32_t v = 0;
+  for (char c : s) {
+    c = Lower(c);
+    v = v * 16 + static_cast<uint32_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+  }
+  return v;
+}
 }  // namespace
 
 bool HasControlChar(std::string_view s) {
@@ -79,6 +100,50 @@ std::optional<std::string> NormalizeMac(std::string_view s) {
     }
   }
   return out;
+}
+
+std::optional<std::string> NormalizePci(std::string_view s) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t colon = s.find(':', start);
+    parts.push_back(s.substr(start, colon - start));
+    if (colon == std::string_view::npos) break;
+    start = colon + 1;
+  }
+  if (parts.size() != 2 && parts.size() != 3) return std::nullopt;
+  std::string_view domain = parts.size() == 3 ? parts[0] : std::string_view("0000");
+  std::string_view bus = parts[parts.size() - 2];
+  std::string_view devfn = parts.back();
+  if (domain.size() < 4 || domain.size() > 8 || !AllHex(domain)) return std::nullopt;
+  if (bus.size() != 2 || !AllHex(bus)) return std::nullopt;
+  if (devfn.size() != 4 || devfn[2] != '.') return std::nullopt;
+  std::string_view dev = devfn.substr(0, 2);
+  const char fn = devfn[3];
+  if (!AllHex(dev) || HexValue(dev) > 0x1f) return std::nullopt;  // 5 bits of device
+  if (fn < '0' || fn > '7') return std::nullopt;                  // 3 bits of function
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%c", HexValue(domain), HexValue(bus), HexValue(dev), fn);
+  return std::string(buf);
+}
+
+bool IsValidDeviceId(std::string_view s) {
+  if (s.empty() || s.size() > kMaxDeviceIdBytes) return false;
+  for (unsigned char c : s)
+    if (c < 0x21 || c > 0x7e) return false;
+  return true;
+}
+
+bool IsSafeAbsolutePath(std::string_view p) {
+  if (p.empty() || p[0] != '/' || HasControlChar(p)) return false;
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t slash = p.find('/', start);
+    if (slash == std::string_view::npos) slash = p.size();
+    if (p.substr(start, slash - start) == "..") return false;
+    start = slash + 1;
+  }
+  return true;
 }
 
 }  // namespace conf

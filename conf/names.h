@@ -27,4 +27,16 @@ bool HasControlChar(std::string_view s);
 /// "aa:bb:cc:dd:ee:ff" in any case, returned lower case; nullopt otherwise.
 std::optional<std::string> NormalizeMac(std::string_view s);
 
+/// A PCI address "[dddd:]bb:dd.f" as sysfs spells it, "%04x:%02x:%02x.%d";
+/// nullopt otherwise. The domain may be wider than 4 digits (VMD domains are
+/// 10000 and up).
+std::optional<std::string> NormalizePci(std::string_view s);
+
+/// Printable ASCII without whitespace, at most 256 bytes: device IDs become
+/// file and sysfs lookups.
+bool IsValidDeviceId(std::string_view s);
+
+/// An absolute path without control characters or ".." components.
+bool IsSafeAbsolutePath(std::string_view p);
+
 }  // namespace conf

@@ -175,7 +175,14 @@ base::Result<RtnlSocket> RtnlSocket::Open(const Netns& ns) {
     // A netlink socket belongs to the namespace it was created in for the
     // rest of its life, so the switch lasts only for socket() and bind().
     ASSIGN_OR_RETURN(NetnsSwitch inside, NetnsSwitch::Enter(ns));
-    sk.reset(nl_socket_alloc());
+    // Callbacks of kind NL_CB_DEFAULT, not the kind libnl's default
+    // allocator takes from the NLCB environment variable: NLCB=debug would
+    // make libnl print every message to stdout, where the runtime reads our
+    // result.
+    nl_cb* cb = nl_cb_alloc(NL_CB_DEFAULT);
+    if (!cb) return SocketError(what, ENOMEM);
+    sk.reset(nl_socket_alloc_cb(cb));
+    nl_cb_put(cb);  // the socket holds its own reference
     if (!sk) return SocketError(what, ENOMEM);
     if (const int err = nl_connect(sk.get(), NETLINK_ROUTE); err < 0) {
       return SocketError(what, NlErrorToErrno(err), std::string("libnl: ") + nl_geterror(err));

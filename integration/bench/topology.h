@@ -33,6 +33,7 @@ class Topology {
   Topology& operator=(const Topology&) = delete;
 
   const std::string& node() const { return node_; }
+  const std::string& vpc() const { return vpc_; }
   std::string PodPath(int i) const { return "/run/netns/" + pods_.at(static_cast<size_t>(i)); }
   std::string TerwayPodPath() const { return "/run/netns/" + tpod_; }
   const Eni& eni(int i) const { return enis_.at(static_cast<size_t>(i - 1)); }

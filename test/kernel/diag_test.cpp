@@ -62,6 +62,19 @@ TEST_CASE("diag reports the pod's interface, its sysctls, its processes' memlock
   CHECK(d["states"][0].value("containerID", "") == cid);
   CHECK(d["states"][0]["problems"].empty());
 
+  // --container finds the same netns through erdma-cni's state.
+  kt::ShResult by_id = kt::Sh("ip netns exec " + t.node() + " " + kt::PluginBinary() +
+                              " diag --json --container " + cid + " --data-dir " + t.DataDir());
+  json by_id_json = json::parse(by_id.out, nullptr, false);
+  REQUIRE(by_id_json.is_object());
+  CHECK(by_id_json.value("netns", "") == t.PodPath());
+  CHECK(by_id_json["netdevs"].dump().find("\"net1\"") != std::string::npos);
+  kt::ShResult unknown =
+      kt::Sh(kt::PluginBinary() + " diag --container no-such-pod --data-dir " + t.DataDir());
+  CHECK(unknown.exit == 2);
+  CHECK(unknown.err.find("no erdma-cni state of container no-such-pod") != std::string::npos);
+  CHECK(kt::Sh(kt::PluginBinary() + " diag --container " + cid + " --netns " + t.PodPath()).exit == 2);
+
   // Behind erdma-cni's back the interface goes: diag names the mismatch.
   kt::ShOk("ip -n " + t.pod() + " link set net1 netns " + t.node() + " name " + eni.name);
   json after = Diag(t, t.PodPath(), &rc);

@@ -92,3 +92,27 @@ TEST_CASE("DEL without any state is a successful no-op") {
   CHECK(kt::SettledDiff(node_before, t.node()) == "");
   CHECK(kt::SettledDiff(pod_before, t.pod()) == "");
 }
+
+TEST_CASE("DEL with a dangling CNI_NETNS brings the device home from the netns recorded at ADD") {
+  kt::Topology t;
+  const std::string cid = t.ContainerId("dangling");
+  json config = kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string pod_before = kt::StableSnapshot(t.pod());
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
+  INFO("ADD: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+
+  // The runtime names a path that no longer exists (e.g. /proc/<pid>/ns/net
+  // of a dead pause process) while the netns recorded at ADD still holds
+  // the device.
+  kt::PluginCall del_call = kt::Call(t, "DEL", cid, "net1", kt::AsRuntimeWouldForDel(config, add.json));
+  del_call.netns = "/proc/2147483646/ns/net";
+  kt::PluginResult del = kt::RunPlugin(del_call);
+  INFO("DEL: " << kt::Describe(del));
+  CHECK(del.exit == 0);
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+  CHECK(kt::SettledDiff(pod_before, t.pod()) == "");
+  CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
+  CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
+}

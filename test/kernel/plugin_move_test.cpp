@@ -219,3 +219,61 @@ TEST_CASE("a device that was admin-down on the node comes home down with its add
   json flags = link.value("flags", json::array());
   CHECK(std::find(flags.begin(), flags.end(), "UP") == flags.end());
 }
+
+TEST_CASE(
+    "CHECK holds the interface to the final result: a later plugin's MAC and MTU pass, unreported ones "
+    "fail") {
+  kt::Topology t;
+  const std::string cid = t.ContainerId("tuned");
+  json config = kt::PluginConfig(
+      {.cni_version = "1.1.0", .data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
+  INFO("ADD: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+  json final_config = kt::AsRuntimeWouldForDel(config, add.json);
+  const std::string mtu_before =
+      kt::ShOk("ip -n " + t.pod() + " -o link show net1 | sed -n 's/.* mtu \\([0-9]*\\) .*/\\1/p'");
+
+  // What tuning after us does: a new MAC and MTU on net1, and the result it
+  // passes on says so.
+  kt::ShOk("ip -n " + t.pod() + " link set net1 address 02:11:22:33:44:55 mtu 1400");
+  kt::CheckError(kt::RunPlugin(kt::Call(t, "CHECK", cid, "net1", final_config)), 105,
+                 {"MAC", "02:11:22:33:44:55"});
+  json tuned = final_config;
+  for (auto& i : tuned["prevResult"]["interfaces"])
+    if (i.value("name", "") == "net1") {
+      i["mac"] = "02:11:22:33:44:55";
+      i["mtu"] = 1400;
+    }
+  kt::PluginResult ok = kt::RunPlugin(kt::Call(t, "CHECK", cid, "net1", tuned));
+  INFO("CHECK with the tuned result: " << kt::Describe(ok));
+  CHECK(ok.exit == 0);
+  // An MTU the result does not report is still caught.
+  kt::ShOk("ip -n " + t.pod() + " link set net1 mtu 1300");
+  kt::CheckError(kt::RunPlugin(kt::Call(t, "CHECK", cid, "net1", tuned)), 105, {"MTU 1300", "expected 1400"});
+
+  // tuning's DEL would put both back before ours.
+  kt::ShOk("ip -n " + t.pod() + " link set net1 address " + t.eni(1).mac + " mtu " + mtu_before);
+  kt::PluginResult del = kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", final_config));
+  INFO("DEL: " << kt::Describe(del));
+  CHECK(del.exit == 0);
+  CHECK(kt::LinkExists(t.node(), "eth1"));
+}
+
+TEST_CASE("libnl's NLCB=debug in the runtime's environment leaves stdout to the result") {
+  kt::Topology t;
+  const std::string cid = t.ContainerId("nlcb");
+  json config = kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
+  kt::PluginCall add_call = kt::Call(t, "ADD", cid, "net1", config);
+  add_call.extra_env = {"NLCB=debug", "NLDBG=4"};  // libnl 3.7 sends these to stderr; stdout stays ours
+  kt::PluginResult add = kt::RunPlugin(add_call);
+  INFO("ADD: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+  CHECK(json::parse(add.out, nullptr, false).is_object());
+  kt::PluginCall del_call = kt::Call(t, "DEL", cid, "net1", kt::AsRuntimeWouldForDel(config, add.json));
+  del_call.extra_env = add_call.extra_env;
+  kt::PluginResult del = kt::RunPlugin(del_call);
+  INFO("DEL: " << kt::Describe(del));
+  CHECK(del.exit == 0);
+  CHECK(del.out.empty());
+}

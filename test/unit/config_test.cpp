@@ -164,6 +164,10 @@ const std::vector<Bad> kBadValues = {
     {R"({"logFile": false})", Code::kInvalidConfig, "logFile: "},
     {R"({"logLevel": "trace"})", Code::kInvalidConfig, R"(logLevel: "trace" is not supported)"},
     {R"({"logLevel": 3})", Code::kInvalidConfig, "logLevel: must be a string"},
+    {R"({"lockTimeoutMs": -1})", Code::kInvalidConfig, "lockTimeoutMs: must be an integer 0..120000"},
+    {R"({"lockTimeoutMs": 120001})", Code::kInvalidConfig, "lockTimeoutMs: must be an integer 0..120000"},
+    {R"({"lockTimeoutMs": 1.5})", Code::kInvalidConfig, "lockTimeoutMs: "},
+    {R"({"lockTimeoutMs": "500"})", Code::kInvalidConfig, "lockTimeoutMs: "},
     // runtime objects
     {R"({"prevResult": []})", Code::kInvalidConfig, "prevResult: must be an object"},
     {R"({"prevResult": "x"})", Code::kInvalidConfig, "prevResult: must be an object"},
@@ -265,6 +269,9 @@ const std::vector<Good> kGoodValues = {
      [](const Config& c) { CHECK(c.log_file == "/var/log/erdma.log"); }},
     {R"({"logLevel": "debug"})", [](const Config& c) { CHECK(c.log_level == base::LogLevel::kDebug); }},
     {R"({"logLevel": "error"})", [](const Config& c) { CHECK(c.log_level == base::LogLevel::kError); }},
+    {R"({"lockTimeoutMs": 0})", [](const Config& c) { CHECK(c.lock_timeout_ms == 0u); }},
+    {R"({"lockTimeoutMs": 250})", [](const Config& c) { CHECK(c.lock_timeout_ms == 250u); }},
+    {R"({"lockTimeoutMs": 120000})", [](const Config& c) { CHECK(c.lock_timeout_ms == 120000u); }},
     {R"({"prevResult": {"cniVersion": "1.0.0", "interfaces": [{"name": "eth0"}]}})",
      [](const Config& c) {
        CHECK(c.chained());
@@ -305,6 +312,7 @@ TEST_CASE("parse fills the documented defaults for a minimal config with a devic
   CHECK(c.data_dir == "/run/erdma-cni");
   CHECK(c.log_file.empty());
   CHECK(c.log_level == base::LogLevel::kInfo);
+  CHECK(c.lock_timeout_ms == 10000u);
   CHECK_FALSE(c.chained());
   CHECK(c.runtime_config == json::object());
   CHECK(c.args == json::object());
