@@ -39,9 +39,10 @@ class Request {
   void PutString(uint16_t type, const std::string& s);
   /// An attribute holding `size` bytes (a kernel struct) as they are.
   void PutBytes(uint16_t type, const void* data, size_t size);
-  /// Opens a nested attribute (libnl marks it NLA_F_NESTED, which the
-  /// kernel accepts everywhere); the attributes put until EndNest go inside.
-  /// nullptr (and Finish() gives nothing) when it does not fit.
+  /// Opens a nested attribute; the attributes put until EndNest go inside.
+  /// libnl marks it NLA_F_NESTED, which rtnetlink's IFLA_VFINFO_LIST and
+  /// IFLA_VF_INFO accept (nla_type masks it). nullptr (and Finish() gives
+  /// nothing) when it does not fit.
   nlattr* BeginNest(uint16_t type);
   /// Closes `nest`. libnl drops a nest that ended up empty: callers put at
   /// least one attribute in each.
