@@ -59,7 +59,7 @@ std::vector<std::string> Split(const std::string& s, char sep) {
 std::string Which(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
   for (const auto& dir : Split(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin", ':')) {
-    const std::string p = dir + "/" + name;
+    std::string p = dir + "/" + name;
     if (access(p.c_str(), X_OK) == 0) return p;
   }
   return name;
