@@ -1,5 +1,7 @@
 #include "integration/bench/calls.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -76,22 +78,54 @@ json NoneConfig(const Options& opt, const std::string& data_dir) {
           {"prevResult", prev}};
 }
 
+namespace {
+
+// Debian's static IPAM: one address and a default route via the VPC gateway.
+json StaticIpam(const std::string& address) {
+  return {{"type", "static"},
+          {"addresses", json::array({{{"address", address}, {"gateway", kGateway}}})},
+          {"routes", json::array({{{"dst", "0.0.0.0/0"}, {"gw", kGateway}}})}};
+}
+
+}  // namespace
+
+// The parent is selected as a move-mode device is; IPAM's routes are not
+// installed (erdma-cni makes its own policy routes from the gateway).
+json ErdmaMacvlanConfig(const std::string& data_dir, const std::string& parent) {
+  return {{"cniVersion", kVersion},
+          {"name", "bench-macvlan"},
+          {"type", "erdma-cni"},
+          {"mode", "macvlan"},
+          {"device", {{"name", parent}}},
+          {"macvlan", {{"mode", "bridge"}}},
+          {"ipam", StaticIpam(kChildAddress)},
+          {"dataDir", data_dir}};
+}
+
 json HostDeviceConfig(const Eni& e) {
   return {{"cniVersion", kVersion},
           {"name", "bench-go"},
           {"type", "host-device"},
           {"device", e.name},
-          {"ipam",
-           {{"type", "static"},
-            {"addresses", json::array({{{"address", e.ip4 + "/24"}, {"gateway", kGateway}}})},
-            {"routes", json::array({{{"dst", "0.0.0.0/0"}, {"gw", kGateway}}})}}}};
+          {"ipam", StaticIpam(e.ip4 + "/24")}};
 }
 
-json SbrConfig() { return {{"cniVersion", kVersion}, {"name", "bench-go"}, {"type", "sbr"}}; }
+json MacvlanConfig(const std::string& parent) {
+  return {{"cniVersion", kVersion}, {"name", "bench-go-macvlan"}, {"type", "macvlan"},
+          {"master", parent},       {"mode", "bridge"},           {"ipam", StaticIpam(kChildAddress)}};
+}
+
+json SbrConfig(const std::string& network) {
+  return {{"cniVersion", kVersion}, {"name", network}, {"type", "sbr"}};
+}
 
 json WithPrev(json c, const json& prev) {
   c["prevResult"] = prev;
   return c;
+}
+
+void Settle(const Options& opt) {
+  if (opt.settle_ms > 0) usleep(static_cast<useconds_t>(opt.settle_ms) * 1000);
 }
 
 std::string MakeDataDir(const std::string& root) {
