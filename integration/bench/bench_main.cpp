@@ -18,6 +18,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "integration/bench/calls.h"
 #include "integration/bench/report.h"
 #include "integration/bench/runner.h"
 #include "integration/bench/topology.h"
@@ -152,7 +153,7 @@ void Machine(const Options& o, bench::Results& r) {
   const std::string libs = Capture("ldd '" + o.plugin + "' 2>/dev/null | grep -c '=>'");
   r.plugin_info = std::to_string(st.st_size / 1024) + " KiB, " +
                   (libs == "0" ? std::string("statically linked") : libs + " shared libraries") + "; " +
-                  Capture("'" + o.plugin + "' --version 2>/dev/null") + "; git " +
+                  Capture("'" + o.plugin + "' --version 2>/dev/null | head -1") + "; git " +
                   Capture("git -C '" + fs::path(o.plugin).parent_path().string() +
                           "' rev-parse --short HEAD 2>/dev/null || echo '?'") +
                   Capture("test -n \"$(git -C '" + fs::path(o.plugin).parent_path().string() +
@@ -211,6 +212,7 @@ int main(int argc, char** argv) {
   r.enis = max_parallel + extra;
   try {
     bench::Topology topo(max_parallel + extra, max_parallel + extra);
+    bench::SetRunId(getpid());
     // The measuring process enters the node netns (and its own mount ns);
     // this one stays in the host's to tear the world down whatever happens.
     pid_t pid = fork();
@@ -245,6 +247,8 @@ int main(int argc, char** argv) {
       if (g_stop) kill(pid, SIGTERM);
     }
     topo.Teardown();
+    bench::RemoveDataDirs(opt.data_root);
+    for (const auto& v : opt.variants) bench::RemoveDataDirs(v.data_root);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
   } catch (const std::exception& e) {
     std::cerr << "erdma-bench: " << e.what() << "\n";

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -128,8 +129,24 @@ void Settle(const Options& opt) {
   if (opt.settle_ms > 0) usleep(static_cast<useconds_t>(opt.settle_ms) * 1000);
 }
 
+namespace {
+int g_run_id = 0;
+}  // namespace
+
+void SetRunId(int id) { g_run_id = id; }
+
+std::string DataDirPrefix() { return "erdma-bench-" + std::to_string(g_run_id) + "-"; }
+
+void RemoveDataDirs(const std::string& root) {
+  const std::filesystem::path dir = root.empty() ? std::string("/tmp") : root;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind(DataDirPrefix(), 0) == 0)
+      std::filesystem::remove_all(e.path(), ec);
+}
+
 std::string MakeDataDir(const std::string& root) {
-  std::string tmpl = (root.empty() ? std::string("/tmp") : root) + "/erdma-bench-XXXXXX";
+  std::string tmpl = (root.empty() ? std::string("/tmp") : root) + "/" + DataDirPrefix() + "XXXXXX";
   if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp under " + root + " failed");
   return tmpl + "/data";
 }

@@ -57,8 +57,12 @@ nlohmann::json WithPrev(nlohmann::json c, const nlohmann::json& prev);
 /// The untimed pause before every ADD and DEL (--settle-ms).
 void Settle(const Options& opt);
 
-/// A fresh `<root>/erdma-bench-XXXXXX/data` path ("" root = /tmp); the data
-/// directory itself is left for the plugin to create.
+/// A fresh `<root>/erdma-bench-<run>-XXXXXX/data` path ("" root = /tmp); the
+/// data directory itself is left for the plugin to create.
 std::string MakeDataDir(const std::string& root);
+/// <run> above: the pid of the process that tears the run down.
+void SetRunId(int id);
+/// Removes every directory MakeDataDir made under `root` in this run.
+void RemoveDataDirs(const std::string& root);
 
 }  // namespace bench
