@@ -1,7 +1,8 @@
 // erdma-bench: issue 8's benchmark. Builds a private topology, then from
 // inside its node netns measures the floor (the same rtnetlink work
-// in-process), erdma-cni, the Go reference chain and parallel ADDs, and
-// writes a markdown report. See docs/performance.md.
+// in-process), erdma-cni (move mode, mode none, mode macvlan), the Go
+// reference chains and parallel ADDs, and writes a markdown report. See
+// docs/performance.md.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "integration/bench/calls.h"
 #include "integration/bench/report.h"
 #include "integration/bench/runner.h"
 #include "integration/bench/topology.h"
@@ -34,13 +36,13 @@ constexpr const char* kUsage = R"(usage: erdma-bench [options]   (as root)
   --output FILE            the markdown report (default build/bench/results.md)
   --plugin PATH            the erdma-cni binary (default: the one built with this driver)
   --cni-dir DIR            Go reference plugins (default /usr/lib/cni)
-  --only LIST              any of floor,erdma,go,none,parallel (default: all)
+  --only LIST              any of floor,erdma,go,none,macvlan,parallel (default: all)
   --data-dir DIR           parent of erdma-cni's dataDir (default /tmp)
   --variant LABEL=PATH[@DIR]  also measure another erdma-cni build (or dataDir parent);
                            repeatable; rows of their own, not judged against targets
   --settle-ms N            untimed pause before every ADD and DEL (default 10)
   --nice N                 run the measuring process and the plugins at nice N (default 0)
-  --mtu N                  also set `mtu` (erdma-cni config and the floor)
+  --mtu N                  also set `mtu` (move mode: erdma-cni config and the floor)
   --none-config FILE       the mode "none" config to use instead of the built-in one
   --profile "CMD ARGS"     run one erdma-cni ADD and DEL under CMD and exit; %c in
                            ARGS becomes ADD or DEL (e.g. "valgrind --tool=callgrind
@@ -59,7 +61,7 @@ std::vector<std::string> Split(const std::string& s, char sep) {
 std::string Which(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
   for (const auto& dir : Split(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin", ':')) {
-    const std::string p = dir + "/" + name;
+    std::string p = dir + "/" + name;
     if (access(p.c_str(), X_OK) == 0) return p;
   }
   return name;
@@ -151,7 +153,7 @@ void Machine(const Options& o, bench::Results& r) {
   const std::string libs = Capture("ldd '" + o.plugin + "' 2>/dev/null | grep -c '=>'");
   r.plugin_info = std::to_string(st.st_size / 1024) + " KiB, " +
                   (libs == "0" ? std::string("statically linked") : libs + " shared libraries") + "; " +
-                  Capture("'" + o.plugin + "' --version 2>/dev/null") + "; git " +
+                  Capture("'" + o.plugin + "' --version 2>/dev/null | head -1") + "; git " +
                   Capture("git -C '" + fs::path(o.plugin).parent_path().string() +
                           "' rev-parse --short HEAD 2>/dev/null || echo '?'") +
                   Capture("test -n \"$(git -C '" + fs::path(o.plugin).parent_path().string() +
@@ -189,6 +191,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> needed = {opt.plugin, opt.cni_dir + "/host-device", opt.cni_dir + "/sbr",
                                      opt.cni_dir + "/static"};
+  if (opt.Wants("macvlan")) needed.push_back(opt.cni_dir + "/macvlan");
   for (const auto& v : opt.variants) needed.push_back(v.plugin);
   for (const auto& p : needed) {
     if (access(p.c_str(), X_OK) != 0) {
@@ -204,9 +207,12 @@ int main(int argc, char** argv) {
 
   bench::Results r;
   Machine(opt, r);
-  r.enis = max_parallel;
+  // The macvlan rows get one more ENI stand-in and pod, used by nothing else.
+  const int extra = opt.Wants("macvlan") && opt.profile.empty() ? 1 : 0;
+  r.enis = max_parallel + extra;
   try {
-    bench::Topology topo(max_parallel, max_parallel);
+    bench::Topology topo(max_parallel + extra, max_parallel + extra);
+    bench::SetRunId(getpid());
     // The measuring process enters the node netns (and its own mount ns);
     // this one stays in the host's to tear the world down whatever happens.
     pid_t pid = fork();
@@ -241,6 +247,8 @@ int main(int argc, char** argv) {
       if (g_stop) kill(pid, SIGTERM);
     }
     topo.Teardown();
+    bench::RemoveDataDirs(opt.data_root);
+    for (const auto& v : opt.variants) bench::RemoveDataDirs(v.data_root);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
   } catch (const std::exception& e) {
     std::cerr << "erdma-bench: " << e.what() << "\n";

@@ -1,5 +1,8 @@
 #include "integration/bench/calls.h"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -76,26 +79,74 @@ json NoneConfig(const Options& opt, const std::string& data_dir) {
           {"prevResult", prev}};
 }
 
+namespace {
+
+// Debian's static IPAM: one address and a default route via the VPC gateway.
+json StaticIpam(const std::string& address) {
+  return {{"type", "static"},
+          {"addresses", json::array({{{"address", address}, {"gateway", kGateway}}})},
+          {"routes", json::array({{{"dst", "0.0.0.0/0"}, {"gw", kGateway}}})}};
+}
+
+}  // namespace
+
+// The parent is selected as a move-mode device is; IPAM's routes are not
+// installed (erdma-cni makes its own policy routes from the gateway).
+json ErdmaMacvlanConfig(const std::string& data_dir, const std::string& parent) {
+  return {{"cniVersion", kVersion},
+          {"name", "bench-macvlan"},
+          {"type", "erdma-cni"},
+          {"mode", "macvlan"},
+          {"device", {{"name", parent}}},
+          {"macvlan", {{"mode", "bridge"}}},
+          {"ipam", StaticIpam(kChildAddress)},
+          {"dataDir", data_dir}};
+}
+
 json HostDeviceConfig(const Eni& e) {
   return {{"cniVersion", kVersion},
           {"name", "bench-go"},
           {"type", "host-device"},
           {"device", e.name},
-          {"ipam",
-           {{"type", "static"},
-            {"addresses", json::array({{{"address", e.ip4 + "/24"}, {"gateway", kGateway}}})},
-            {"routes", json::array({{{"dst", "0.0.0.0/0"}, {"gw", kGateway}}})}}}};
+          {"ipam", StaticIpam(e.ip4 + "/24")}};
 }
 
-json SbrConfig() { return {{"cniVersion", kVersion}, {"name", "bench-go"}, {"type", "sbr"}}; }
+json MacvlanConfig(const std::string& parent) {
+  return {{"cniVersion", kVersion}, {"name", "bench-go-macvlan"}, {"type", "macvlan"},
+          {"master", parent},       {"mode", "bridge"},           {"ipam", StaticIpam(kChildAddress)}};
+}
+
+json SbrConfig(const std::string& network) {
+  return {{"cniVersion", kVersion}, {"name", network}, {"type", "sbr"}};
+}
 
 json WithPrev(json c, const json& prev) {
   c["prevResult"] = prev;
   return c;
 }
 
+void Settle(const Options& opt) {
+  if (opt.settle_ms > 0) usleep(static_cast<useconds_t>(opt.settle_ms) * 1000);
+}
+
+namespace {
+int g_run_id = 0;
+}  // namespace
+
+void SetRunId(int id) { g_run_id = id; }
+
+std::string DataDirPrefix() { return "erdma-bench-" + std::to_string(g_run_id) + "-"; }
+
+void RemoveDataDirs(const std::string& root) {
+  const std::filesystem::path dir = root.empty() ? std::string("/tmp") : root;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind(DataDirPrefix(), 0) == 0)
+      std::filesystem::remove_all(e.path(), ec);
+}
+
 std::string MakeDataDir(const std::string& root) {
-  std::string tmpl = (root.empty() ? std::string("/tmp") : root) + "/erdma-bench-XXXXXX";
+  std::string tmpl = (root.empty() ? std::string("/tmp") : root) + "/" + DataDirPrefix() + "XXXXXX";
   if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp under " + root + " failed");
   return tmpl + "/data";
 }

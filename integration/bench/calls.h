@@ -1,6 +1,6 @@
-// The plugin invocations the benchmark makes: configs (erdma-cni move mode and
-// mode none, the Go chain's host-device and sbr) and CNI calls as a runtime
-// makes them.
+// The plugin invocations the benchmark makes: configs (erdma-cni move mode,
+// mode none and mode macvlan, the Go chains' host-device, macvlan and sbr)
+// and CNI calls as a runtime makes them.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,6 +15,9 @@ namespace bench {
 
 inline constexpr const char* kVersion = "1.0.0";  ///< cniVersion of every config
 inline constexpr const char* kGateway = "10.9.0.1";
+/// The address static IPAM gives the macvlan children (in the ENIs' subnet,
+/// above every ENI stand-in's 10.9.0.(10+i)).
+inline constexpr const char* kChildAddress = "10.9.0.250/24";
 
 /// One CNI call: CNI_COMMAND, CNI_CONTAINERID, CNI_NETNS, CNI_IFNAME, stdin.
 struct Call {
@@ -39,13 +42,27 @@ nlohmann::json ErdmaConfig(const Options& opt, const std::string& data_dir, cons
 /// erdma-cni mode none chained after Terway with SMC-R from the pod annotation
 /// (or the file given with --none-config).
 nlohmann::json NoneConfig(const Options& opt, const std::string& data_dir);
+/// erdma-cni mode macvlan (bridge) on `parent` with static IPAM: kChildAddress
+/// and a default route.
+nlohmann::json ErdmaMacvlanConfig(const std::string& data_dir, const std::string& parent);
 /// host-device with static IPAM: the ENI's address and a default route.
 nlohmann::json HostDeviceConfig(const Eni& e);
-nlohmann::json SbrConfig();
+/// The Go macvlan plugin (bridge, `master` = parent) with the same static IPAM
+/// as ErdmaMacvlanConfig.
+nlohmann::json MacvlanConfig(const std::string& parent);
+/// sbr in the chain named `network`.
+nlohmann::json SbrConfig(const std::string& network = "bench-go");
 nlohmann::json WithPrev(nlohmann::json c, const nlohmann::json& prev);
 
-/// A fresh `<root>/erdma-bench-XXXXXX/data` path ("" root = /tmp); the data
-/// directory itself is left for the plugin to create.
+/// The untimed pause before every ADD and DEL (--settle-ms).
+void Settle(const Options& opt);
+
+/// A fresh `<root>/erdma-bench-<run>-XXXXXX/data` path ("" root = /tmp); the
+/// data directory itself is left for the plugin to create.
 std::string MakeDataDir(const std::string& root);
+/// <run> above: the pid of the process that tears the run down.
+void SetRunId(int id);
+/// Removes every directory MakeDataDir made under `root` in this run.
+void RemoveDataDirs(const std::string& root);
 
 }  // namespace bench

@@ -121,6 +121,24 @@ Result<std::unique_ptr<netlink::Kernel>> OpenPod(const std::string& path, VerbTi
   return Wrap(netlink::OpenRtnl(ns), t0, t);
 }
 
+// The child erdma-cni's ADD asks the kernel for (cni/add.cpp's ChildStep,
+// which is private to ADD).
+cni::StepChild ChildStep(const conf::Config& cfg, const netlink::LinkInfo& parent, const std::string& name) {
+  cni::StepChild c;
+  c.parent = parent.name;
+  c.spec.kind = conf::ModeName(cfg.mode);
+  c.spec.parent_index = parent.index;
+  c.spec.name = name;
+  if (cfg.mode == conf::Mode::kMacvlan) {
+    c.spec.mode = static_cast<uint32_t>(cfg.macvlan.mode);
+    c.spec.source_macs = cfg.macvlan.source_macs;
+    if (cfg.mac) c.spec.mac = *cfg.mac;
+  } else {
+    c.spec.mode = static_cast<uint32_t>(cfg.ipvlan.mode);
+  }
+  return c;
+}
+
 }  // namespace
 
 Result<FloorAttachment> FloorAdd(const FloorSpec& spec) {
@@ -135,13 +153,16 @@ Result<FloorAttachment> FloorAdd(const FloorSpec& spec) {
   }
   netlink::Rdma* rdma = host_rdma.ok() ? host_rdma->get() : nullptr;
 
-  // The device, then again by index as ADD does once it holds the claim.
+  // The device, then again by index as ADD does once it holds the claim
+  // (a child's parent is not claimed).
   const cni::DeviceQuery query = cni::QueryFor(cfg.device);
   ASSIGN_OR_RETURN(auto device, cni::FindDevice(*host, rdma, query, "/sys"));
   if (!device) return Error(Code::kDeviceNotFound, query.Describe() + " is not on the node");
-  ASSIGN_OR_RETURN(auto locked, host->FindLinkByIndex(device->index));
-  if (!locked) return Error(Code::kDeviceNotFound, query.Describe() + " vanished");
-  device = locked;
+  if (!cfg.child()) {
+    ASSIGN_OR_RETURN(auto locked, host->FindLinkByIndex(device->index));
+    if (!locked) return Error(Code::kDeviceNotFound, query.Describe() + " vanished");
+    device = locked;
+  }
 
   // The pod: name clash check, table choice.
   ASSIGN_OR_RETURN(auto pod, OpenPod(spec.pod_netns, spec.times));
@@ -151,33 +172,41 @@ Result<FloorAttachment> FloorAdd(const FloorSpec& spec) {
   ASSIGN_OR_RETURN(auto pod_routes, pod->ListRoutes(0));
   ASSIGN_OR_RETURN(uint32_t table, cni::ChooseTable(cfg.routing, pod_rules, pod_routes));
 
-  // The origin DEL puts back.
+  // The origin DEL puts back (a child's parent stays on the node untouched).
   FloorAttachment att;
   cni::AttachmentState& st = att.st;
   st.network = cfg.name;
   st.pod_if_name = spec.pod_if;
   st.netns = spec.pod_netns;
   st.table = table;
-  st.origin.name = device->name;
-  st.origin.index = device->index;
-  st.origin.mac = device->mac;
-  st.origin.mtu = device->mtu;
-  st.origin.up = device->up;
-  st.origin.kind = device->kind;
-  ASSIGN_OR_RETURN(auto addrs, host->ListAddrs(device->index));
-  ASSIGN_OR_RETURN(auto routes, host->ListRoutes(device->index));
-  st.origin.addrs = cni::RestorableAddrs(addrs);
-  st.origin.routes = cni::RestorableRoutes(routes);
+  if (!cfg.child()) {
+    st.origin.name = device->name;
+    st.origin.index = device->index;
+    st.origin.mac = device->mac;
+    st.origin.mtu = device->mtu;
+    st.origin.up = device->up;
+    st.origin.kind = device->kind;
+    ASSIGN_OR_RETURN(auto addrs, host->ListAddrs(device->index));
+    ASSIGN_OR_RETURN(auto routes, host->ListRoutes(device->index));
+    st.origin.addrs = cni::RestorableAddrs(addrs);
+    st.origin.routes = cni::RestorableRoutes(routes);
+  }
   ASSIGN_OR_RETURN(
       cni::RdmaPlan rdma_plan,
       cni::PrepareRdma(cfg.rdma, *device, rdma, host_rdma.ok() ? nullptr : &host_rdma.error(), "/sys", ""));
   (void)rdma_plan;  // no RDMA in the floor: the benchmark's kernel has none
 
-  // Apply: the move, then the pod-side configuration, step by step.
+  // Apply: the move or the child's creation, then the pod-side
+  // configuration, step by step.
   cni::StepEnv env{.host = *host, .pod = pod.get()};
-  const std::vector<ipam::IpConfig> ips = ipam::Inherit(st.origin.addrs, st.origin.routes);
-  if (spec.down_before_move) RETURN_IF_ERROR(host->SetUp(device->index, false));
-  st.steps.push_back(cni::StepMove{spec.pod_if});
+  const std::vector<ipam::IpConfig> ips =
+      cfg.child() ? spec.ips : ipam::Inherit(st.origin.addrs, st.origin.routes);
+  if (cfg.child()) {
+    st.steps.push_back(ChildStep(cfg, *device, spec.pod_if));
+  } else {
+    if (spec.down_before_move) RETURN_IF_ERROR(host->SetUp(device->index, false));
+    st.steps.push_back(cni::StepMove{spec.pod_if});
+  }
   RETURN_IF_ERROR(cni::ApplyStep(st.steps.back(), st, env));
   for (auto& step : cni::PlanPodConfig(cfg, env.pod_index, table, ips)) {
     st.steps.push_back(std::move(step));

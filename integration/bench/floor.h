@@ -13,6 +13,14 @@
 // DEL: node socket, pod netns open + socket, DELRULE, the move home (GETLINK
 //      on the node, GETLINK in the pod, GETLINK + NEWLINK back under the node
 //      name), then GETLINK, NEWADDR, up, NEWROUTE x2 on the node.
+//
+// With a macvlan/ipvlan config it is the floor of a child-mode ADD and DEL
+// with IPAM addresses instead: no claim and no origin (GETLINK by index,
+// GETADDR and GETROUTE of the parent are skipped, as erdma-cni skips them),
+// the child made in the pod by one NEWLINK (IFLA_LINK + IFLA_NET_NS_FD) and a
+// GETLINK in the pod, then the same pod-side steps with `ips`; DEL: DELRULE,
+// GETLINK + DELLINK of the child in the pod. The IPAM plugin is not run: the
+// floor has no exec.
 #pragma once
 
 #include <map>
@@ -22,6 +30,7 @@
 #include "base/error.h"
 #include "cni/state.h"
 #include "conf/config.h"
+#include "ipam/ipam.h"
 
 namespace bench {
 
@@ -34,6 +43,9 @@ struct FloorSpec {
   std::string pod_netns;       ///< CNI_NETNS
   std::string pod_if;          ///< CNI_IFNAME (standalone: the pod-side name)
   VerbTimes* times = nullptr;  ///< when set, every verb is timed into it
+  /// Child modes: the addresses the IPAM plugin would give (move mode
+  /// inherits the device's own).
+  std::vector<ipam::IpConfig> ips;
   /// Experiment, not what erdma-cni does: set the link down before each move
   /// (host-device's order on DEL), to see what the kernel charges for moving
   /// a link that is up.

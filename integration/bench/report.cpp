@@ -58,7 +58,8 @@ std::string RenderReport(const Results& r) {
     << " warm-up; in each iteration every variant "
     << "runs once, in an order rotated from one iteration to the next, each ADD and DEL after a "
     << r.settle_ms << " ms pause; topology: a node netns with " << r.enis
-    << " veth ENI stand-ins, empty pod netns; "
+    << " veth ENI stand-ins, empty pod netns"
+    << (r.macvlan_where.empty() ? std::string() : " (the macvlan rows: " + r.macvlan_where + ")") << "; "
     << "the driver lives in the node netns (private mount ns with the node's /sys), plugins are "
     << "fork+exec'd with CNI_* env and the config on stdin\n"
     << "- wall: clock_gettime around fork..wait4; CPU: ru_utime+ru_stime of the child from wait4 "
@@ -93,8 +94,24 @@ std::string RenderReport(const Results& r) {
   } else {
     o << "| erdma-cni mode none + SMC-R ADD | " << r.none_unavailable << " | | |\n";
   }
+  line("macvlan floor ADD (in-process, same rtnetlink requests, no IPAM exec)", "macvlan floor ADD");
+  line("macvlan floor DEL", "macvlan floor DEL");
+  if (r.macvlan_unavailable.empty()) {
+    line("erdma-cni macvlan ADD (bridge child, static IPAM, policy routes)", "macvlan ADD");
+    line("erdma-cni macvlan DEL", "macvlan DEL");
+  } else if (!r.macvlan_where.empty()) {
+    o << "| erdma-cni macvlan ADD | " << r.macvlan_unavailable << " | | |\n";
+  }
+  line("Go macvlan chain ADD (macvlan + static IPAM, then sbr)", "go macvlan ADD");
+  line("&nbsp;&nbsp;macvlan ADD (execs static)", "macvlan plugin ADD");
+  line("&nbsp;&nbsp;sbr ADD", "macvlan sbr ADD");
+  line("Go macvlan chain DEL (sbr, then macvlan)", "go macvlan DEL");
+  line("&nbsp;&nbsp;sbr DEL", "macvlan sbr DEL");
+  line("&nbsp;&nbsp;macvlan DEL (execs static)", "macvlan plugin DEL");
   line("calibration: erdma-cni VERSION (start, answer, exit)", "erdma VERSION");
   line("calibration: fork+exec of /bin/true", "true");
+  line("calibration: static IPAM ADD alone (macvlan's config)", "static ADD");
+  line("calibration: static IPAM DEL alone", "static DEL");
 
   const Series* fa = Row(r, "floor ADD");
   const Series* fd = Row(r, "floor DEL");
@@ -123,6 +140,26 @@ std::string RenderReport(const Results& r) {
     << " |\n"
     << "| Go chain / erdma-cni, CPU | " << x(ratio(ga, ea, true)) << " | " << x(ratio(gd, ed, true))
     << " |\n";
+  const Series* ma = Row(r, "macvlan ADD");
+  const Series* md = Row(r, "macvlan DEL");
+  const Series* mfa = Row(r, "macvlan floor ADD");
+  const Series* mfd = Row(r, "macvlan floor DEL");
+  const Series* gma = Row(r, "go macvlan ADD");
+  const Series* gmd = Row(r, "go macvlan DEL");
+  if (ma || mfa || gma) {
+    o << "| erdma-cni macvlan − macvlan floor, wall | " << diff(ma, mfa, false) << " | "
+      << diff(md, mfd, false) << " |\n"
+      << "| erdma-cni macvlan − macvlan floor, CPU | " << diff(ma, mfa, true) << " | " << diff(md, mfd, true)
+      << " |\n"
+      << "| erdma-cni macvlan / macvlan floor, wall | " << x(ratio(ma, mfa, false)) << " | "
+      << x(ratio(md, mfd, false)) << " |\n"
+      << "| erdma-cni macvlan / macvlan floor, CPU | " << x(ratio(ma, mfa, true)) << " | "
+      << x(ratio(md, mfd, true)) << " |\n"
+      << "| Go macvlan chain / erdma-cni macvlan, wall | " << x(ratio(gma, ma, false)) << " | "
+      << x(ratio(gmd, md, false)) << " |\n"
+      << "| Go macvlan chain / erdma-cni macvlan, CPU | " << x(ratio(gma, ma, true)) << " | "
+      << x(ratio(gmd, md, true)) << " |\n";
+  }
   for (const auto& v : r.variant_labels) {
     const Series* va = Row(r, "v:" + v + " ADD");
     const Series* vd = Row(r, "v:" + v + " DEL");

@@ -40,7 +40,9 @@ struct Results {
 
   // Rows, keyed by a fixed set of names (see report.cpp).
   std::map<std::string, Series> rows;
-  std::string none_unavailable;  ///< non-empty: why mode none has no row
+  std::string none_unavailable;     ///< non-empty: why mode none has no row
+  std::string macvlan_unavailable;  ///< non-empty: why erdma-cni macvlan has no row
+  std::string macvlan_where;        ///< the macvlan rows' parent and pod, for the header
   std::vector<ParallelRun> parallel;
   std::vector<std::string> variant_labels;  ///< rows "v:<label> ADD/DEL"
   std::string load_before, load_after;      ///< /proc/loadavg around the run

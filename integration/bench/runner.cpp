@@ -8,9 +8,11 @@
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "conf/config.h"
 #include "integration/bench/calls.h"
+#include "integration/bench/children.h"
 #include "integration/bench/floor.h"
 #include "integration/bench/spawn.h"
 #include "netlink/netns.h"
@@ -165,19 +167,19 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
     r.none_unavailable = "not run (--only)";
   }
 
+  std::optional<MacvlanGroup> macvlan;  // the child modes, on an ENI stand-in and a pod of their own
+  if (opt.Wants("macvlan") && !macvlan.emplace(opt, topo, data_dir, r).Prepare()) return false;
+
   r.driver_rss_anon_kib = SelfStatusKib("RssAnon");
   // Every ADD and DEL starts after the same pause, and the order of the
   // variants rotates from one iteration to the next: how long the kernel
   // takes to move a link depends on what the link went through just before
   // (it comes back up at the end of each DEL), so a fixed order would charge
   // one variant for another's leftovers.
-  auto settle = [&] {
-    if (opt.settle_ms > 0) usleep(static_cast<useconds_t>(opt.settle_ms) * 1000);
-  };
-  std::vector<std::function<bool(int, bool, bool)>> units;  // (iteration, record, verify)
+  std::vector<Unit> units;
   if (opt.Wants("floor")) {
     units.push_back([&](int, bool rec, bool verify) {
-      settle();
+      Settle(opt);
       const double w0 = NowMs(), c0 = ThreadCpuMs();
       auto att = FloorAdd(spec);
       const double w1 = NowMs(), c1 = ThreadCpuMs();
@@ -185,7 +187,7 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
         std::cerr << "erdma-bench: floor ADD: " << att.error().msg << " (" << att.error().details << ")\n";
         return false;
       }
-      settle();
+      Settle(opt);
       const double w2 = NowMs(), c2 = ThreadCpuMs();
       auto del = FloorDel(spec, *att);
       const double w3 = NowMs(), c3 = ThreadCpuMs();
@@ -205,10 +207,10 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
       units.push_back([&, v](int it, bool rec, bool verify) {
         const PluginRun& p = plugins[v];
         const std::string cid = "bench-e" + std::to_string(v) + "-" + std::to_string(it);
-        settle();
+        Settle(opt);
         Outcome add = Spawn(Make(opt, p.binary, {"ADD", cid, pod, ifname, p.config}));
         if (!Ok(add, p.label + " ADD")) return false;
-        settle();
+        Settle(opt);
         Outcome del = Spawn(Make(opt, p.binary, {"DEL", cid, pod, ifname, WithPrev(p.config, Parsed(add))}));
         if (!Ok(del, p.label + " DEL")) return false;
         if (rec) {
@@ -223,14 +225,14 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
     units.push_back([&](int it, bool rec, bool verify) {
       const std::string cid = "bench-g-" + std::to_string(it);
       const json hcfg = HostDeviceConfig(eni);
-      settle();
+      Settle(opt);
       Outcome a1 = Spawn(Make(opt, hd, {"ADD", cid, pod, ifname, hcfg}));
       if (!Ok(a1, "host-device ADD")) return false;
       Outcome a2 = Spawn(Make(opt, sbr, {"ADD", cid, pod, ifname, WithPrev(SbrConfig(), Parsed(a1))}));
       if (!Ok(a2, "sbr ADD")) return false;
       // libcni hands every plugin of the list the list's cached result on DEL.
       const json final_result = Parsed(a2);
-      settle();
+      Settle(opt);
       Outcome d1 = Spawn(Make(opt, sbr, {"DEL", cid, pod, ifname, WithPrev(SbrConfig(), final_result)}));
       if (!Ok(d1, "sbr DEL")) return false;
       Outcome d2 = Spawn(Make(opt, hd, {"DEL", cid, pod, ifname, WithPrev(hcfg, final_result)}));
@@ -272,6 +274,7 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
       return true;
     });
   }
+  if (macvlan) macvlan->AddUnits(units);
   // Calibration: the process alone (start, answer VERSION, exit) and a trivial exec.
   units.push_back([&](int, bool rec, bool) {
     if (opt.Wants("erdma")) {
@@ -295,6 +298,7 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
     }
   }
   if (!check_node("the last iteration")) return false;
+  if (macvlan && !macvlan->Check("the last iteration")) return false;
 
   if (opt.Wants("parallel")) {
     for (int n : opt.parallel) {

@@ -27,7 +27,7 @@ struct Options {
   std::string data_root;          ///< parent of dataDir ("" = /tmp, ext4 here like /var/lib on a node)
   std::vector<Variant> variants;  ///< --variant LABEL=PATH[@DATA_ROOT]
   std::string cni_dir = "/usr/lib/cni";
-  std::vector<std::string> only;     ///< empty: everything (floor erdma go none parallel)
+  std::vector<std::string> only;     ///< empty: everything (floor erdma go none macvlan parallel)
   std::vector<std::string> profile;  ///< wrapper argv for one erdma-cni ADD and DEL
   std::string none_config;           ///< a file with the mode-none config to use instead of ours
   int settle_ms = 10;                ///< pause before every ADD and DEL (untimed)

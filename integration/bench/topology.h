@@ -38,6 +38,7 @@ class Topology {
   std::string TerwayPodPath() const { return "/run/netns/" + tpod_; }
   const Eni& eni(int i) const { return enis_.at(static_cast<size_t>(i - 1)); }
   int enis() const { return static_cast<int>(enis_.size()); }
+  int pods() const { return static_cast<int>(pods_.size()); }
 
   /// Removes the namespaces now (idempotent).
   void Teardown();
