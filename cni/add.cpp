@@ -75,23 +75,6 @@ json BuildResult(const Context& ctx, const AttachmentState& st, const netlink::L
   return AppendToResult(ctx.cfg.prev_result, ctx.cfg.cni_version, iface, rips, routes);
 }
 
-// The macvlan/ipvlan link to create in the pod on `parent`.
-StepChild ChildStep(const conf::Config& cfg, const netlink::LinkInfo& parent, const std::string& pod_name) {
-  StepChild c;
-  c.parent = parent.name;
-  c.spec.kind = conf::ModeName(cfg.mode);
-  c.spec.parent_index = parent.index;
-  c.spec.name = pod_name;
-  if (cfg.mode == conf::Mode::kMacvlan) {
-    c.spec.mode = static_cast<uint32_t>(cfg.macvlan.mode);
-    c.spec.source_macs = cfg.macvlan.source_macs;
-    if (cfg.mac) c.spec.mac = *cfg.mac;
-  } else {
-    c.spec.mode = static_cast<uint32_t>(cfg.ipvlan.mode);
-  }
-  return c;
-}
-
 // A child shares its parent's RDMA device, which is possible only where
 // every netns sees it: shared mode. A Soft-RoCE device on the child is the
 // child's own and may go exclusive.

@@ -121,24 +121,6 @@ Result<std::unique_ptr<netlink::Kernel>> OpenPod(const std::string& path, VerbTi
   return Wrap(netlink::OpenRtnl(ns), t0, t);
 }
 
-// The child erdma-cni's ADD asks the kernel for (cni/add.cpp's ChildStep,
-// which is private to ADD).
-cni::StepChild ChildStep(const conf::Config& cfg, const netlink::LinkInfo& parent, const std::string& name) {
-  cni::StepChild c;
-  c.parent = parent.name;
-  c.spec.kind = conf::ModeName(cfg.mode);
-  c.spec.parent_index = parent.index;
-  c.spec.name = name;
-  if (cfg.mode == conf::Mode::kMacvlan) {
-    c.spec.mode = static_cast<uint32_t>(cfg.macvlan.mode);
-    c.spec.source_macs = cfg.macvlan.source_macs;
-    if (cfg.mac) c.spec.mac = *cfg.mac;
-  } else {
-    c.spec.mode = static_cast<uint32_t>(cfg.ipvlan.mode);
-  }
-  return c;
-}
-
 }  // namespace
 
 Result<FloorAttachment> FloorAdd(const FloorSpec& spec) {
@@ -202,7 +184,7 @@ Result<FloorAttachment> FloorAdd(const FloorSpec& spec) {
   const std::vector<ipam::IpConfig> ips =
       cfg.child() ? spec.ips : ipam::Inherit(st.origin.addrs, st.origin.routes);
   if (cfg.child()) {
-    st.steps.push_back(ChildStep(cfg, *device, spec.pod_if));
+    st.steps.push_back(cni::ChildStep(cfg, *device, spec.pod_if));
   } else {
     if (spec.down_before_move) RETURN_IF_ERROR(host->SetUp(device->index, false));
     st.steps.push_back(cni::StepMove{spec.pod_if});
