@@ -7,6 +7,7 @@
 
 #include "base/fault.h"
 #include "base/file.h"
+#include "cni/state_fields.h"
 
 namespace cni {
 
@@ -14,56 +15,16 @@ using base::Code;
 using base::Error;
 using base::Result;
 using base::Status;
-using netlink::IpAddress;
-using netlink::IpPrefix;
 using nlohmann::json;
+using state_fields::Bad;
+using state_fields::Bool;
+using state_fields::Field;
+using state_fields::Str;
+using state_fields::Uint;
 
 namespace {
 
 constexpr size_t kMaxStateBytes = 4 << 20;
-
-Error Bad(const std::string& what) { return Error(Code::kState, "state: " + what); }
-
-// Small checked accessors: the state file may be truncated or edited by hand.
-Result<const json*> Field(const json& j, const char* key) {
-  if (!j.is_object()) return Bad("expected an object holding \"" + std::string(key) + "\"");
-  auto it = j.find(key);
-  if (it == j.end()) return Bad(std::string("missing \"") + key + "\"");
-  return &*it;
-}
-
-Result<std::string> Str(const json& j, const char* key) {
-  ASSIGN_OR_RETURN(const json* v, Field(j, key));
-  if (!v->is_string()) return Bad(std::string("\"") + key + "\" must be a string");
-  return v->get<std::string>();
-}
-
-Result<uint64_t> Uint(const json& j, const char* key) {
-  ASSIGN_OR_RETURN(const json* v, Field(j, key));
-  if (!v->is_number_unsigned()) return Bad(std::string("\"") + key + "\" must be an unsigned integer");
-  return v->get<uint64_t>();
-}
-
-Result<bool> Bool(const json& j, const char* key) {
-  ASSIGN_OR_RETURN(const json* v, Field(j, key));
-  if (!v->is_boolean()) return Bad(std::string("\"") + key + "\" must be a boolean");
-  return v->get<bool>();
-}
-
-Result<IpPrefix> Prefix(const json& j, const char* key) {
-  ASSIGN_OR_RETURN(std::string s, Str(j, key));
-  auto p = IpPrefix::Parse(s);
-  if (!p) return Bad(std::string("\"") + key + "\" is not a CIDR: " + s);
-  return *p;
-}
-
-Result<std::optional<IpAddress>> OptAddr(const json& j, const char* key) {
-  if (!j.contains(key)) return std::optional<IpAddress>();
-  ASSIGN_OR_RETURN(std::string s, Str(j, key));
-  auto a = IpAddress::Parse(s);
-  if (!a) return Bad(std::string("\"") + key + "\" is not an IP address: " + s);
-  return std::optional<IpAddress>(*a);
-}
 
 json OriginToJson(const DeviceOrigin& o) {
   json addrs = json::array(), routes = json::array();
@@ -253,135 +214,6 @@ Result<Step> StepFromJson(const json& j) {
 }
 
 }  // namespace
-
-json ToJson(const netlink::AddrInfo& a) {
-  json j = {{"ifindex", a.ifindex}, {"local", a.local.ToString()}, {"scope", a.scope}, {"flags", a.flags}};
-  if (a.broadcast) j["broadcast"] = a.broadcast->ToString();
-  return j;
-}
-
-json ToJson(const netlink::RouteInfo& r) {
-  json j = {{"dst", r.dst.ToString()}, {"oif", r.oif},           {"table", r.table}, {"metric", r.metric},
-            {"scope", r.scope},        {"protocol", r.protocol}, {"type", r.type}};
-  if (r.gateway) j["gateway"] = r.gateway->ToString();
-  if (r.prefsrc) j["prefsrc"] = r.prefsrc->ToString();
-  return j;
-}
-
-json ToJson(const netlink::RuleInfo& r) {
-  json j = {{"family", r.family == AF_INET6 ? 6 : 4}, {"priority", r.priority}, {"table", r.table}};
-  if (r.src) j["src"] = r.src->ToString();
-  return j;
-}
-
-json ToJson(const netlink::VfSettings& v) {
-  json j = {{"vf", v.vf}};
-  if (v.mac) j["mac"] = *v.mac;
-  if (v.vlan) {
-    j["vlan"] = v.vlan->vlan;
-    j["qos"] = v.vlan->qos;
-  }
-  if (v.rate) {
-    j["minTxRate"] = v.rate->min_tx_rate;
-    j["maxTxRate"] = v.rate->max_tx_rate;
-  }
-  if (v.spoofchk) j["spoofchk"] = *v.spoofchk;
-  if (v.trust) j["trust"] = *v.trust;
-  if (v.link_state) j["linkState"] = *v.link_state;
-  if (v.node_guid) j["nodeGuid"] = *v.node_guid;
-  if (v.port_guid) j["portGuid"] = *v.port_guid;
-  return j;
-}
-
-Result<netlink::VfSettings> VfSettingsFromJson(const json& j) {
-  netlink::VfSettings v;
-  auto u32 = [&](const char* key) -> Result<uint32_t> {
-    ASSIGN_OR_RETURN(uint64_t n, Uint(j, key));
-    if (n > UINT32_MAX) return Bad(std::string("\"") + key + "\" is out of range");
-    return static_cast<uint32_t>(n);
-  };
-  ASSIGN_OR_RETURN(v.vf, u32("vf"));
-  if (j.contains("mac")) {
-    ASSIGN_OR_RETURN(v.mac, Str(j, "mac"));
-  }
-  if (j.contains("vlan")) {
-    netlink::VfVlan vlan;
-    ASSIGN_OR_RETURN(vlan.vlan, u32("vlan"));
-    ASSIGN_OR_RETURN(vlan.qos, u32("qos"));
-    v.vlan = vlan;
-  }
-  if (j.contains("minTxRate")) {
-    netlink::VfRate rate;
-    ASSIGN_OR_RETURN(rate.min_tx_rate, u32("minTxRate"));
-    ASSIGN_OR_RETURN(rate.max_tx_rate, u32("maxTxRate"));
-    v.rate = rate;
-  }
-  if (j.contains("spoofchk")) {
-    ASSIGN_OR_RETURN(v.spoofchk, Bool(j, "spoofchk"));
-  }
-  if (j.contains("trust")) {
-    ASSIGN_OR_RETURN(v.trust, Bool(j, "trust"));
-  }
-  if (j.contains("linkState")) {
-    ASSIGN_OR_RETURN(v.link_state, u32("linkState"));
-  }
-  if (j.contains("nodeGuid")) {
-    ASSIGN_OR_RETURN(v.node_guid, Str(j, "nodeGuid"));
-  }
-  if (j.contains("portGuid")) {
-    ASSIGN_OR_RETURN(v.port_guid, Str(j, "portGuid"));
-  }
-  return v;
-}
-
-Result<netlink::AddrInfo> AddrFromJson(const json& j) {
-  netlink::AddrInfo a;
-  ASSIGN_OR_RETURN(uint64_t ifindex, Uint(j, "ifindex"));
-  a.ifindex = static_cast<int>(ifindex);
-  ASSIGN_OR_RETURN(a.local, Prefix(j, "local"));
-  ASSIGN_OR_RETURN(uint64_t scope, Uint(j, "scope"));
-  a.scope = static_cast<uint8_t>(scope);
-  ASSIGN_OR_RETURN(uint64_t flags, Uint(j, "flags"));
-  a.flags = static_cast<uint32_t>(flags);
-  ASSIGN_OR_RETURN(a.broadcast, OptAddr(j, "broadcast"));
-  return a;
-}
-
-Result<netlink::RouteInfo> RouteFromJson(const json& j) {
-  netlink::RouteInfo r;
-  ASSIGN_OR_RETURN(r.dst, Prefix(j, "dst"));
-  ASSIGN_OR_RETURN(uint64_t oif, Uint(j, "oif"));
-  r.oif = static_cast<int>(oif);
-  ASSIGN_OR_RETURN(uint64_t table, Uint(j, "table"));
-  r.table = static_cast<uint32_t>(table);
-  ASSIGN_OR_RETURN(uint64_t metric, Uint(j, "metric"));
-  r.metric = static_cast<uint32_t>(metric);
-  ASSIGN_OR_RETURN(uint64_t scope, Uint(j, "scope"));
-  r.scope = static_cast<uint8_t>(scope);
-  ASSIGN_OR_RETURN(uint64_t protocol, Uint(j, "protocol"));
-  r.protocol = static_cast<uint8_t>(protocol);
-  ASSIGN_OR_RETURN(uint64_t type, Uint(j, "type"));
-  r.type = static_cast<uint8_t>(type);
-  ASSIGN_OR_RETURN(r.gateway, OptAddr(j, "gateway"));
-  ASSIGN_OR_RETURN(r.prefsrc, OptAddr(j, "prefsrc"));
-  return r;
-}
-
-Result<netlink::RuleInfo> RuleFromJson(const json& j) {
-  netlink::RuleInfo r;
-  ASSIGN_OR_RETURN(uint64_t family, Uint(j, "family"));
-  if (family != 4 && family != 6) return Bad("rule family must be 4 or 6");
-  r.family = family == 6 ? AF_INET6 : AF_INET;
-  ASSIGN_OR_RETURN(uint64_t prio, Uint(j, "priority"));
-  r.priority = static_cast<uint32_t>(prio);
-  ASSIGN_OR_RETURN(uint64_t table, Uint(j, "table"));
-  r.table = static_cast<uint32_t>(table);
-  if (j.contains("src")) {
-    ASSIGN_OR_RETURN(auto src, Prefix(j, "src"));
-    r.src = src;
-  }
-  return r;
-}
 
 const char* StepOp(const Step& step) {
   return std::visit(
