@@ -51,8 +51,13 @@ const nlohmann::json* ResultInterface(const nlohmann::json& prev_result, const s
   if (!prev_result.is_object()) return nullptr;
   auto ifs = prev_result.find("interfaces");
   if (ifs == prev_result.end() || !ifs->is_array()) return nullptr;
-  for (const auto& i : *ifs)
-    if (i.is_object() && i.value("name", "") == name && !i.value("sandbox", "").empty()) return &i;
+  for (const auto& i : *ifs) {
+    if (!i.is_object()) continue;
+    auto n = i.find("name"), sandbox = i.find("sandbox");
+    if (n != i.end() && n->is_string() && *n == name && sandbox != i.end() && sandbox->is_string() &&
+        !sandbox->get_ref<const std::string&>().empty())
+      return &i;
+  }
   return nullptr;
 }
 

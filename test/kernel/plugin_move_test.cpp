@@ -245,6 +245,9 @@ TEST_CASE(
       i["mac"] = "02:11:22:33:44:55";
       i["mtu"] = 1400;
     }
+  // Entries of other shapes in the result are not ours to judge.
+  auto& ifs = tuned["prevResult"]["interfaces"];
+  ifs.insert(ifs.begin(), json{{"name", 5}, {"sandbox", 7}});
   kt::PluginResult ok = kt::RunPlugin(kt::Call(t, "CHECK", cid, "net1", tuned));
   INFO("CHECK with the tuned result: " << kt::Describe(ok));
   CHECK(ok.exit == 0);
