@@ -228,11 +228,7 @@ Result<json> Add(Context& ctx) {
   } else {
     ASSIGN_OR_RETURN(device, FindDevice(ctx.host, rdma, query, ctx.sysfs_root));
   }
-  auto in_use_error = [&](const ClaimOwner& o) {
-    return Error(Code::kTryAgainLater, query.Describe() + " is in use by container " + o.container_id +
-                                           " (network " + o.network + ", interface " + o.if_name +
-                                           "); it returns when that attachment is deleted");
-  };
+  auto in_use_error = [&](const ClaimOwner& o) { return InUseError(query.Describe(), o); };
   if (!device) {
     if (auto owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci))
       return in_use_error(*owner);
@@ -244,8 +240,9 @@ Result<json> Add(Context& ctx) {
     return Error(Code::kDeviceNotFound, query.Describe() + " is not on the node; fix " +
                                             cfg.device.Describe() + " or check `ip link` on the node");
   }
-  // A moved device is one pod's alone: claim it. Children share their
-  // parent and claim nothing.
+  // A moved device is one pod's alone: claim it, unless children of other
+  // pods hang from it (their shares). Children share their parent and claim
+  // nothing; each records a share of it (below).
   std::optional<DeviceClaim> claim;
   std::optional<ClaimOwner> prior_owner;
   if (!cfg.child()) {
@@ -264,6 +261,8 @@ Result<json> Add(Context& ctx) {
     }
   } unowned{claim, claim.has_value() && !prior_owner};
   if (claim) {
+    auto sharers = LiveShares(store.ChildrenDir(), device->name);
+    if (!sharers.empty()) return SharedError(query.Describe(), device->name, sharers);
     // Another ADD may have taken it between our lookup and the lock.
     ASSIGN_OR_RETURN(auto locked, ctx.host.FindLinkByIndex(device->index));
     if (!locked || locked->name != device->name)
@@ -327,6 +326,20 @@ Result<json> Add(Context& ctx) {
         claim->SetOwner(ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name,
                                    device->mac, PciAddressOf(ctx.sysfs_root, device->name)}));
   unowned.drop = false;  // from here the journal's rollback removes it
+  if (cfg.child()) {
+    // The state first: a share whose state is missing is stale.
+    Status shared = store.Save(path, st);
+    if (shared.ok())
+      shared = ShareParent(
+          store.DevicesDir(), store.ChildrenDir(), device->name,
+          ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name, device->mac, ""},
+          ctx.lock_wait_ms);
+    if (!shared.ok()) {
+      (void)store.Remove(path);
+      DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms);
+      return std::move(shared).error();
+    }
+  }
   Journal journal(store, path, st);
   StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma, pod_rdma.get()};
   env.host_vf = vfs.get();
@@ -399,7 +412,10 @@ Result<json> Add(Context& ctx) {
   base::Log::Error("ADD failed: " + err.msg + (err.details.empty() ? "" : " (" + err.details + ")") +
                    "; rolling back");
   Error back = RollBack(err, st, env, journal, store, path);
-  if (claim && back.code != Code::kRollbackIncomplete) claim->Remove();
+  if (back.code != Code::kRollbackIncomplete) {
+    if (claim) claim->Remove();
+    if (cfg.child()) DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms);
+  }
   return back;
 }
 

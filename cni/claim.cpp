@@ -4,8 +4,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
+
+#include "base/fault.h"
+#include "base/log.h"
 
 namespace cni {
 
@@ -64,12 +68,20 @@ std::optional<ClaimOwner> DeviceClaim::Owner() const {
   return ParseOwner(text);
 }
 
+namespace {
+
+std::string OwnerText(const ClaimOwner& o) {
+  return json{{"network", o.network}, {"containerID", o.container_id},
+              {"ifName", o.if_name},  {"state", o.state_path},
+              {"device", o.device},   {"mac", o.mac},
+              {"pci", o.pci}}
+      .dump();
+}
+
+}  // namespace
+
 base::Status DeviceClaim::SetOwner(const ClaimOwner& o) {
-  const std::string text = json{
-      {"network", o.network}, {"containerID", o.container_id},
-      {"ifName", o.if_name},  {"state", o.state_path},
-      {"device", o.device},   {"mac", o.mac},
-      {"pci", o.pci}}.dump();
+  const std::string text = OwnerText(o);
   // Written in place under the lock: a reader that sees a torn file treats it
   // as "no owner", and the owner's state file is the authority anyway.
   if (::ftruncate(lock_.fd(), 0) != 0 ||
@@ -113,6 +125,122 @@ std::optional<ClaimOwner> ClaimOf(const std::string& devices_dir, const std::str
   for (const auto& [file, owner] : ReadClaims(devices_dir))
     if (owner.state_path == state_path) return owner;
   return std::nullopt;
+}
+
+base::Error InUseError(const std::string& what, const ClaimOwner& o) {
+  return base::Error(base::Code::kTryAgainLater, what + " is in use by container " + o.container_id +
+                                                     " (network " + o.network + ", interface " + o.if_name +
+                                                     "); it returns when that attachment is deleted");
+}
+
+namespace {
+
+// A share's file name: the owner's state file name, cut short, and a hash of
+// its whole path (FNV-1a), which tells attachments of different networks and
+// data dirs apart.
+std::string ShareName(const std::string& state_path) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : state_path) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  std::string base = state_path.substr(state_path.rfind('/') + 1);
+  if (base.size() > 64) base.resize(64);
+  return base + "." + hex;
+}
+
+// Under the parent's lock: the lock file goes when nobody owns the parent
+// (our Lock made it, or a stale claim left it empty).
+void ReleaseParentLock(DeviceClaim& lock) {
+  if (!lock.Owner()) lock.Remove();
+}
+
+}  // namespace
+
+base::Status ShareParent(const std::string& devices_dir, const std::string& children_dir,
+                         const std::string& parent, const ClaimOwner& owner, int wait_ms) {
+  auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
+  if (!lock.ok()) return std::move(lock).error();
+  if (auto prior = lock->Owner(); prior && ClaimIsLive(*prior)) return InUseError(parent, *prior);
+  const std::string dir = children_dir + "/" + parent;
+  base::Status s = base::fault::Point("before", "share-write");
+  if (s.ok()) s = base::MakePrivateDirs(dir);
+  if (s.ok()) s = base::WriteFileAtomic(dir + "/" + ShareName(owner.state_path), OwnerText(owner));
+  if (s.ok()) s = base::fault::Point("after", "share-write");
+  ReleaseParentLock(*lock);
+  if (!s.ok()) return std::move(s).error().WithContext("recording the share of " + parent);
+  return base::Ok();
+}
+
+std::vector<ClaimOwner> LiveShares(const std::string& children_dir, const std::string& parent) {
+  std::vector<ClaimOwner> live;
+  const std::string dir = children_dir + "/" + parent;
+  auto files = base::ListFiles(dir);
+  if (!files.ok()) return live;
+  for (const auto& f : *files) {
+    auto text = base::ReadFileNoFollow(dir + "/" + f, kMaxClaimBytes);
+    auto owner = text.ok() ? ParseOwner(*text) : std::nullopt;
+    if (owner && ClaimIsLive(*owner)) {
+      live.push_back(std::move(*owner));
+      continue;
+    }
+    (void)base::RemoveFile(dir + "/" + f);
+    base::Log::Info("removed the stale share " + dir + "/" + f + ": its attachment's state is gone");
+  }
+  if (live.empty()) ::rmdir(dir.c_str());
+  return live;
+}
+
+base::Error SharedError(const std::string& what, const std::string& device,
+                        const std::vector<ClaimOwner>& sharers) {
+  std::string pods;
+  for (size_t i = 0; i < sharers.size() && i < 3; ++i)
+    pods += (i ? "; " : "") + std::string("container ") + sharers[i].container_id + " (network " +
+            sharers[i].network + ", interface " + sharers[i].if_name + ")";
+  if (sharers.size() > 3) pods += "; and " + std::to_string(sharers.size() - 3) + " more";
+  return base::Error(base::Code::kTryAgainLater,
+                     what + ": " + device + " is the parent of macvlan/ipvlan children of " +
+                         std::to_string(sharers.size()) +
+                         (sharers.size() == 1 ? " attachment" : " attachments") + " (" + pods +
+                         "); taking the whole device would strand them. It returns when " +
+                         "they are deleted; or give this network a device of its own");
+}
+
+void DropShares(const std::string& devices_dir, const std::string& children_dir,
+                const std::string& state_path, int wait_ms) {
+  auto parents = base::ListDirs(children_dir);
+  if (!parents.ok()) return;
+  const std::string name = ShareName(state_path);
+  for (const auto& parent : *parents) {
+    const std::string file = children_dir + "/" + parent + "/" + name;
+    if (!base::PathExists(file)) continue;
+    // Our own share goes without the lock; its directory only under it, so
+    // that a child ADD never loses the directory it is writing into.
+    (void)base::RemoveFile(file);
+    auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
+    if (!lock.ok()) {
+      base::Log::Warn("left the empty share directory of " + parent + ": " + lock.error().msg);
+      continue;
+    }
+    (void)LiveShares(children_dir, parent);
+    ReleaseParentLock(*lock);
+  }
+}
+
+void SweepShares(const std::string& devices_dir, const std::string& children_dir, int wait_ms) {
+  auto parents = base::ListDirs(children_dir);
+  if (!parents.ok()) return;
+  for (const auto& parent : *parents) {
+    auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
+    if (!lock.ok()) {
+      base::Log::Warn("GC: not sweeping the shares of " + parent + ": " + lock.error().msg);
+      continue;
+    }
+    (void)LiveShares(children_dir, parent);
+    ReleaseParentLock(*lock);
+  }
 }
 
 }  // namespace cni

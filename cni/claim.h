@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "base/file.h"
@@ -49,5 +50,41 @@ bool ClaimIsLive(const ClaimOwner& owner);
 
 /// The claim whose owner's state is `state_path` (read without locking).
 std::optional<ClaimOwner> ClaimOf(const std::string& devices_dir, const std::string& state_path);
+
+/// "<what> is in use by container C (network N, interface I); it returns when
+/// that attachment is deleted" (code 11).
+base::Error InUseError(const std::string& what, const ClaimOwner& owner);
+
+// Shares. Children (macvlan, ipvlan) share their parent with the node and
+// with each other, so they take no claim; but a mode that takes the whole
+// device (move, vf) must not take a parent that other pods' children hang
+// from: the kernel allows it, and the children are left on a device in
+// another pod's netns. So each child attachment records a share,
+// <childrenDir>/<parent>/<name>, naming its owner like a claim does. Shares
+// are made, checked and their directories removed only under the parent's
+// claim lock; a share whose owner's state file is gone is stale.
+
+/// Child ADD: under the parent's lock, refuses (code 11) when an attachment
+/// owns the parent, else records `owner` as a share of it. The owner's state
+/// file must exist already: a share without one counts as stale.
+base::Status ShareParent(const std::string& devices_dir, const std::string& children_dir,
+                         const std::string& parent, const ClaimOwner& owner, int wait_ms);
+
+/// The live shares of `parent`; removes the stale ones. The caller holds the
+/// parent's claim lock.
+std::vector<ClaimOwner> LiveShares(const std::string& children_dir, const std::string& parent);
+
+/// Code 11 for a move or vf ADD of `device` that children hang from.
+base::Error SharedError(const std::string& what, const std::string& device,
+                        const std::vector<ClaimOwner>& sharers);
+
+/// Removes the share of the attachment whose state is `state_path`, under
+/// whichever parent it is. Best effort (DEL and GC go on): a share left
+/// behind is stale once the state is gone, and the next check removes it.
+void DropShares(const std::string& devices_dir, const std::string& children_dir,
+                const std::string& state_path, int wait_ms);
+
+/// GC: removes every stale share.
+void SweepShares(const std::string& devices_dir, const std::string& children_dir, int wait_ms);
 
 }  // namespace cni

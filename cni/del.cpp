@@ -128,7 +128,10 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
     return joined;
   }
   RETURN_IF_ERROR(store.Remove(path));
-  if (claim) claim->Remove();
+  if (claim)
+    claim->Remove();
+  else  // a child's share of its parent, if this was one
+    DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms);
   base::Log::Info("detached: " + st.origin.name + " is back on the node");
   return base::Ok();
 }
@@ -219,12 +222,15 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
       keep(std::move(home));
     }
   }
-  // A child: the pod's link of our name and kind.
-  if (ctx.cfg.child() && pod) {
-    StepChild c;
-    c.spec.kind = conf::ModeName(ctx.cfg.mode);
-    c.spec.name = pod_name;
-    keep(DeleteChild(c, env));
+  // A child: the pod's link of our name and kind, and its share of the parent.
+  if (ctx.cfg.child()) {
+    if (pod) {
+      StepChild c;
+      c.spec.kind = conf::ModeName(ctx.cfg.mode);
+      c.spec.name = pod_name;
+      keep(DeleteChild(c, env));
+    }
+    if (errors.empty()) DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms);
   }
   // Our policy rules outlive the device (rules belong to the netns): those at
   // our priority, `from` an address, into a table that lost every route.
@@ -262,6 +268,8 @@ Status Del(Context& ctx) {
     // device is ours.
     if (ClaimOf(store.DevicesDir(), path))
       return Salvage(ctx, store, path, Error(Code::kState, "state file missing, device claim present"));
+    // A child's share outlives its state only if a DEL died in between.
+    if (ctx.cfg.child()) DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms);
     base::Log::Info("no state for this attachment: nothing to do");
     return base::Ok();
   }

@@ -8,6 +8,7 @@
 
 #include "base/file.h"
 #include "cni/state.h"
+#include "conf/names.h"
 #include "netlink/netns.h"
 #include "netlink/rdma_pairing.h"
 #include "netlink/rdma_socket.h"
@@ -204,7 +205,7 @@ json States(const DiagOptions& opts, const std::vector<netlink::LinkInfo>& links
   auto networks = base::ListDirs(opts.data_dir);
   if (!networks.ok()) return out;
   for (const auto& net : *networks) {
-    if (net == "devices") continue;
+    if (conf::IsReservedDataDirName(net)) continue;
     StateStore store(opts.data_dir, net);
     auto paths = store.List();
     if (!paths.ok()) continue;
@@ -332,7 +333,7 @@ base::Result<std::string> NetnsOfContainer(const std::string& data_dir, const st
   auto networks = base::ListDirs(data_dir);
   if (!networks.ok()) return networks.error();
   for (const auto& net : *networks) {
-    if (net == "devices") continue;
+    if (conf::IsReservedDataDirName(net)) continue;
     StateStore store(data_dir, net);
     auto paths = store.List();
     if (!paths.ok()) continue;

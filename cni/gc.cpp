@@ -77,6 +77,9 @@ Status Gc(Context& ctx) {
     Status s = DeleteAttachment(ctx, store, path, st);
     if (!s.ok()) errors.push_back(std::move(s).error());
   }
+  // Shares whose attachment is gone (a DEL that died between removing the
+  // state and its share, in any network of this dataDir).
+  SweepShares(store.DevicesDir(), store.ChildrenDir(), ctx.lock_wait_ms);
   Status ipam = ForwardToIpam(ctx, "GC");
   if (!ipam.ok()) errors.push_back(std::move(ipam).error());
   if (!errors.empty()) return JoinErrors(errors, "GC");

@@ -8,6 +8,7 @@
 #include "base/fault.h"
 #include "base/file.h"
 #include "cni/state_fields.h"
+#include "conf/names.h"
 
 namespace cni {
 
@@ -353,6 +354,7 @@ bool UeidUsedElsewhere(const StateStore& store, const std::string& self, const s
   auto networks = base::ListDirs(store.DataDir());
   if (!networks.ok()) return true;  // unsure: keep it
   for (const auto& net : *networks) {
+    if (conf::IsReservedDataDirName(net)) continue;
     StateStore other(store.DataDir(), net);
     auto paths = other.List();
     if (!paths.ok()) continue;

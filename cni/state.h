@@ -125,6 +125,8 @@ class StateStore {
     return Dir() + "/" + container_id + "-" + if_name;
   }
   std::string DevicesDir() const { return data_dir_ + "/devices"; }
+  /// Children's shares of their parents (cni/claim.h).
+  std::string ChildrenDir() const { return data_dir_ + "/children"; }
   const std::string& DataDir() const { return data_dir_; }
 
   /// Creates the directories (0700, no symlinks).

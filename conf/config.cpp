@@ -83,6 +83,9 @@ Status ParseIdentity(const json& root, Config& c) {
     return Invalid("name: " + Quote(n) +
                    " must be usable as a directory name: at most 128 bytes, no '/', "
                    "not \".\" or \"..\", no control characters");
+  if (IsReservedDataDirName(n))
+    return Invalid("name: " + Quote(n) + " is reserved: erdma-cni keeps its " + n +
+                   " directory beside the networks' directories in dataDir; choose another network name");
   c.name = n;
 
   if (const json* type = Get(root, "type")) {

@@ -146,4 +146,6 @@ bool IsSafeAbsolutePath(std::string_view p) {
   return true;
 }
 
+bool IsReservedDataDirName(std::string_view name) { return name == "devices" || name == "children"; }
+
 }  // namespace conf

@@ -36,6 +36,10 @@ std::optional<std::string> NormalizePci(std::string_view s);
 /// file and sysfs lookups.
 bool IsValidDeviceId(std::string_view s);
 
+/// The directories erdma-cni keeps in dataDir beside the networks' state
+/// directories ("devices": claims, "children": shares): not network names.
+bool IsReservedDataDirName(std::string_view name);
+
 /// An absolute path without control characters or ".." components.
 bool IsSafeAbsolutePath(std::string_view p);
 

@@ -157,8 +157,8 @@ bool FileExists(const std::string& path);
 std::string StatePath(const std::string& data_dir, const std::string& network,
                       const std::string& container_id, const std::string& ifname);
 
-/// Files under `<dataDir>/devices/` whose content mentions `container_id`
-/// (a claim still held for that container).
+/// Files under `<dataDir>/devices/` and `<dataDir>/children/` whose content
+/// mentions `container_id` (a claim or a child's share still held for it).
 std::vector<std::string> ClaimsFor(const std::string& data_dir, const std::string& container_id);
 
 /// One invocation of the plugin. Empty strings mean "variable not set";

@@ -189,8 +189,11 @@ TEST_CASE(
     for (const char* when : {"before", "after", "undo-before", "undo-after"})
       exist.insert(std::string(when) + ":" + op);
   }
-  exist.insert("before:state-write");
-  exist.insert("after:state-write");
+  // The writes that are not steps: the state file, and a child's share of its parent.
+  for (const char* write : {"state-write", "share-write"}) {
+    exist.insert(std::string("before:") + write);
+    exist.insert(std::string("after:") + write);
+  }
   std::set<std::string> reached;
   for (const auto& s : Scenarios()) {
     Fixture f(s);

@@ -143,11 +143,14 @@ std::string StatePath(const std::string& data_dir, const std::string& network,
 std::vector<std::string> ClaimsFor(const std::string& data_dir, const std::string& container_id) {
   std::vector<std::string> found;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(data_dir + "/devices", ec)) {
-    if (!e.is_regular_file(ec)) continue;
-    std::ifstream f(e.path());
-    std::string content((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (content.find(container_id) != std::string::npos) found.push_back(e.path().string());
+  // Claims are files in devices/, children's shares files in children/<parent>/.
+  for (const char* dir : {"/devices", "/children"}) {
+    for (const auto& e : fs::recursive_directory_iterator(data_dir + dir, ec)) {
+      if (!e.is_regular_file(ec)) continue;
+      std::ifstream f(e.path());
+      std::string content((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      if (content.find(container_id) != std::string::npos) found.push_back(e.path().string());
+    }
   }
   return found;
 }

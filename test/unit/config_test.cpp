@@ -60,6 +60,8 @@ const std::vector<Bad> kBadValues = {
     {R"({"name": ".."})", Code::kInvalidConfig, R"(name: ".." must be usable)"},
     {R"({"name": "a\u0000b"})", Code::kInvalidConfig, "name: "},
     {R"({"name": "a\nb"})", Code::kInvalidConfig, "name: "},
+    {R"({"name": "devices"})", Code::kInvalidConfig, R"(name: "devices" is reserved)"},
+    {R"({"name": "children"})", Code::kInvalidConfig, R"(name: "children" is reserved)"},
     // type, mode
     {R"({"type": 5})", Code::kInvalidConfig, "type: must be a string"},
     {R"({"mode": "foo"})", Code::kInvalidConfig, R"(mode: "foo" is not supported; use "move")"},
