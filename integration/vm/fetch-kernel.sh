@@ -16,8 +16,9 @@
 #
 # The generic amd64 flavour, not cloud-amd64: it is the one that builds rdma_rxe and smc.
 # Debian's archive is reached through a private apt configuration in
-# $VM_CACHE/apt (its own source list, lists and cache): the system's apt sources are
-# never changed. The mirror is the one the system's own sources use.
+# $VM_CACHE/apt/SUITE (its own source list, lists and cache; see
+# integration/lib/private-apt.sh): the system's apt sources are never changed. The
+# mirror is the one the system's own sources use.
 #
 # Idempotent: once a series is laid out it prints its directory and downloads
 # nothing. VM_REFRESH=1 looks for a newer kernel of the series.
@@ -29,6 +30,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+# shellcheck source=SCRIPTDIR/../lib/private-apt.sh
+source "$here/../lib/private-apt.sh"
 BUILD_DIR="${BUILD_DIR:-$repo/build}"
 VM_CACHE="${VM_CACHE:-$BUILD_DIR/vm-cache}"
 
@@ -82,48 +85,24 @@ for tool in apt-get apt-cache dpkg-deb depmod; do
 done
 
 # The Debian mirror the system already uses: the first ".../debian" URI in its sources.
-find_mirror() {
-  local f
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-    [[ -r $f ]] || continue
-    grep -v '^[[:space:]]*#' "$f" | grep -oE '(https?|ftp)://[^][[:space:]]+/debian/?([[:space:]]|$)' |
-      head -n1 | tr -d '[:space:]' | sed 's#/$##'
-  done | head -n1
-}
-mirror="${DEBIAN_MIRROR:-$(find_mirror)}"
+mirror="$(private_apt_mirror)"
 if [[ -z $mirror ]]; then
   log "no Debian mirror found in /etc/apt/sources.list*; set DEBIAN_MIRROR"
   exit 1
 fi
 
-# A private apt: its own sources, lists, cache, preferences and (empty) status, so
-# nothing of the system's apt state is read or written. Root's apt would otherwise
-# hand downloads to the _apt user, which may not be able to enter the build tree.
+# A private apt (integration/lib/private-apt.sh): its own sources, lists, cache,
+# preferences and (empty) status, so nothing of the system's apt state is read or written.
 aptdir="$VM_CACHE/apt/$suite"
-mkdir -p "$aptdir"/{lists/partial,cache/archives/partial,parts,prefs.d,debs}
-signed_by=""
-[[ -r /usr/share/keyrings/debian-archive-keyring.gpg ]] &&
-  signed_by="[signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
-echo "deb ${signed_by}$mirror $suite main" >"$aptdir/sources.list"
-: >"$aptdir/status"
-apt_opts=(
-  -o "Dir::Etc::SourceList=$aptdir/sources.list"
-  -o "Dir::Etc::SourceParts=$aptdir/parts"
-  -o "Dir::Etc::Preferences=$aptdir/prefs.d/none"
-  -o "Dir::Etc::PreferencesParts=$aptdir/prefs.d"
-  -o "Dir::State::Lists=$aptdir/lists"
-  -o "Dir::State::status=$aptdir/status"
-  -o "Dir::Cache=$aptdir/cache"
-  -o "Acquire::Languages=none"
-  -o "APT::Sandbox::User=root"
-)
+private_apt_prepare "$aptdir" "$mirror" deb "$suite"
+mkdir -p "$aptdir/debs"
 
 log "reading the $suite package list from $mirror"
-apt-get "${apt_opts[@]}" -qq update >&2
+private_apt_get "$aptdir" -qq update >&2
 
 # The newest kernel ABI of the series, generic amd64 flavour, e.g. 7.3.4+deb13-amd64.
 esc="${series//./\\.}"
-abi="$(apt-cache "${apt_opts[@]}" pkgnames "linux-image-$series." |
+abi="$(private_apt_cache "$aptdir" pkgnames "linux-image-$series." |
   grep -E "^linux-image-$esc\.[0-9]+\+deb[0-9]+-amd64\$" | sed 's/^linux-image-//' |
   sort -V | tail -n1)"
 if [[ -z $abi ]]; then
@@ -133,7 +112,7 @@ fi
 meta="linux-image-$abi"
 if [[ $layout == split ]]; then
   # linux-image-V is an empty meta package; the files are in what it depends on.
-  mapfile -t pkgs < <(apt-cache "${apt_opts[@]}" depends "$meta" |
+  mapfile -t pkgs < <(private_apt_cache "$aptdir" depends "$meta" |
     sed -nE 's/^[[:space:]]+Depends: (linux-(base|binary|modules)-[^[:space:]]+)$/\1/p' | sort -u)
   if ((${#pkgs[@]} != 3)); then
     log "unexpected dependencies of $meta: ${pkgs[*]:-none}"
@@ -145,7 +124,7 @@ fi
 
 wanted=""
 for p in "${pkgs[@]}"; do
-  wanted+="$p=$(apt-cache "${apt_opts[@]}" show --no-all-versions "$p" | sed -n 's/^Version: //p' | head -n1)"$'\n'
+  wanted+="$p=$(private_apt_cache "$aptdir" show --no-all-versions "$p" | sed -n 's/^Version: //p' | head -n1)"$'\n'
 done
 if [[ -f $kdir/.done && "$(cat "$kdir/packages")"$'\n' == "$wanted" ]]; then
   log "kernel $abi is already the newest of $series"
@@ -155,7 +134,7 @@ fi
 
 debs="$aptdir/debs"
 log "downloading ${pkgs[*]}"
-(cd "$debs" && apt-get "${apt_opts[@]}" -q download "${pkgs[@]}" >&2)
+(cd "$debs" && private_apt_get "$aptdir" -q download "${pkgs[@]}" >&2)
 
 # Lay out a fresh copy, then swap it in, so an interrupted run leaves no half tree.
 tmp="$kdir.tmp"
@@ -163,7 +142,7 @@ rm -rf "$tmp"
 mkdir -p "$tmp/root"
 : >"$tmp/packages"
 for p in "${pkgs[@]}"; do
-  ver="$(apt-cache "${apt_opts[@]}" show --no-all-versions "$p" | sed -n 's/^Version: //p' | head -n1)"
+  ver="$(private_apt_cache "$aptdir" show --no-all-versions "$p" | sed -n 's/^Version: //p' | head -n1)"
   deb="$debs/${p}_${ver//:/%3a}_amd64.deb"
   [[ -f $deb ]] || { log "downloaded .deb for $p $ver not found in $debs"; exit 1; }
   dpkg-deb -x "$deb" "$tmp/root"

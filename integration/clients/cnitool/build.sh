@@ -22,6 +22,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$here/../common.sh"
+# shellcheck source=SCRIPTDIR/../../lib/private-apt.sh
+source "$here/../../lib/private-apt.sh"
 cache="${CNITOOL_CACHE:-$BUILD_DIR/clients-cache/cnitool}"
 suite="${CNITOOL_SUITE:-bookworm}"
 srcpkg=golang-github-appc-cni
@@ -50,45 +52,21 @@ fi
 # The source: unpacked once per version.
 srcdir="$cache/src/$srcpkg-$devver"
 if [[ ! -f $srcdir/.done ]]; then
-  find_mirror() {
-    local f
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-      [[ -r $f ]] || continue
-      grep -v '^[[:space:]]*#' "$f" | grep -oE '(https?|ftp)://[^][[:space:]]+/debian/?([[:space:]]|$)' |
-        head -n1 | tr -d '[:space:]' | sed 's#/$##'
-    done | head -n1
-  }
-  mirror="${DEBIAN_MIRROR:-$(find_mirror)}"
+  mirror="$(private_apt_mirror)"
   [[ -n $mirror ]] || { log "no Debian mirror found in /etc/apt/sources.list*; set DEBIAN_MIRROR"; exit 1; }
 
-  # A private apt: nothing of the system's apt state is read or written. Root's apt would
-  # otherwise hand downloads to the _apt user, which may not be able to enter the build tree.
+  # A private apt (integration/lib/private-apt.sh): nothing of the system's apt state is
+  # read or written.
   aptdir="$cache/apt"
-  mkdir -p "$aptdir"/{lists/partial,cache/archives/partial,parts,prefs.d}
-  signed_by=""
-  [[ -r /usr/share/keyrings/debian-archive-keyring.gpg ]] &&
-    signed_by="[signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
-  echo "deb-src ${signed_by}$mirror $suite main" >"$aptdir/sources.list"
-  : >"$aptdir/status"
-  apt_opts=(
-    -o "Dir::Etc::SourceList=$aptdir/sources.list"
-    -o "Dir::Etc::SourceParts=$aptdir/parts"
-    -o "Dir::Etc::Preferences=$aptdir/prefs.d/none"
-    -o "Dir::Etc::PreferencesParts=$aptdir/prefs.d"
-    -o "Dir::State::Lists=$aptdir/lists"
-    -o "Dir::State::status=$aptdir/status"
-    -o "Dir::Cache=$aptdir/cache"
-    -o "Acquire::Languages=none"
-    -o "APT::Sandbox::User=root"
-  )
+  private_apt_prepare "$aptdir" "$mirror" deb-src "$suite"
   log "reading $suite's source index from $mirror"
-  apt-get "${apt_opts[@]}" -qq update >&2
+  private_apt_get "$aptdir" -qq update >&2
   dl="$cache/download"
   rm -rf "$dl" "$srcdir"
   mkdir -p "$dl"
   log "downloading $srcpkg $devver"
   # apt checks the files against the signed index; dpkg-source checks them against the .dsc.
-  (cd "$dl" && apt-get "${apt_opts[@]}" -qq --download-only source "$srcpkg=$devver" >&2)
+  (cd "$dl" && private_apt_get "$aptdir" -qq --download-only source "$srcpkg=$devver" >&2)
   dsc="$(find "$dl" -maxdepth 1 -name "${srcpkg}_*.dsc" | head -n1)"
   [[ -n $dsc ]] || { log "no .dsc downloaded for $srcpkg $devver"; exit 1; }
   mkdir -p "$cache/src"

@@ -7,8 +7,9 @@
 # crictl and no cri-api .proto in a binary package, but its containerd source
 # carries the definition containerd itself was built from.
 #
-#   CACHE_DIR/apt/          a private apt (its own deb-src list, lists, cache):
-#                           the system's apt sources are never read or changed
+#   CACHE_DIR/apt/          a private apt (its own deb-src list, lists, cache;
+#                           integration/lib/private-apt.sh): the system's apt
+#                           sources are never read or changed
 #   CACHE_DIR/api.proto     the proto as shipped, and the version it came from
 #   CACHE_DIR/stubs/        api.proto without its gogoproto options, api_pb2.py,
 #                           api_pb2_grpc.py (python3 -m grpc_tools.protoc)
@@ -21,6 +22,9 @@
 # Prints the stubs directory as its last line; progress goes to stderr.
 set -euo pipefail
 
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=SCRIPTDIR/../../lib/private-apt.sh
+source "$here/../../lib/private-apt.sh"
 cache="${1:?usage: $0 CACHE_DIR}"
 log() { echo "fetch-cri-api: $*" >&2; }
 
@@ -35,53 +39,27 @@ if [[ -f $stubs/.done && -f $stubs/api_pb2.py && -f $stubs/api_pb2_grpc.py ]]; t
 fi
 
 if [[ ! -f $cache/api.proto ]]; then
-  find_mirror() {
-    local f
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-      [[ -r $f ]] || continue
-      grep -v '^[[:space:]]*#' "$f" | grep -oE '(https?|ftp)://[^][[:space:]]+/debian/?([[:space:]]|$)' |
-        head -n1 | tr -d '[:space:]' | sed 's#/$##'
-    done | head -n1
-  }
-  mirror="${DEBIAN_MIRROR:-$(find_mirror)}"
+  mirror="$(private_apt_mirror)"
   [[ -n $mirror ]] || { log "no Debian mirror found in /etc/apt/sources.list*; set DEBIAN_MIRROR"; exit 1; }
   # shellcheck disable=SC1091 # the system's own
   suite="${DEBIAN_SUITE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-}")}"
   [[ -n $suite ]] || { log "no VERSION_CODENAME in /etc/os-release; set DEBIAN_SUITE"; exit 1; }
 
   aptdir="$cache/apt"
-  mkdir -p "$aptdir"/{lists/partial,cache/archives/partial,parts,prefs.d,src}
-  signed_by=""
-  [[ -r /usr/share/keyrings/debian-archive-keyring.gpg ]] &&
-    signed_by="[signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
-  {
-    echo "deb-src ${signed_by}$mirror $suite main"
-    echo "deb-src ${signed_by}$mirror $suite-updates main"
-  } >"$aptdir/sources.list"
-  : >"$aptdir/status"
-  apt_opts=(
-    -o "Dir::Etc::SourceList=$aptdir/sources.list"
-    -o "Dir::Etc::SourceParts=$aptdir/parts"
-    -o "Dir::Etc::Preferences=$aptdir/prefs.d/none"
-    -o "Dir::Etc::PreferencesParts=$aptdir/prefs.d"
-    -o "Dir::State::Lists=$aptdir/lists"
-    -o "Dir::State::status=$aptdir/status"
-    -o "Dir::Cache=$aptdir/cache"
-    -o "Acquire::Languages=none"
-    -o "APT::Sandbox::User=root"
-  )
+  private_apt_prepare "$aptdir" "$mirror" deb-src "$suite" "$suite-updates"
+  mkdir -p "$aptdir/src"
   log "reading the $suite source lists from $mirror"
-  apt-get "${apt_opts[@]}" -qq update >&2
+  private_apt_get "$aptdir" -qq update >&2
 
   installed="$(dpkg-query -W -f='${Version}' containerd 2>/dev/null || true)"
   want=containerd
   if [[ -n $installed ]] &&
-    apt-cache "${apt_opts[@]}" showsrc containerd | grep -qxF "Version: $installed"; then
+    private_apt_cache "$aptdir" showsrc containerd | grep -qxF "Version: $installed"; then
     want="containerd=$installed"
   fi
   log "downloading the source of $want"
   rm -rf "$aptdir/src" && mkdir -p "$aptdir/src"
-  (cd "$aptdir/src" && apt-get "${apt_opts[@]}" -qq source --download-only "$want" >&2)
+  (cd "$aptdir/src" && private_apt_get "$aptdir" -qq source --download-only "$want" >&2)
 
   # apt checked the files against the signed Sources index; one file of the
   # upstream tarball is all that is needed, so no full dpkg-source -x.
