@@ -14,17 +14,17 @@
 #   (cd "$dir" && private_apt_get "$cache/apt" -qq --download-only source "$pkg=$ver" >&2)
 #   private_apt_cache "$cache/apt" showsrc "$pkg"
 #
-# APTDIR should be an absolute path: apt takes a relative Dir::... value as relative to
-# its parent setting (Dir::State::Lists under /var/lib/apt/), not to the working directory.
+# APTDIR must be an absolute path (the functions refuse another with status 2): apt takes
+# a relative Dir::... value as relative to its parent setting (Dir::State::Lists under
+# /var/lib/apt/), not to the working directory, which would write into the system's apt.
 #
 # private_apt_mirror
 #   Prints the Debian mirror to use: $DEBIAN_MIRROR when set and not empty, as given;
 #   else the first ".../debian" URI of the system's sources (/etc/apt/sources.list, then
 #   sources.list.d/*.list, then sources.list.d/*.sources; comment lines skipped) without
 #   its trailing slash. Prints nothing when there is none: the caller says so and fails.
-#   Its status is that of the search pipeline: under pipefail, non-zero when the last
-#   source file read has no such URI, even if an earlier one had; under set -e,
-#   `mirror="$(private_apt_mirror)"` then ends the caller with status 1 and no message.
+#   Returns 0 either way (a sources file without a Debian URI, say a third-party
+#   repository's, is no error).
 #
 # private_apt_prepare APTDIR MIRROR TYPES SUITE...
 #   Makes APTDIR a private apt for SUITE... of MIRROR, component main. TYPES is deb,
@@ -51,14 +51,24 @@ private_apt_mirror() {
   local f
   for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
     [[ -r $f ]] || continue
-    grep -v '^[[:space:]]*#' "$f" | grep -oE '(https?|ftp)://[^][[:space:]]+/debian/?([[:space:]]|$)' |
+    { grep -v '^[[:space:]]*#' "$f" || true; } |
+      { grep -oE '(https?|ftp)://[^][[:space:]]+/debian/?([[:space:]]|$)' || true; } |
       head -n1 | tr -d '[:space:]' | sed 's#/$##'
   done | head -n1
+  return 0
+}
+
+# private_apt_absolute APTDIR: status 2 with a message unless APTDIR is absolute.
+private_apt_absolute() {
+  [[ $1 == /* ]] && return 0
+  echo "private apt: the directory must be an absolute path, not '$1' (apt would resolve it under /var/lib/apt)" >&2
+  return 2
 }
 
 private_apt_prepare() {
   local aptdir="$1" mirror="$2" types="$3" suite type signed_by=""
   shift 3
+  private_apt_absolute "$aptdir" || return
   for type in $types; do
     [[ $type == deb || $type == deb-src ]] || types=""
   done
@@ -81,6 +91,7 @@ private_apt_prepare() {
 private_apt_run() {
   local command="$1" aptdir="$2"
   shift 2
+  private_apt_absolute "$aptdir" || return
   "$command" \
     -o "Dir::Etc::SourceList=$aptdir/sources.list" \
     -o "Dir::Etc::SourceParts=$aptdir/parts" \
