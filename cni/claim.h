@@ -84,6 +84,15 @@ base::Error SharedError(const std::string& what, const std::string& device,
 void DropShares(const std::string& devices_dir, const std::string& children_dir,
                 const std::string& state_path, int wait_ms);
 
+/// A claim or a share as diag lists them (read without locking).
+struct Holding {
+  std::string device;  ///< the node device (a share: the parent)
+  bool share = false;  ///< a child's share of its parent, not a claim of the whole device
+  ClaimOwner owner;
+  bool live = false;  ///< the owner's state file exists
+};
+std::vector<Holding> ListHoldings(const std::string& devices_dir, const std::string& children_dir);
+
 /// GC: removes every stale share.
 void SweepShares(const std::string& devices_dir, const std::string& children_dir, int wait_ms);
 

@@ -73,6 +73,22 @@ TEST_CASE(
   CHECK(kt::StateFiles(t.DataDir() + "/devices").empty());
   CHECK(kt::Ping(t.pod(0), IpOf(child.json), kt::kGateway4).exit == 0);
 
+  // diag on the node says who holds eth1, and how.
+  kt::ShResult diag = kt::Sh("ip netns exec " + t.node() + " " + kt::PluginBinary() +
+                             " diag --json --data-dir " + t.DataDir());
+  json holders = json::parse(diag.out, nullptr, false).value("holders", json());
+  INFO("diag holders: " << holders.dump());
+  REQUIRE(holders.is_array());
+  REQUIRE(holders.size() == 1);
+  CHECK(holders[0].value("device", "") == eni.name);
+  CHECK(holders[0].value("as", "") == "parent of a child");
+  CHECK(holders[0].value("containerID", "") == child_cid);
+  CHECK(holders[0].value("network", "") == "erdma-macvlan");
+  CHECK_FALSE(holders[0].value("stale", true));
+  kt::ShResult text =
+      kt::Sh("ip netns exec " + t.node() + " " + kt::PluginBinary() + " diag --data-dir " + t.DataDir());
+  CHECK(text.out.find(eni.name + ": parent of a child by container " + child_cid) != std::string::npos);
+
   kt::PluginResult del = kt::RunPlugin(
       kt::Call(t, "DEL", child_cid, "net1", kt::AsRuntimeWouldForDel(child_config, child.json), 0));
   INFO("child DEL: " << kt::Describe(del));
@@ -84,6 +100,16 @@ TEST_CASE(
   INFO("move ADD after the child's DEL: " << kt::Describe(moved));
   REQUIRE(moved.exit == 0);
   kt::CheckAttached(t.pod(1), {.dev = "net1", .mac = eni.mac, .addr = eni.ip4});
+  json moved_holders = json::parse(kt::Sh("ip netns exec " + t.node() + " " + kt::PluginBinary() +
+                                          " diag --json --data-dir " + t.DataDir())
+                                       .out,
+                                   nullptr, false)
+                           .value("holders", json());
+  INFO("diag holders after the move: " << moved_holders.dump());
+  REQUIRE(moved_holders.is_array());
+  REQUIRE(moved_holders.size() == 1);
+  CHECK(moved_holders[0].value("as", "") == "attached");
+  CHECK(moved_holders[0].value("containerID", "") == move_cid);
   CHECK(kt::RunPlugin(kt::Call(t, "DEL", move_cid, "net1", move_config, 1)).exit == 0);
   CHECK(kt::SettledDiff(node_before, t.node()) == "");
   CHECK(kt::StateFiles(t.DataDir()).empty());
@@ -117,6 +143,13 @@ TEST_CASE("a share whose attachment's state is gone is stale: move mode takes th
   // state and the share.
   kt::Sh("ip -n " + t.pod(0) + " link del net1");
   std::filesystem::remove(kt::StatePath(t.DataDir(), "erdma-macvlan", child_cid, "net1"));
+  json holders =
+      json::parse(kt::Sh(kt::PluginBinary() + " diag --json --data-dir " + t.DataDir()).out, nullptr, false)
+          .value("holders", json());
+  INFO("diag holders: " << holders.dump());
+  REQUIRE(holders.is_array());
+  REQUIRE(holders.size() == 1);
+  CHECK(holders[0].value("stale", false));
 
   SECTION("move mode") {
     kt::PluginResult move = kt::RunPlugin(kt::Call(t, "ADD", move_cid, "net1", move_config, 1));
