@@ -322,18 +322,18 @@ Result<json> Add(Context& ctx) {
   }
 
   if (claim)
-    RETURN_IF_ERROR(
-        claim->SetOwner(ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name,
-                                   device->mac, PciAddressOf(ctx.sysfs_root, device->name)}));
+    RETURN_IF_ERROR(claim->SetOwner(
+        ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name, device->mac,
+                   PciAddressOf(ctx.sysfs_root, device->name), vf_step ? StepToJson(*vf_step) : json()}));
   unowned.drop = false;  // from here the journal's rollback removes it
   if (cfg.child()) {
     // The state first: a share whose state is missing is stale.
     Status shared = store.Save(path, st);
     if (shared.ok())
-      shared = ShareParent(
-          store.DevicesDir(), store.ChildrenDir(), device->name,
-          ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name, device->mac, ""},
-          ctx.lock_wait_ms);
+      shared = ShareParent(store.DevicesDir(), store.ChildrenDir(), device->name,
+                           ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name,
+                                      device->mac, "", json()},
+                           ctx.lock_wait_ms);
     if (!shared.ok()) {
       (void)store.Remove(path);
       DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms);

@@ -79,8 +79,8 @@ Result<json> AddUserspaceVf(Context& ctx, const StateStore& store, const std::st
   st.pod_if_name = PodIfName(ctx);
   st.origin.name = pci;
   const StepVf step = PlanVf(cfg, vf);
-  if (Status owned =
-          claim.SetOwner(ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, pci, "", pci});
+  if (Status owned = claim.SetOwner(ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, pci, "",
+                                               pci, step.applied.empty() ? json() : StepToJson(step)});
       !owned.ok()) {
     // A refused ADD leaves dataDir as it found it: the claim file Lock made goes.
     if (!prior_owner) claim.Remove();

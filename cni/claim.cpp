@@ -35,6 +35,7 @@ std::optional<ClaimOwner> ParseOwner(const std::string& text) {
   o.device = get("device");
   o.mac = get("mac");
   o.pci = get("pci");
+  if (auto vf = j.find("vf"); vf != j.end() && vf->is_object()) o.vf = *vf;
   if (o.container_id.empty() || o.state_path.empty()) return std::nullopt;
   return o;
 }
@@ -71,11 +72,12 @@ std::optional<ClaimOwner> DeviceClaim::Owner() const {
 namespace {
 
 std::string OwnerText(const ClaimOwner& o) {
-  return json{{"network", o.network}, {"containerID", o.container_id},
-              {"ifName", o.if_name},  {"state", o.state_path},
-              {"device", o.device},   {"mac", o.mac},
-              {"pci", o.pci}}
-      .dump();
+  json j = {{"network", o.network}, {"containerID", o.container_id},
+            {"ifName", o.if_name},  {"state", o.state_path},
+            {"device", o.device},   {"mac", o.mac},
+            {"pci", o.pci}};
+  if (o.vf.is_object()) j["vf"] = o.vf;
+  return j.dump();
 }
 
 }  // namespace

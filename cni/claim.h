@@ -4,6 +4,7 @@
 // attachment that owns it.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@ struct ClaimOwner {
   std::string device;      ///< the device's node name
   std::string mac;
   std::string pci;
+  /// Mode vf: the VF step ADD planned (the PF, the VF and its old settings)
+  /// as the state spells it, so that a DEL without a readable state can put
+  /// the settings back; null otherwise.
+  nlohmann::json vf;
   bool operator==(const ClaimOwner&) const = default;
 };
 

@@ -14,6 +14,7 @@
 #include "cni/ipam_versions.h"
 #include "cni/journal.h"
 #include "cni/state.h"
+#include "cni/vf.h"
 
 namespace cni {
 
@@ -193,34 +194,48 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
     }
   }
   if (owner) {
-    if (vf)
+    // Mode vf: the claim keeps the VF step ADD planned, old settings included.
+    std::optional<StepVf> vf_step;
+    if (owner->vf.is_object()) {
+      auto step = StepFromJson(owner->vf);
+      if (step.ok() && std::holds_alternative<StepVf>(*step))
+        vf_step = std::get<StepVf>(*step);
+      else
+        base::Log::Warn("the claim's VF settings cannot be read; they stay as ADD made them");
+    } else if (vf) {
       base::Log::Warn(
-          "VF settings ADD made through the PF stay as they are: only the state knew their old "
-          "values; `ip link show` on the PF lists them");
+          "VF settings ADD made through the PF stay as they are: the claim does not record their old "
+          "values (ADD changed none, or an older erdma-cni made it); `ip link show` on the PF lists them");
+    }
     DeviceOrigin o;
     o.name = owner->device;
     o.mac = owner->mac;
     o.up = true;  // a node's ENI is up; its addresses are the node agent's to restore
     auto at_home = ctx.host.FindLink(o.name);
+    Status home = base::Ok();
     if (owner->mac.empty() && owner->device == owner->pci) {
       // A VF without a netdev (vfio-pci) is claimed by its PCI address:
       // nothing of it moved.
-      claim->Remove();
     } else if (at_home.ok() && *at_home && (*at_home)->mac == o.mac) {
       // An ADD that died before it moved anything: the device never left.
-      claim->Remove();
     } else {
       // A VF's netdev may carry the MAC the runtime asked for (the config
       // DEL gets has it too); the move home recognises it by that as well
       // and puts the claim's MAC back.
-      Status home = MoveHome(o, pod_name, env, vf && ctx.cfg.mac ? *ctx.cfg.mac : std::string());
-      if (home.ok()) {
-        claim->Remove();
+      home = MoveHome(o, pod_name, env, vf && ctx.cfg.mac ? *ctx.cfg.mac : std::string());
+      if (home.ok())
         base::Log::Warn("returned " + o.name + " to the node without its addresses and routes (only the " +
                         "state knew them); the node agent or an operator must restore them");
-      }
-      keep(std::move(home));
     }
+    // As in DEL: the VF's settings come off through its PF once its netdev is
+    // home, and the claim goes only when all is back (a failure keeps it, so
+    // that the next DEL tries again).
+    if (home.ok() && vf_step) {
+      auto vfs = ctx.netns.OpenVf();
+      home = vfs.ok() ? RestoreVf(*vf_step, ctx.host, vfs->get()) : Status(std::move(vfs).error());
+    }
+    if (home.ok()) claim->Remove();
+    keep(std::move(home));
   }
   // A child: the pod's link of our name and kind, and its share of the parent.
   if (ctx.cfg.child()) {

@@ -64,6 +64,8 @@ std::vector<std::string> OpsOf(std::index_sequence<I...>) {
   return {StepOp(Step(std::in_place_index<I>))...};
 }
 
+}  // namespace
+
 json StepToJson(const Step& step) {
   return std::visit(
       [](const auto& s) -> json {
@@ -213,8 +215,6 @@ Result<Step> StepFromJson(const json& j) {
   }
   return Bad("unknown step op \"" + op + "\"");
 }
-
-}  // namespace
 
 const char* StepOp(const Step& step) {
   return std::visit(

@@ -113,6 +113,9 @@ struct AttachmentState {
 nlohmann::json ToJson(const AttachmentState& s);
 /// kState with the reason when the JSON is not a state of our format.
 base::Result<AttachmentState> StateFromJson(const nlohmann::json& j);
+/// One journal step as the state file spells it, and back (a VF's claim keeps its StepVf).
+nlohmann::json StepToJson(const Step& step);
+base::Result<Step> StepFromJson(const nlohmann::json& j);
 
 /// Where attachments live: <dataDir>/<network>/<containerID>-<ifname>.
 class StateStore {
