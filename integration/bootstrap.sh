@@ -16,7 +16,7 @@ packages=(
   build-essential cmake pkg-config
   libnl-3-dev libnl-route-3-dev nlohmann-json3-dev catch2
   iproute2 iputils-ping procps containernetworking-plugins
-  clang-format clang-tidy
+  clang-format clang-tidy shellcheck
   clang libclang-rt-14-dev  # the ASan+UBSan build and libFuzzer (test: build-asan)
   llvm                      # llvm-symbolizer: sanitizer reports with file:line
 )

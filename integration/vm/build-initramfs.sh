@@ -22,6 +22,7 @@
 # $BUILD_DIR/erdma-cni; "none" leaves the plugin out); VM_MODULES (extra modules).
 set -euo pipefail
 
+# shellcheck source=SCRIPTDIR/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 here="$VM_HERE"
 ERDMA_CNI="${ERDMA_CNI:-$BUILD_DIR/erdma-cni}"
@@ -46,7 +47,9 @@ fi
 # is added (request_module, invisible to modules.dep); without them `rdma link add`
 # fails with ENOENT. 7.3's rxe uses the crc32 library instead.
 modules=(rdma_rxe ib_core ib_uverbs ib_umad rdma_ucm rdma_cm crc32_generic crc32_pclmul
-  veth macvlan ipvlan bridge dummy 8021q vxlan smc smc_diag ${VM_MODULES:-})
+  veth macvlan ipvlan bridge dummy 8021q vxlan smc smc_diag)
+read -ra extra_modules <<<"${VM_MODULES:-}"
+modules+=("${extra_modules[@]}")
 
 # --- host packages ---------------------------------------------------------------
 vm_ensure_packages || die "the host lacks packages the image is made of"
@@ -161,12 +164,14 @@ build_base() {
   # libibverbs loads its providers at run time: rxe (Soft-RoCE) and siw, with their
   # driver files. glibc loads libgcc_s.so.1 at run time too (pthread_cancel, unwinding).
   local provdir="/usr/lib/$multiarch/libibverbs" drv name so
+  local -a sos
   mkdir -p "$stage/etc/libibverbs.d"
   for drv in rxe siw; do
     [[ -f /etc/libibverbs.d/$drv.driver ]] || die "no /etc/libibverbs.d/$drv.driver (apt-get install ibverbs-providers)"
     name="$(awk '$1 == "driver" {print $2}' "/etc/libibverbs.d/$drv.driver")"
-    so="$(ls "$provdir/lib$name-rdmav"*.so 2>/dev/null | head -n1)"
-    [[ -n $so ]] || die "no provider lib$name-rdmav*.so in $provdir"
+    sos=("$provdir/lib$name-rdmav"*.so)
+    so="${sos[0]}"
+    [[ -f $so ]] || die "no provider lib$name-rdmav*.so in $provdir"
     cp "/etc/libibverbs.d/$drv.driver" "$stage/etc/libibverbs.d/"
     copy_bin "$stage" "$so"
   done

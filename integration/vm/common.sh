@@ -1,5 +1,6 @@
 # common.sh: shared by the VM harness scripts (sourced, not run).
 # Sets: VM_HERE, VM_REPO, BUILD_DIR, VM_CACHE (exported).
+# shellcheck shell=bash
 
 VM_HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VM_REPO="$(cd "$VM_HERE/../.." && pwd)"

@@ -24,6 +24,7 @@
 #   ERDMA_CNI, BUILD_DIR, VM_CACHE: see build-initramfs.sh and fetch-kernel.sh
 set -uo pipefail
 
+# shellcheck source=SCRIPTDIR/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 if (($# < 2)); then
@@ -118,7 +119,8 @@ mkdir -p "$(dirname "$log")"
 : >"$log"
 ln -sfn "$(basename "$log")" "$VM_CACHE/logs/$series.latest.log" 2>/dev/null || true
 # Keep the last few logs of this series.
-ls -1t "$VM_CACHE/logs/$series".[0-9]*.log 2>/dev/null | tail -n +6 | xargs -r rm -f
+find "$VM_CACHE/logs" -maxdepth 1 -type f -name "$series.[0-9]*.log" -printf '%T@ %p\n' 2>/dev/null |
+  LC_ALL=C sort -rn | tail -n +6 | cut -d' ' -f2- | xargs -r -d '\n' rm -f
 
 modules_arg=""
 [[ -n ${VM_MODULES:-} ]] && modules_arg="vm.modules=$(xargs <<<"$VM_MODULES" | tr ' ' ',')"

@@ -13,6 +13,7 @@
 # Everything run.sh reads (VM_TIMEOUT, ERDMA_CNI, BUILD_DIR, VM_CACHE, ...) applies.
 set -uo pipefail
 
+# shellcheck source=SCRIPTDIR/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 if (($#)); then
@@ -21,12 +22,13 @@ else
   scenarios=("$VM_HERE"/scenarios/*.sh)
 fi
 
+# by_kernel[SERIES]: the absolute paths of its scenarios, a line each.
 declare -A by_kernel=()
 for s in "${scenarios[@]}"; do
   [[ -f $s ]] || { echo "test: no scenario file $s" >&2; exit 2; }
   kernels="$(sed -nE 's/^#[[:space:]]*vm-kernels:[[:space:]]*//p' "$s" | head -n1)"
   for k in ${kernels:-7.3}; do
-    by_kernel[$k]+="$(realpath "$s") "
+    by_kernel[$k]+="$(realpath "$s")"$'\n'
   done
 done
 
@@ -40,8 +42,8 @@ vm_ensure_packages || true
 if [[ ${VM_JOBS:-2} -gt 1 && ${#series[@]} -gt 1 ]]; then
   declare -A pid_of=()
   for k in "${series[@]}"; do
-    # shellcheck disable=SC2086 # the list is space-separated absolute paths
-    "$VM_HERE/run.sh" "$k" ${by_kernel[$k]} >"$outdir/$k.out" 2>&1 &
+    mapfile -t files <<<"${by_kernel[$k]%$'\n'}"
+    "$VM_HERE/run.sh" "$k" "${files[@]}" >"$outdir/$k.out" 2>&1 &
     pid_of[$k]=$!
   done
   # A signal interrupts `wait`; pass it on to the runs (each stops its own VM).
@@ -55,8 +57,8 @@ if [[ ${VM_JOBS:-2} -gt 1 && ${#series[@]} -gt 1 ]]; then
 else
   for k in "${series[@]}"; do
     # Stream this kernel's run while it goes, and keep a copy for the tally.
-    # shellcheck disable=SC2086
-    "$VM_HERE/run.sh" "$k" ${by_kernel[$k]} 2>&1 | tee "$outdir/$k.out"
+    mapfile -t files <<<"${by_kernel[$k]%$'\n'}"
+    "$VM_HERE/run.sh" "$k" "${files[@]}" 2>&1 | tee "$outdir/$k.out"
     echo "${PIPESTATUS[0]}" >"$outdir/$k.rc"
   done
 fi

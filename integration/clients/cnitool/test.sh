@@ -23,8 +23,6 @@
 # failed, 77 (skipped) without root or the Debian packages of packages.txt.
 # Environment: ERDMA_CNI (default $BUILD_DIR/erdma-cni), BUILD_DIR, CNITOOL_VERSIONS,
 # CNITOOL_KEEP=1 keeps the scratch directory (conf dirs, logs, results) for a look.
-# The jq filters name their own $variables (jq --arg), in single quotes on purpose.
-# shellcheck disable=SC2016
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -157,10 +155,12 @@ expect_result() {
 }
 
 # The index-to-name helper for results: the name of the interface an IP entry points at.
+# shellcheck disable=SC2016 # jq's $r, not the shell's
 jq_defs='def ifname($r): if .interface == null then null else $r.interfaces[.interface].name end;'
 
 # expect_result_basics VERSION: the result is in the config's version, with the IP entries'
 # version field as that version has it.
+# shellcheck disable=SC2016 # the filters' $variables are jq's (--arg), single-quoted on purpose
 expect_result_basics() {
   expect_result "cniVersion is $1" '.cniVersion == $v' --arg v "$1"
   if [[ $1 == 1.0.0 ]]; then
@@ -172,6 +172,7 @@ expect_result_basics() {
 
 # expect_our_interface NAME ADDRESS: the result lists our interface in the pod with the
 # ENI's MAC, and ADDRESS with the gateway pointing at it.
+# shellcheck disable=SC2016 # the filters' $variables are jq's (--arg), single-quoted on purpose
 expect_our_interface() {
   expect_result "interface $1 in the sandbox with the ENI's MAC" \
     '[.interfaces[] | select(.name == $n and .sandbox == $netns and .mac == $mac)] | length == 1' --arg n "$1"
@@ -182,6 +183,7 @@ expect_our_interface() {
 
 # expect_primary: the result lists eth0 in the sandbox and its 172.16.0.x address, which it
 # puts in $eth0_ip.
+# shellcheck disable=SC2016 # the filters' $variables are jq's (--arg), single-quoted on purpose
 expect_primary() {
   expect_result "eth0 in the sandbox" '[.interfaces[] | select(.name == "eth0" and .sandbox == $netns)] | length == 1'
   expect_result "an address of 172.16.0.0/24 on eth0" "$jq_defs"' . as $r

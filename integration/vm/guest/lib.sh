@@ -25,6 +25,7 @@
 #   last_output                          the output of the last check*
 #
 # VM_VERBOSE=1 prints the output of passing checks too.
+# shellcheck shell=bash
 
 : "${VM_RESULTS:=/tmp/vm-results}"
 : "${VM_SCENARIO:=$(basename "${0%.sh}")}"

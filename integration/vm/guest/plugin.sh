@@ -2,6 +2,7 @@
 # The VM's root netns is the node; "vpc" holds the gateway 10.9.0.1 on a bridge; each
 # ENI stand-in ethN is a veth whose peer sits on that bridge, with 10.9.0.1N/24 and a
 # node-agent-style metric-200 subnet route.
+# shellcheck shell=bash
 DATA=/var/lib/cni/erdma-cni
 LOG=/tmp/erdma-cni.log
 

@@ -4,7 +4,10 @@
 # exchange rdma_cm traffic (rping) child to child; eth1 itself never changes. Then
 # ipvlan in l2, l3 and l3s (this kernel has ipvlan; the build machines' does not),
 # and macvlan and ipvlan refusing to share a parent with a clear error.
+# shellcheck shell=bash  # run by /init with bash
+# shellcheck source=SCRIPTDIR/../guest/lib.sh
 source /vm/lib.sh
+# shellcheck source=SCRIPTDIR/../guest/plugin.sh
 source /vm/plugin.sh
 
 VM_PLAN=(mode-shared add-a add-b macvlan-kind eth1-untouched rxe-on-child rxe-active diag-port diag-gid
@@ -45,6 +48,7 @@ check_output diag-gid 'gid [0-9]+ 0000:0000:0000:0000:0000:ffff:0a09:0065 RoCE v
 check_output diag-pairing 'net1 .* -> rxe_pa_net1 \(by port-netdev\)' erdma-cni diag --netns /run/netns/pa
 
 in_ns pa timeout 90 rping -s -a 10.9.0.101 -p 7175 -C 3 >/tmp/rping-s.out 2>&1 &
+# shellcheck disable=SC2317 # reachable: check_output below calls it by name
 rping_client() {
   local _
   for _ in 1 2 3 4 5 6 7 8 9 10; do

@@ -2,7 +2,10 @@
 # Issue 3, scenario 3: errors on a real kernel, each with nothing left behind.
 #  - switching the RDMA netns mode while a netns exists (EBUSY): code 111, boot-time fix;
 #  - a device whose driver refuses to move (6.12's rxe: EOPNOTSUPP): code 113.
+# shellcheck shell=bash  # run by /init with bash
+# shellcheck source=SCRIPTDIR/../guest/lib.sh
 source /vm/lib.sh
+# shellcheck source=SCRIPTDIR/../guest/plugin.sh
 source /vm/plugin.sh
 
 kmajor="$(uname -r | cut -d. -f1)"

@@ -3,7 +3,10 @@
 # the node sees neither, verbs traffic flows pod to pod (ibv_rc_pingpong -g, ib_write_bw
 # -x); DEL returns the RDMA devices before the netdevs; a pod netns deleted without DEL
 # leaves a state that DEL cleans up.
+# shellcheck shell=bash  # run by /init with bash
+# shellcheck source=SCRIPTDIR/../guest/lib.sh
 source /vm/lib.sh
+# shellcheck source=SCRIPTDIR/../guest/plugin.sh
 source /vm/plugin.sh
 
 VM_PLAN=(mode-exclusive add-a add-b a-sees-own b-sees-own node-sees-none pingpong write-bw check-b
@@ -31,6 +34,7 @@ wait_for 10 sh -c 'ip netns exec pa ibv_devinfo | grep -q PORT_ACTIVE && ip netn
 
 # Verbs with a TCP exchange of QP info, over the plugin's addresses and routes.
 in_ns pa timeout 60 ibv_rc_pingpong -g 1 -d rxe_pa_net1 -n 100 >/tmp/pp-s.out 2>&1 &
+# shellcheck disable=SC2317 # reachable: check_output below calls it by name
 pp_client() {
   local _
   for _ in 1 2 3 4 5 6 7 8 9 10; do
@@ -42,6 +46,7 @@ pp_client() {
 check_output pingpong 'iters in' pp_client
 wait
 in_ns pa timeout 60 ib_write_bw -x 1 -d rxe_pa_net1 -n 200 >/tmp/bw-s.out 2>&1 &
+# shellcheck disable=SC2317 # reachable: check_output below calls it by name
 bw_client() {
   local _
   for _ in 1 2 3 4 5 6 7 8 9 10; do

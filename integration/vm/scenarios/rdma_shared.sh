@@ -3,7 +3,10 @@
 # erdma-cni in move mode with Soft-RoCE on, and exchange rdma_cm traffic (rping,
 # ib_write_bw -R) through the plugin's addresses and policy routes; the RoCE packet
 # counters rise on both devices. Pairing by the port's netdev is shown on a real rxe.
+# shellcheck shell=bash  # run by /init with bash
+# shellcheck source=SCRIPTDIR/../guest/lib.sh
 source /vm/lib.sh
+# shellcheck source=SCRIPTDIR/../guest/plugin.sh
 source /vm/plugin.sh
 
 VM_PLAN=(mode-shared add-a add-b result-names-rxe rxe-in-a rxe-active policy-rule rping ib-write-bw
@@ -30,6 +33,7 @@ check_output rxe-active PORT_ACTIVE ibv_devinfo -d rxe_pb_net1
 check_output policy-rule '^200:.*from 10.9.0.11 lookup 200' in_ns pa ip rule
 
 in_ns pa timeout 90 rping -s -a 10.9.0.11 -p 7174 -C 3 >/tmp/rping-s.out 2>&1 &
+# shellcheck disable=SC2317 # reachable: check_output below calls it by name
 rping_client() {
   local _
   for _ in 1 2 3 4 5 6 7 8 9 10; do
@@ -41,6 +45,7 @@ rping_client() {
 check_output rping 'ping data: rdma-ping-2' rping_client
 wait
 in_ns pa timeout 90 ib_write_bw -R -d rxe_pa_net1 -n 200 -s 65536 >/tmp/bw-s.out 2>&1 &
+# shellcheck disable=SC2317 # reachable: check_output below calls it by name
 bw_client() {
   local _
   for _ in 1 2 3 4 5 6 7 8 9 10; do

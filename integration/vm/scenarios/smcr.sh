@@ -13,7 +13,10 @@
 #  4. DEL restores: pnet tables empty, sysctls back, the UEID gone after the last DEL.
 #  5. Mode none (chained after a primary plugin, annotation through args.cni): prevResult
 #     passes through unchanged, the pnet entry goes on eth0, nothing moves, DEL cleans.
+# shellcheck shell=bash  # run by /init with bash
+# shellcheck source=SCRIPTDIR/../guest/lib.sh
 source /vm/lib.sh
+# shellcheck source=SCRIPTDIR/../guest/plugin.sh
 source /vm/plugin.sh
 
 VM_PLAN=(modules default-code-114 default-names-tcp2smc default-untouched default-no-rxe default-no-state

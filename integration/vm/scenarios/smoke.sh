@@ -3,6 +3,8 @@
 # netns mode, rdma_cm traffic between two netns in shared mode) and SMC is there.
 # What a kernel lacks is a skip, detected, never assumed: Debian's 7.3 is built without
 # SMC; 6.12's rxe does not work from inside a netns (notes: kernel.md).
+# shellcheck shell=bash  # run by /init with bash
+# shellcheck source=SCRIPTDIR/../guest/lib.sh
 source /vm/lib.sh
 
 kmajor="$(uname -r | cut -d. -f1)"
@@ -73,6 +75,7 @@ else
   # rdma_cm listeners do not show in ss: the client retries until the server is up.
   in_ns pa timeout 90 rping -s -a "$ADDR_A" -p 7174 -C 3 >/tmp/rping-server.out 2>&1 &
   server=$!
+  # shellcheck disable=SC2317 # reachable: check_output below calls it by name
   rping_client() {
     local _
     for _ in 1 2 3 4 5 6 7 8 9 10; do
@@ -107,6 +110,7 @@ else
   check modprobe-smc modprobe -a smc smc_diag
   check_output smc-socket-ipproto '^ok' smc_probe inet
   check_output smc-socket-af-smc '^ok' smc_probe smc
+  # shellcheck disable=SC2012 # kernel sysctl names, listed as the netns's are below
   root_knobs="$(ls /proc/sys/net/smc 2>/dev/null | tr '\n' ' ')"
   expect_match smc-sysctls '(^| )wmem( |$)' "$root_knobs"
   ip netns add smc-ns
