@@ -3,6 +3,8 @@
 # lint.sh tidy BUILD_DIR FILE...  clang-tidy with BUILD_DIR/compile_commands.json
 # lint.sh shell SOURCE_DIR        shellcheck -x on every shell script under SOURCE_DIR
 set -uo pipefail
+usage() { sed -n '2,4s/^# //p' "$0" >&2; exit 2; }
+(($# >= 1)) || usage
 what="$1"; shift
 case "$what" in
   format)
@@ -13,7 +15,7 @@ case "$what" in
     command -v clang-tidy >/dev/null || { echo "SKIPPED: clang-tidy is not installed"; exit 77; }
     build="$1"; shift
     # Two at a time: CI has two cores.
-    printf '%s\n' "$@" | xargs -P2 -n4 clang-tidy -p "$build" --quiet 2>&1 | grep -v "warnings generated" 
+    printf '%s\n' "$@" | xargs -P2 -n4 clang-tidy -p "$build" --quiet 2>&1 | grep -v "warnings generated"
     exit "${PIPESTATUS[1]}"
     ;;
   shell)
