@@ -70,7 +70,8 @@ qemu_base=(
   -m "${VM_MEM:-2G}" -smp "${VM_SMP:-2}"
   -kernel "$kernel" -initrd "$img"
 )
-cmdline="console=ttyS0 panic=-1 quiet loglevel=3"
+# loglevel 5: warnings and the body of an oops reach the console (and the log).
+cmdline="console=ttyS0 panic=-1 quiet loglevel=5"
 
 # KVM only when it really works. /dev/kvm can be there and openable but be a flavour a
 # stock kernel cannot run on (no vmx/svm in the CPU flags; qemu with -cpu host then
@@ -116,7 +117,6 @@ esac
 
 log="${VM_LOG:-$VM_CACHE/logs/$series.$$.log}"
 mkdir -p "$(dirname "$log")"
-: >"$log"
 ln -sfn "$(basename "$log")" "$VM_CACHE/logs/$series.latest.log" 2>/dev/null || true
 # Keep the last few logs of this series.
 find "$VM_CACHE/logs" -maxdepth 1 -type f -name "$series.[0-9]*.log" -printf '%T@ %p\n' 2>/dev/null |
@@ -126,36 +126,64 @@ modules_arg=""
 [[ -n ${VM_MODULES:-} ]] && modules_arg="vm.modules=$(xargs <<<"$VM_MODULES" | tr ' ' ',')"
 append="$cmdline vm.timeout=$VM_SCENARIO_TIMEOUT $modules_arg ${VM_APPEND:-}"
 
-echo "== vm $series: kernel $(cat "$kdir/version") ($(basename "$kernel")), accel $accel ($accel_reason), timeout ${VM_TIMEOUT}s, log $log"
-start=$(date +%s.%N)
-timeout -k 10 "$VM_TIMEOUT" "${qemu_base[@]}" "${accel_args[@]}" -serial "file:$log" \
-  -append "$append" </dev/null >"$log.qemu" 2>&1 &
-qpid=$!
-# An interrupted run.sh takes its VM with it.
-trap 'kill "$qpid" 2>/dev/null; rm -f "$img" "$probe_log"' EXIT
-trap 'exit 130' INT TERM
-
 # Stream the console while the guest runs: \r out, BIOS and terminal junk out.
 filter() {
   tr -d '\r' | sed -u -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' -e 's/^Booting from ROM\.*//' |
     grep --line-buffered -vE '^(SeaBIOS|iPXE|Press Ctrl-B|[[:space:]]*$|\[ *[0-9.]+\] (sysrq: Power Off|reboot: Power down))' |
     if [[ -n ${VM_QUIET:-} ]]; then grep --line-buffered -E '^(VM-TEST|VM-RESULT|VM-INIT|    \| )'; else cat; fi
 }
-# In the background, so that `wait` (which a signal interrupts, unlike a foreground
-# pipeline) is what run.sh sits in.
-tail -n +1 -F --pid="$qpid" "$log" 2>/dev/null | filter &
-tpid=$!
-trap 'kill "$qpid" "$tpid" 2>/dev/null; rm -f "$img" "$probe_log"' EXIT
-wait "$qpid"
-qrc=$?
-wait "$tpid"
-end=$(date +%s.%N)
-elapsed="$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.1f", b-a}')"
 
-clean="$(tr -d '\r' <"$log")"
+# boot: one qemu run with the console in $log; sets qrc, elapsed, clean (the console
+# without \r) and init_line (empty if the kernel never started /init).
+qpid="" tpid=""
+trap 'kill $qpid $tpid 2>/dev/null; rm -f "$img" "$probe_log"' EXIT
+trap 'exit 130' INT TERM
+boot() {
+  : >"$log"
+  local start end
+  start=$(date +%s.%N)
+  timeout -k 10 "$VM_TIMEOUT" "${qemu_base[@]}" "${accel_args[@]}" -serial "file:$log" \
+    -append "$append" </dev/null >"$log.qemu" 2>&1 &
+  qpid=$!
+  # In the background, so that `wait` (which a signal interrupts, unlike a foreground
+  # pipeline) is what run.sh sits in; an interrupted run.sh takes its VM with it.
+  tail -n +1 -F --pid="$qpid" "$log" 2>/dev/null | filter &
+  tpid=$!
+  wait "$qpid"
+  qrc=$?
+  wait "$tpid"
+  qpid="" tpid=""
+  end=$(date +%s.%N)
+  elapsed="$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.1f", b-a}')"
+  clean="$(tr -d '\r' <"$log")"
+  init_line="$(grep -oE 'VM-INIT .* up [0-9.]+s' <<<"$clean" | head -n1)"
+  echo "== vm $series: qemu exit $qrc after ${elapsed}s${init_line:+; /init reached at ${init_line##* up }}"
+}
+
+# oops: the kernel's own account of a panic, from its first BUG/Oops/WARNING line (or
+# the few lines before the panic line) to the panic line and the two after it.
+oops() {
+  awk '/(BUG:|Oops:|WARNING:|general protection|Unable to handle|invalid opcode)/ && !s {s=NR}
+       {l[NR]=$0} /Kernel panic/ && !p {p=NR}
+       END {if (!p) exit; b = s ? s : p - 8; if (b < 1) b = 1
+            if (p - b > 40) b = p - 40
+            for (i = b; i <= p + 2 && i <= NR; i++) print "  " l[i]}' <<<"$clean"
+}
+
+echo "== vm $series: kernel $(cat "$kdir/version") ($(basename "$kernel")), accel $accel ($accel_reason), timeout ${VM_TIMEOUT}s, log $log"
+boot
+# A kernel that panics before /init has run none of the scenarios: nothing of the
+# project ran yet, so one more boot is allowed, and said out loud. A panic after /init
+# is a result and stands.
+if [[ -z $init_line ]] && grep -q 'Kernel panic' <<<"$clean"; then
+  echo "VM RETRY: the kernel panicked while booting, before /init ran anything; its account:"
+  oops
+  cp "$log" "${log%.log}.boot-panic.log"
+  echo "VM RETRY: booting $series once more (the first console is in ${log%.log}.boot-panic.log)"
+  boot
+fi
+
 result="$(grep -oE 'VM-RESULT [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' <<<"$clean" | tail -n1)"
-init_line="$(grep -oE 'VM-INIT .* up [0-9.]+s' <<<"$clean" | head -n1)"
-echo "== vm $series: qemu exit $qrc after ${elapsed}s${init_line:+; /init reached at ${init_line##* up }}"
 
 if [[ -n $result ]]; then
   read -r _ passed _ failed _ skipped _ <<<"$result"
@@ -169,8 +197,8 @@ else
   if ((qrc == 124 || qrc == 137)); then
     echo "VM FAILED: no VM-RESULT from the guest: timed out after ${VM_TIMEOUT}s (VM_TIMEOUT); log: $log"
   elif grep -q 'Kernel panic' <<<"$clean"; then
-    echo "VM FAILED: no VM-RESULT from the guest: kernel panic:"
-    grep -A3 'Kernel panic' <<<"$clean" | head -n4 | sed 's/^/  /'
+    echo "VM FAILED: no VM-RESULT from the guest: kernel panic${init_line:+ after /init}; log: $log"
+    oops
   else
     echo "VM FAILED: no VM-RESULT from the guest (qemu exit $qrc); log: $log"
     [[ -s $log.qemu ]] && sed 's/^/  qemu: /' "$log.qemu" | head -n 10
