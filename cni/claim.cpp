@@ -210,6 +210,23 @@ base::Error SharedError(const std::string& what, const std::string& device,
                          "they are deleted; or give this network a device of its own");
 }
 
+namespace {
+
+// Under the parent's claim lock: drops its stale shares, and its directory if none is
+// left. Without the lock (another ADD or DEL holds it too long) it warns and leaves both.
+void TidyParent(const std::string& devices_dir, const std::string& children_dir, const std::string& parent,
+                int wait_ms, const std::string& warn_prefix) {
+  auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
+  if (!lock.ok()) {
+    base::Log::Warn(warn_prefix + parent + ": " + lock.error().msg);
+    return;
+  }
+  (void)LiveShares(children_dir, parent);
+  ReleaseParentLock(*lock);
+}
+
+}  // namespace
+
 void DropShares(const std::string& devices_dir, const std::string& children_dir,
                 const std::string& state_path, int wait_ms) {
   auto parents = base::ListDirs(children_dir);
@@ -221,28 +238,15 @@ void DropShares(const std::string& devices_dir, const std::string& children_dir,
     // Our own share goes without the lock; its directory only under it, so
     // that a child ADD never loses the directory it is writing into.
     (void)base::RemoveFile(file);
-    auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
-    if (!lock.ok()) {
-      base::Log::Warn("left the empty share directory of " + parent + ": " + lock.error().msg);
-      continue;
-    }
-    (void)LiveShares(children_dir, parent);
-    ReleaseParentLock(*lock);
+    TidyParent(devices_dir, children_dir, parent, wait_ms, "left the empty share directory of ");
   }
 }
 
 void SweepShares(const std::string& devices_dir, const std::string& children_dir, int wait_ms) {
   auto parents = base::ListDirs(children_dir);
   if (!parents.ok()) return;
-  for (const auto& parent : *parents) {
-    auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
-    if (!lock.ok()) {
-      base::Log::Warn("GC: not sweeping the shares of " + parent + ": " + lock.error().msg);
-      continue;
-    }
-    (void)LiveShares(children_dir, parent);
-    ReleaseParentLock(*lock);
-  }
+  for (const auto& parent : *parents)
+    TidyParent(devices_dir, children_dir, parent, wait_ms, "GC: not sweeping the shares of ");
 }
 
 std::vector<Holding> ListHoldings(const std::string& devices_dir, const std::string& children_dir) {

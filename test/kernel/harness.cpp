@@ -281,6 +281,14 @@ PluginCall Call(const Topology& t, const std::string& command, const std::string
   return c;
 }
 
+PluginCall Gc(const Topology& t, const json& config) {
+  PluginCall c;
+  c.command = "GC";
+  c.stdin_text = config.dump();
+  c.run_in = t.node();
+  return c;
+}
+
 std::string Describe(const PluginResult& r) {
   std::ostringstream s;
   s << "exit=" << r.exit << (r.timed_out ? " (timed out)" : "") << "\nstdout: " << r.out

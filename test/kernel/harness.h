@@ -212,6 +212,10 @@ nlohmann::json TerwayPrevResult(const std::string& version, const std::string& c
 PluginCall Call(const Topology& t, const std::string& command, const std::string& container_id,
                 const std::string& ifname, const nlohmann::json& config, int pod = 0);
 
+/// A GC in the node namespace with `config` (its cniVersion and
+/// cni.dev/valid-attachments as the caller sets them).
+PluginCall Gc(const Topology& t, const nlohmann::json& config);
+
 /// `ip -j addr show dev <dev>` addresses "a.b.c.d/len" in `netns`.
 std::vector<std::string> Addresses(const std::string& netns, const std::string& dev, int family = 4);
 

@@ -162,11 +162,7 @@ TEST_CASE("a share whose attachment's state is gone is stale: move mode takes th
     json gc = move_config;
     gc["cniVersion"] = "1.1.0";
     gc["cni.dev/valid-attachments"] = json::array();
-    kt::PluginCall call;
-    call.command = "GC";
-    call.stdin_text = gc.dump();
-    call.run_in = t.node();
-    kt::PluginResult r = kt::RunPlugin(call);
+    kt::PluginResult r = kt::RunPlugin(kt::Gc(t, gc));
     INFO("GC: " << kt::Describe(r));
     REQUIRE(r.exit == 0);
     CHECK(Shares(t).empty());

@@ -54,11 +54,7 @@ TEST_CASE("GC returns the devices of attachments missing from valid-attachments 
 
   json gc_config = config1;
   gc_config["cni.dev/valid-attachments"] = json::array({{{"containerID", keep}, {"ifname", "net1"}}});
-  kt::PluginCall gc;
-  gc.command = "GC";
-  gc.stdin_text = gc_config.dump();
-  gc.run_in = t.node();
-  kt::PluginResult r = kt::RunPlugin(gc);
+  kt::PluginResult r = kt::RunPlugin(kt::Gc(t, gc_config));
   INFO("GC: " << kt::Describe(r));
   CHECK(r.exit == 0);
   CHECK(r.out.empty());
