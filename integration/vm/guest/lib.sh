@@ -20,6 +20,9 @@
 #   skip_rest REASON                     a skip for each name in VM_PLAN (an array the scenario
 #                                        sets) that has no verdict yet
 #   wait_for SECONDS CMD...              retries CMD every 0.2 s until it succeeds (no verdict)
+#   retry TIMES CMD...                   runs CMD up to TIMES times, 1 s apart, until it exits 0;
+#                                        its output passes through (for a client whose server
+#                                        may not listen yet:  check_output NAME RE retry 10 CMD...)
 #   need_module MOD...                   modprobe each; returns 1 (no verdict) if one is missing
 #   in_ns NS CMD...                      ip netns exec NS CMD (put `timeout` after this, never before)
 #   last_output                          the output of the last check*
@@ -184,6 +187,16 @@ wait_for() {
     sleep 0.2
   done
   return 0
+}
+
+retry() {
+  local times="$1" i
+  shift
+  for ((i = 1; i <= times; i++)); do
+    "$@" && return 0
+    ((i < times)) && sleep 1
+  done
+  return 1
 }
 
 need_module() {

@@ -48,16 +48,7 @@ check_output diag-gid 'gid [0-9]+ 0000:0000:0000:0000:0000:ffff:0a09:0065 RoCE v
 check_output diag-pairing 'net1 .* -> rxe_pa_net1 \(by port-netdev\)' erdma-cni diag --netns /run/netns/pa
 
 in_ns pa timeout 90 rping -s -a 10.9.0.101 -p 7175 -C 3 >/tmp/rping-s.out 2>&1 &
-# shellcheck disable=SC2317 # reachable: check_output below calls it by name
-rping_client() {
-  local _
-  for _ in 1 2 3 4 5 6 7 8 9 10; do
-    in_ns pb timeout 30 rping -c -v -a 10.9.0.101 -p 7175 -C 3 && return 0
-    sleep 1
-  done
-  return 1
-}
-check_output rping 'ping data: rdma-ping-2' rping_client
+check_output rping 'ping data: rdma-ping-2' retry 10 in_ns pb timeout 30 rping -c -v -a 10.9.0.101 -p 7175 -C 3
 wait
 # CHECK gets the ADD result as prevResult, as runtimes pass it.
 check check-a cni CHECK pa /run/netns/pa net1 "$(child macvlan '{"mode":"bridge"}' 10.9.0.101/24 | jq -c --argjson r "$out" '.prevResult = $r')"

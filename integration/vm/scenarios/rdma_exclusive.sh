@@ -34,28 +34,10 @@ wait_for 10 sh -c 'ip netns exec pa ibv_devinfo | grep -q PORT_ACTIVE && ip netn
 
 # Verbs with a TCP exchange of QP info, over the plugin's addresses and routes.
 in_ns pa timeout 60 ibv_rc_pingpong -g 1 -d rxe_pa_net1 -n 100 >/tmp/pp-s.out 2>&1 &
-# shellcheck disable=SC2317 # reachable: check_output below calls it by name
-pp_client() {
-  local _
-  for _ in 1 2 3 4 5 6 7 8 9 10; do
-    in_ns pb timeout 30 ibv_rc_pingpong -g 1 -d rxe_pb_net1 -n 100 10.9.0.11 && return 0
-    sleep 1
-  done
-  return 1
-}
-check_output pingpong 'iters in' pp_client
+check_output pingpong 'iters in' retry 10 in_ns pb timeout 30 ibv_rc_pingpong -g 1 -d rxe_pb_net1 -n 100 10.9.0.11
 wait
 in_ns pa timeout 60 ib_write_bw -x 1 -d rxe_pa_net1 -n 200 >/tmp/bw-s.out 2>&1 &
-# shellcheck disable=SC2317 # reachable: check_output below calls it by name
-bw_client() {
-  local _
-  for _ in 1 2 3 4 5 6 7 8 9 10; do
-    in_ns pb timeout 60 ib_write_bw -x 1 -d rxe_pb_net1 -n 200 10.9.0.11 && return 0
-    sleep 1
-  done
-  return 1
-}
-check_output write-bw 'BW average' bw_client
+check_output write-bw 'BW average' retry 10 in_ns pb timeout 60 ib_write_bw -x 1 -d rxe_pb_net1 -n 200 10.9.0.11
 wait
 check check-b cni CHECK pb /run/netns/pb net1 "$(conf "$C" eth2)"
 

@@ -33,28 +33,10 @@ check_output rxe-active PORT_ACTIVE ibv_devinfo -d rxe_pb_net1
 check_output policy-rule '^200:.*from 10.9.0.11 lookup 200' in_ns pa ip rule
 
 in_ns pa timeout 90 rping -s -a 10.9.0.11 -p 7174 -C 3 >/tmp/rping-s.out 2>&1 &
-# shellcheck disable=SC2317 # reachable: check_output below calls it by name
-rping_client() {
-  local _
-  for _ in 1 2 3 4 5 6 7 8 9 10; do
-    in_ns pb timeout 30 rping -c -v -a 10.9.0.11 -p 7174 -C 3 && return 0
-    sleep 1
-  done
-  return 1
-}
-check_output rping 'ping data: rdma-ping-2' rping_client
+check_output rping 'ping data: rdma-ping-2' retry 10 in_ns pb timeout 30 rping -c -v -a 10.9.0.11 -p 7174 -C 3
 wait
 in_ns pa timeout 90 ib_write_bw -R -d rxe_pa_net1 -n 200 -s 65536 >/tmp/bw-s.out 2>&1 &
-# shellcheck disable=SC2317 # reachable: check_output below calls it by name
-bw_client() {
-  local _
-  for _ in 1 2 3 4 5 6 7 8 9 10; do
-    in_ns pb timeout 60 ib_write_bw -R -d rxe_pb_net1 -n 200 -s 65536 10.9.0.11 && return 0
-    sleep 1
-  done
-  return 1
-}
-check_output ib-write-bw 'BW average' bw_client
+check_output ib-write-bw 'BW average' retry 10 in_ns pb timeout 60 ib_write_bw -R -d rxe_pb_net1 -n 200 -s 65536 10.9.0.11
 wait
 sent="$(cat /sys/class/infiniband/rxe_pb_net1/ports/1/hw_counters/sent_pkts 2>/dev/null || echo 0)"
 rcvd="$(cat /sys/class/infiniband/rxe_pa_net1/ports/1/hw_counters/rcvd_pkts 2>/dev/null || echo 0)"

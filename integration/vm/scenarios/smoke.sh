@@ -75,16 +75,7 @@ else
   # rdma_cm listeners do not show in ss: the client retries until the server is up.
   in_ns pa timeout 90 rping -s -a "$ADDR_A" -p 7174 -C 3 >/tmp/rping-server.out 2>&1 &
   server=$!
-  # shellcheck disable=SC2317 # reachable: check_output below calls it by name
-  rping_client() {
-    local _
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-      in_ns pb timeout 30 rping -c -v -a "$ADDR_A" -p 7174 -C 3 && return 0
-      sleep 1
-    done
-    return 1
-  }
-  check_output rping 'ping data: rdma-ping-2' rping_client
+  check_output rping 'ping data: rdma-ping-2' retry 10 in_ns pb timeout 30 rping -c -v -a "$ADDR_A" -p 7174 -C 3
   wait "$server"
   rc=$?
   if ((rc == 0)); then ok rping-server; else
