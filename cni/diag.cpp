@@ -8,6 +8,7 @@
 
 #include "base/file.h"
 #include "cni/claim.h"
+#include "cni/sriov.h"
 #include "cni/state.h"
 #include "conf/names.h"
 #include "netlink/netns.h"
@@ -231,6 +232,15 @@ json States(const DiagOptions& opts, const std::vector<netlink::LinkInfo>& links
             j["vf"] = {{"pci", vf->pci}, {"pf", vf->pf}, {"vf", vf->applied.vf}, {"netdev", vf->netdev}};
             netdev = !vf->netdev.empty();
           }
+        // A VF netdev with no VF setting to make journals a plain move: its
+        // claim's PCI address, read in sysfs, says it is a VF.
+        if (!j.contains("vf") && !st.origin.name.empty())
+          if (auto claim = ClaimOf(opts.data_dir + "/devices", path); claim && !claim->pci.empty())
+            if (auto sriov = FindVf(opts.sysfs_root, claim->pci, "the claim's pci"); sriov.ok())
+              j["vf"] = {{"pci", sriov->pci},
+                         {"pf", sriov->pf_netdev},
+                         {"vf", sriov->vf},
+                         {"netdev", claim->device}};
         if (!st.complete) j["problems"].push_back("ADD did not complete (a DEL finishes it)");
         struct stat sb {};
         if (!st.netns.empty() && ::stat(st.netns.c_str(), &sb) != 0)

@@ -1,7 +1,8 @@
 // `erdma-cni diag` on attachments of mode vf, made by ADD on the fake node:
-// each that changed VF settings names its VF and PF (a VF netdev with nothing
-// to set journals a plain move), and a VF on vfio-pci, which has no netdev in
-// the pod, is not reported as missing one.
+// each names its VF and PF (one that changed VF settings from its journal, a
+// VF netdev with nothing to set, journaled as a plain move, from its claim and
+// sysfs), and a VF on vfio-pci, which has no netdev in the pod, is not
+// reported as missing one.
 #include "cni/diag.h"
 #include "test/unit/engine_vf_node.h"
 
@@ -50,4 +51,25 @@ TEST_CASE("diag lists each VF attachment with its VF and PF, and a vfio-pci VF l
     INFO(s.dump());
     CHECK((problems_of(s).find("net1 is missing") != std::string::npos) == (s["containerID"] == "c2"));
   }
+}
+
+TEST_CASE("diag names the VF of an attachment that set nothing on it, from its claim and sysfs",
+          "[engine][vf][diag]") {
+  VfNode n;
+  REQUIRE(n.Add(n.VfConfig(kVfDevice), n.MakeEnv(cni::Command::kAdd)).ok());
+  cni::DiagOptions opts;
+  opts.netns = "/run/netns/pod";
+  opts.data_dir = n.dir.path;
+  opts.sysfs_root = n.sysfs_root;
+  opts.proc_root = n.dir.path + "/noproc";
+  cni::DiagSources src;
+  src.links = n.world.Kernel(n.pod_ns);
+  json report = cni::Diagnose(opts, src);
+  REQUIRE(report["states"].size() == 1);
+  const json& s = report["states"][0];
+  INFO(s.dump());
+  CHECK(s["vf"] == json({{"pci", kVfPci}, {"pf", "ens1f0"}, {"vf", 0}, {"netdev", "ens1f0v0"}}));
+  CHECK(s["problems"].dump().find("missing") == std::string::npos);
+  CHECK(cni::RenderDiag(report).find("VF 0000:3b:00.2 (vf 0 of ens1f0), netdev ens1f0v0") !=
+        std::string::npos);
 }
