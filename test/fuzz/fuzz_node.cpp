@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
@@ -121,6 +122,26 @@ void MakeSysfs(const std::string& root) {
   std::error_code ec;  // already there from an earlier run in this process: fine
   fs::create_directory_symlink("../../../bus/pci/devices/0000:3b:00.1", r / "class/net/eth2/device", ec);
   fs::create_directory_symlink("../../../bus/pci/devices/0000:3b:00.2", r / "class/net/eth3/device", ec);
+
+  // An SR-IOV PF (ens1f0, the uplink "p0") with VF 0 (netdev ens1f0v0) and
+  // VF 1 on vfio-pci, linked as the kernel links them.
+  const fs::path pci = r / "bus/pci/devices";
+  fs::create_directories(pci / kPfPci / "net/ens1f0");
+  std::ofstream(pci / kPfPci / "net/ens1f0/phys_port_name") << "p0\n";
+  fs::create_directories(pci / kVfPci / "net/ens1f0v0");
+  fs::create_directories(pci / kVfioPci);
+  fs::create_symlink("../../../bus/pci/drivers/mlx5_core", pci / kPfPci / "driver", ec);
+  fs::create_symlink("../../../bus/pci/drivers/mlx5_core", pci / kVfPci / "driver", ec);
+  fs::create_symlink("../../../bus/pci/drivers/vfio-pci", pci / kVfioPci / "driver", ec);
+  int n = 0;
+  for (const char* vf : {kVfPci, kVfioPci}) {
+    fs::create_directory_symlink(std::string("../") + kPfPci, pci / vf / "physfn", ec);
+    fs::create_directory_symlink(std::string("../") + vf, pci / kPfPci / ("virtfn" + std::to_string(n++)),
+                                 ec);
+  }
+  fs::create_directories(r / "class/net/ens1f0v0");
+  fs::create_directory_symlink(std::string("../../../bus/pci/devices/") + kVfPci,
+                               r / "class/net/ens1f0v0/device", ec);
 }
 
 Node::Node(const NodeOptions& opts, std::string sysfs_root) : sysfs_root_(std::move(sysfs_root)) {
@@ -141,6 +162,11 @@ Node::Node(const NodeOptions& opts, std::string sysfs_root) : sysfs_root_(std::m
   Must(host->AddRoute(Route("0.0.0.0/0", eth2, 201, "10.9.0.1")));
   Must(host->AddRoute(Route("fd00:9::/64", eth2, 201)));
   world_.AddLink(World::kRoot, {0, "eth3", "00:16:3e:10:f8:b2", 1500, false, ""});
+  const int pf = world_.AddLink(World::kRoot, {0, "ens1f0", "b8:59:9f:00:00:10", 1500, true, ""});
+  const int vf0 = world_.AddLink(World::kRoot, {0, "ens1f0v0", "52:54:00:aa:00:02", 1500, false, ""});
+  vfs_.AddPf(pf, 2);
+  vfs_.BindNetdev(pf, 0, vf0);
+  opener_.EnableVf(&vfs_);
 
   const int pod0 = world_.AddNetns("pod0");
   const int pod1 = world_.AddNetns("pod1");
@@ -203,6 +229,7 @@ std::string Node::Everything() {
   std::string out = world_.Snapshot().Describe();
   if (rdma_) out += rdma_->Describe();
   out += smc_.Describe();
+  out += vfs_.Describe();
   out += opener_.sysctls.Describe();
   return out;
 }

@@ -19,7 +19,11 @@
 //  - SMC (FUZZ_SMC=0: none; FUZZ_UEID=0: no UEID support); sysctls
 //    net.smc.tcp2smc, net.smc.wmem, net.ipv6.conf.all.disable_ipv6 in root
 //    and both pods.
-//  - sysfs: eth2 is PCI function 0000:3b:00.1.
+//  - SR-IOV: ens1f0 (PCI 0000:3b:00.4) is a PF with two VFs in their
+//    defaults: VF 0 (0000:3b:00.5) has the netdev ens1f0v0 on the node (down),
+//    VF 1 (0000:3b:00.6) is bound to vfio-pci; the PF applies every setting.
+//  - sysfs: eth2 is PCI function 0000:3b:00.1, eth3 0000:3b:00.2; the PF and
+//    its VFs with their physfn, virtfnN, driver and net links.
 //  - IPAM: any plugin type is "installed" in /opt/cni/bin and /usr/lib/cni
 //    (other CNI_PATH entries hold nothing). Type "fail" fails ADD; an `ipam`
 //    object may carry "fuzzResult" (returned by ADD as is), "fuzzError" (a
@@ -38,8 +42,13 @@
 #include "test/fake/fake_opener.h"
 #include "test/fake/fake_rdma.h"
 #include "test/fake/fake_smc.h"
+#include "test/fake/fake_vf.h"
 
 namespace fuzz {
+
+inline constexpr const char* kPfPci = "0000:3b:00.4";
+inline constexpr const char* kVfPci = "0000:3b:00.5";    // VF 0, netdev ens1f0v0
+inline constexpr const char* kVfioPci = "0000:3b:00.6";  // VF 1, on vfio-pci
 
 struct NodeOptions {
   std::optional<netlink::NetnsMode> rdma = netlink::NetnsMode::kShared;  ///< nullopt: no RDMA
@@ -72,6 +81,7 @@ class Node : public cni::Backend {
   fake::World world_;
   std::unique_ptr<fake::RdmaWorld> rdma_;
   fake::SmcWorld smc_{world_};
+  fake::VfWorld vfs_{world_};
   fake::FakeOpener opener_{world_};
 };
 
