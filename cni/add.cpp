@@ -213,63 +213,13 @@ Result<json> Add(Context& ctx) {
   // a kernel without it fails socket() at once.
   auto host_rdma = ctx.netns.OpenRdma("");
   netlink::Rdma* rdma = host_rdma.ok() ? host_rdma->get() : nullptr;
-  const DeviceQuery query = QueryFor(cfg.device);
-  std::optional<netlink::LinkInfo> device;
-  // Mode vf: the VF, its PF and what the PF says about it; a VF without a
-  // netdev (vfio-pci) gets its settings and nothing moves.
-  std::unique_ptr<netlink::Vf> vfs;
-  std::optional<VfTarget> vf;
-  if (cfg.mode == conf::Mode::kVf) {
-    ASSIGN_OR_RETURN(vfs, ctx.netns.OpenVf());
-    ASSIGN_OR_RETURN(vf, FindVfTarget(ctx, rdma, query, *vfs));
-    if (vf && !vf->netdev && vf->sriov.netdev.empty() && vf->sriov.userspace())
-      return AddUserspaceVf(ctx, store, path, *vf, *vfs);
-    if (vf) device = vf->netdev;
-  } else {
-    ASSIGN_OR_RETURN(device, FindDevice(ctx.host, rdma, query, ctx.sysfs_root));
-  }
-  auto in_use_error = [&](const ClaimOwner& o) { return InUseError(query.Describe(), o); };
-  if (!device) {
-    if (auto owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci))
-      return in_use_error(*owner);
-    if (vf && vf->sriov.netdev.empty()) return VfWithoutNetdev(ctx, *vf);
-    if (!query.rdma.empty() && !rdma)
-      return Error(Code::kRdmaUnavailable, cfg.device.Describe() +
-                                               " names an RDMA device but the node's kernel " +
-                                               "has no RDMA netlink: " + host_rdma.error().msg);
-    return Error(Code::kDeviceNotFound, query.Describe() + " is not on the node; fix " +
-                                            cfg.device.Describe() + " or check `ip link` on the node");
-  }
-  // A moved device is one pod's alone: claim it, unless children of other
-  // pods hang from it (their shares). Children share their parent and claim
-  // nothing; each records a share of it (below).
-  std::optional<DeviceClaim> claim;
-  std::optional<ClaimOwner> prior_owner;
-  if (!cfg.child()) {
-    ASSIGN_OR_RETURN(claim, DeviceClaim::Lock(store.DevicesDir(), device->name, ctx.lock_wait_ms));
-    prior_owner = claim->Owner();
-    if (prior_owner && ClaimIsLive(*prior_owner)) return in_use_error(*prior_owner);
-  }
-  // Until this ADD records itself as the owner, a failure removes the claim
-  // file Lock created (or found without an owner): a refused ADD leaves
-  // dataDir as it was.
-  struct UnownedClaim {
-    std::optional<DeviceClaim>& claim;
-    bool drop;
-    ~UnownedClaim() {
-      if (drop && claim) claim->Remove();
-    }
-  } unowned{claim, claim.has_value() && !prior_owner};
-  if (claim) {
-    auto sharers = LiveShares(store.ChildrenDir(), device->name);
-    if (!sharers.empty()) return SharedError(query.Describe(), device->name, sharers);
-    // Another ADD may have taken it between our lookup and the lock.
-    ASSIGN_OR_RETURN(auto locked, ctx.host.FindLinkByIndex(device->index));
-    if (!locked || locked->name != device->name)
-      return Error(Code::kTryAgainLater,
-                   query.Describe() + " was taken by another pod while we waited for it");
-    device = locked;
-  }
+  ASSIGN_OR_RETURN(AddTarget target,
+                   FindAddTarget(ctx, store, path, rdma, host_rdma.ok() ? nullptr : &host_rdma.error()));
+  if (target.done) return std::move(*target.done);
+  const netlink::LinkInfo& device = target.device;
+  const std::optional<VfTarget>& vf = target.vf;
+  std::optional<DeviceClaim>& claim = target.claim;
+  NewClaimGuard unowned(claim, target.new_claim);
 
   // 2. The pod.
   ASSIGN_OR_RETURN(auto clash, pod->FindLink(pod_name));
@@ -296,16 +246,16 @@ Result<json> Add(Context& ctx) {
     if (!planned.applied.empty()) vf_step = std::move(planned);
   }
   if (cfg.child()) {
-    child_step = ChildStep(cfg, *device, pod_name);
+    child_step = ChildStep(cfg, device, pod_name);
   } else {
-    st.origin.name = device->name;
-    st.origin.index = device->index;
-    st.origin.mac = device->mac;
-    st.origin.mtu = device->mtu;
-    st.origin.up = device->up;
-    st.origin.kind = device->kind;
-    ASSIGN_OR_RETURN(auto addrs, ctx.host.ListAddrs(device->index));
-    ASSIGN_OR_RETURN(auto routes, ctx.host.ListRoutes(device->index));
+    st.origin.name = device.name;
+    st.origin.index = device.index;
+    st.origin.mac = device.mac;
+    st.origin.mtu = device.mtu;
+    st.origin.up = device.up;
+    st.origin.kind = device.kind;
+    ASSIGN_OR_RETURN(auto addrs, ctx.host.ListAddrs(device.index));
+    ASSIGN_OR_RETURN(auto routes, ctx.host.ListRoutes(device.index));
     st.origin.addrs = RestorableAddrs(addrs);
     st.origin.routes = RestorableRoutes(routes);
   }
@@ -313,9 +263,9 @@ Result<json> Add(Context& ctx) {
   // 3b. RDMA: mode, pairing; nothing changes yet (a mode switch aside).
   const std::string soft_name = "rxe_" + ctx.env.container_id.substr(0, 12) + "_" + pod_name;
   ASSIGN_OR_RETURN(RdmaPlan rdma_plan,
-                   PrepareRdma(cfg.rdma, *device, rdma, host_rdma.ok() ? nullptr : &host_rdma.error(),
+                   PrepareRdma(cfg.rdma, device, rdma, host_rdma.ok() ? nullptr : &host_rdma.error(),
                                ctx.sysfs_root, soft_name));
-  if (cfg.child()) RETURN_IF_ERROR(CheckChildRdma(cfg, *device, rdma_plan));
+  if (cfg.child()) RETURN_IF_ERROR(CheckChildRdma(cfg, device, rdma_plan));
   std::unique_ptr<netlink::Rdma> pod_rdma;
   if (rdma_plan.active()) {
     ASSIGN_OR_RETURN(pod_rdma, ctx.netns.OpenRdma(ctx.env.netns));
@@ -323,16 +273,16 @@ Result<json> Add(Context& ctx) {
 
   if (claim)
     RETURN_IF_ERROR(claim->SetOwner(
-        ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name, device->mac,
-                   PciAddressOf(ctx.sysfs_root, device->name), vf_step ? StepToJson(*vf_step) : json()}));
-  unowned.drop = false;  // from here the journal's rollback removes it
+        ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device.name, device.mac,
+                   PciAddressOf(ctx.sysfs_root, device.name), vf_step ? StepToJson(*vf_step) : json()}));
+  unowned.Disarm();  // from here the journal's rollback removes it
   if (cfg.child()) {
     // The state first: a share whose state is missing is stale.
     Status shared = store.Save(path, st);
     if (shared.ok())
-      shared = ShareParent(store.DevicesDir(), store.ChildrenDir(), device->name,
-                           ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device->name,
-                                      device->mac, "", json()},
+      shared = ShareParent(store.DevicesDir(), store.ChildrenDir(), device.name,
+                           ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device.name,
+                                      device.mac, "", json()},
                            ctx.lock_wait_ms);
     if (!shared.ok()) {
       (void)store.Remove(path);
@@ -342,7 +292,7 @@ Result<json> Add(Context& ctx) {
   }
   Journal journal(store, path, st);
   StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma, pod_rdma.get()};
-  env.host_vf = vfs.get();
+  env.host_vf = target.vfs.get();
   SmcHandles smc;
 
   // 4. Apply, journaled; any failure rolls everything back.
@@ -386,7 +336,7 @@ Result<json> Add(Context& ctx) {
     }
     if (!st.rdma_device.empty()) st.rdma_mode = netlink::NetnsModeName(rdma_plan.mode);
     if (cfg.smcr_wanted)
-      RETURN_IF_ERROR(ApplySmcr(ctx, SmcrTarget{pod_name, device->mac, true, nullptr}, journal, env, smc));
+      RETURN_IF_ERROR(ApplySmcr(ctx, SmcrTarget{pod_name, device.mac, true, nullptr}, journal, env, smc));
     ASSIGN_OR_RETURN(auto link, pod->FindLinkByIndex(env.pod_index));
     if (!link) return Error(Code::kKernel, pod_name + " vanished from the pod during ADD");
     json result = BuildResult(ctx, st, *link, ips, vf ? vf->sriov.pci : std::string());
@@ -403,7 +353,7 @@ Result<json> Add(Context& ctx) {
                     : vf ? "attached VF " + vf->sriov.pci + " (vf " + std::to_string(vf->sriov.vf) + " of " +
                                vf->pf.name + "), netdev "
                          : "attached ") +
-        device->name + " as " + pod_name + " (table " + std::to_string(table) +
+        device.name + " as " + pod_name + " (table " + std::to_string(table) +
         (st.rdma_device.empty() ? std::string() : ", RDMA device " + st.rdma_device + " " + st.rdma_mode) +
         ")");
     return result;
