@@ -8,29 +8,35 @@
 
 using namespace enginetest;  // NOLINT(google-build-using-namespace): the shared fixture
 
+namespace {
+
+// diag of the fake node's dataDir, looking at the pod's netns.
+json Diagnose(VfNode& n) {
+  cni::DiagOptions opts;
+  opts.netns = "/run/netns/pod";
+  opts.data_dir = n.dir.path;
+  opts.sysfs_root = n.sysfs_root;
+  opts.proc_root = n.dir.path + "/noproc";
+  cni::DiagSources src;
+  src.links = n.world.Kernel(n.pod_ns);
+  return cni::Diagnose(opts, src);
+}
+
+}  // namespace
+
 TEST_CASE("diag lists each VF attachment with its VF and PF, and a vfio-pci VF lacks no netdev",
           "[engine][vf][diag]") {
   VfNode n;
   REQUIRE(n.Add(n.VfConfig(kVfioDevice, R"(,"vf":{"vlan":200})"), n.MakeEnv(cni::Command::kAdd)).ok());
   REQUIRE(n.Add(n.VfConfig(kVfDevice, kSettings), n.MakeEnv(cni::Command::kAdd, "c2")).ok());
 
-  auto diagnose = [&] {
-    cni::DiagOptions opts;
-    opts.netns = "/run/netns/pod";
-    opts.data_dir = n.dir.path;
-    opts.sysfs_root = n.sysfs_root;
-    opts.proc_root = n.dir.path + "/noproc";
-    cni::DiagSources src;
-    src.links = n.world.Kernel(n.pod_ns);
-    return cni::Diagnose(opts, src);
-  };
   auto problems_of = [](const json& state) {
     std::string all;
     for (const auto& p : state["problems"]) all += p.get<std::string>() + "\n";
     return all;
   };
 
-  json report = diagnose();
+  json report = Diagnose(n);
   REQUIRE(report["states"].size() == 2);
   std::map<std::string, json> by_container;
   for (const auto& s : report["states"]) by_container[s["containerID"].get<std::string>()] = s;
@@ -46,7 +52,7 @@ TEST_CASE("diag lists each VF attachment with its VF and PF, and a vfio-pci VF l
 
   // The VF's netdev is renamed behind erdma-cni's back: that one is missing.
   REQUIRE(n.world.Kernel(n.pod_ns)->RenameLink(n.vf0, "renamed").ok());
-  report = diagnose();
+  report = Diagnose(n);
   for (const auto& s : report["states"]) {
     INFO(s.dump());
     CHECK((problems_of(s).find("net1 is missing") != std::string::npos) == (s["containerID"] == "c2"));
@@ -57,14 +63,7 @@ TEST_CASE("diag names the VF of an attachment that set nothing on it, from its c
           "[engine][vf][diag]") {
   VfNode n;
   REQUIRE(n.Add(n.VfConfig(kVfDevice), n.MakeEnv(cni::Command::kAdd)).ok());
-  cni::DiagOptions opts;
-  opts.netns = "/run/netns/pod";
-  opts.data_dir = n.dir.path;
-  opts.sysfs_root = n.sysfs_root;
-  opts.proc_root = n.dir.path + "/noproc";
-  cni::DiagSources src;
-  src.links = n.world.Kernel(n.pod_ns);
-  json report = cni::Diagnose(opts, src);
+  json report = Diagnose(n);
   REQUIRE(report["states"].size() == 1);
   const json& s = report["states"][0];
   INFO(s.dump());
