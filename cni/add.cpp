@@ -308,10 +308,10 @@ Result<json> Add(Context& ctx) {
       ASSIGN_OR_RETURN(json r, ctx.ipam.Run(step.type, "ADD", step.config.dump()));
       ASSIGN_OR_RETURN(ips, IpsFromIpam(r));
     }
-    // The link's arrival and its configuration in one state write: the
-    // pod-side steps are planned before the link has its pod-side index
-    // (0 for now), which Journal::Run fills in once the move or the
-    // child's creation gives it.
+    // The link's arrival, its configuration and its RDMA device in one
+    // state write: the pod-side steps are planned before the link has its
+    // pod-side index (0 for now), which Journal::Run fills in once the move
+    // or the child's creation gives it.
     std::vector<Step> link_steps;
     if (child_step)
       link_steps.emplace_back(*child_step);
@@ -322,19 +322,20 @@ Result<json> Add(Context& ctx) {
     // while the link is still down from the move.
     if (vf && cfg.mac) link_steps.emplace_back(StepMac{*cfg.mac});
     for (Step& s : PlanPodConfig(cfg, 0, table, ips)) link_steps.push_back(std::move(s));
-    RETURN_IF_ERROR(journal.Run(link_steps, env));
     const bool exclusive = rdma_plan.mode == netlink::NetnsMode::kExclusive;
     if (rdma_plan.pair) {
       st.rdma_device = rdma_plan.pair->device.name;
-      if (exclusive) RETURN_IF_ERROR(journal.Run({StepRdmaMove{st.rdma_device}}, env));
+      if (exclusive) link_steps.emplace_back(StepRdmaMove{st.rdma_device});
     } else if (!rdma_plan.soft_name.empty()) {
       // Soft-RoCE dies when its netdev changes netns, so it is made on the
-      // pod side; in exclusive mode it registers on the node and moves in.
+      // pod side once the link is there; in exclusive mode it registers on
+      // the node and moves in.
       st.rdma_device = rdma_plan.soft_name;
-      RETURN_IF_ERROR(journal.Run({StepSoftRdma{st.rdma_device}}, env));
-      if (exclusive) RETURN_IF_ERROR(journal.Run({StepRdmaMove{st.rdma_device}}, env));
+      link_steps.emplace_back(StepSoftRdma{st.rdma_device});
+      if (exclusive) link_steps.emplace_back(StepRdmaMove{st.rdma_device});
     }
     if (!st.rdma_device.empty()) st.rdma_mode = netlink::NetnsModeName(rdma_plan.mode);
+    RETURN_IF_ERROR(journal.Run(link_steps, env));
     if (cfg.smcr_wanted)
       RETURN_IF_ERROR(ApplySmcr(ctx, SmcrTarget{pod_name, device.mac, true, nullptr}, journal, env, smc));
     ASSIGN_OR_RETURN(auto link, pod->FindLinkByIndex(env.pod_index));
