@@ -25,12 +25,14 @@ namespace {
 
 constexpr size_t kMaxStateBytes = 4 << 20;
 
-json OriginToJson(const DeviceOrigin& o) {
-  json addrs = json::array(), routes = json::array();
-  for (const auto& a : o.addrs) addrs.push_back(ToJson(a));
-  for (const auto& r : o.routes) routes.push_back(ToJson(r));
-  return {{"name", o.name}, {"index", o.index}, {"mac", o.mac},   {"mtu", o.mtu},
-          {"up", o.up},     {"kind", o.kind},   {"addrs", addrs}, {"routes", routes}};
+void WriteOrigin(base::JsonWriter& w, const DeviceOrigin& o) {
+  w.BeginObject().Str("name", o.name).Int("index", o.index).Str("mac", o.mac).Uint("mtu", o.mtu);
+  w.Bool("up", o.up).Str("kind", o.kind);
+  w.Key("addrs").BeginArray();
+  for (const auto& a : o.addrs) WriteJson(w, a);
+  w.EndArray().Key("routes").BeginArray();
+  for (const auto& r : o.routes) WriteJson(w, r);
+  w.EndArray().EndObject();
 }
 
 Result<DeviceOrigin> OriginFromJson(const json& j) {
@@ -59,23 +61,20 @@ Result<DeviceOrigin> OriginFromJson(const json& j) {
 
 }  // namespace
 
-json ToJson(const AttachmentState& s) {
-  json steps = json::array();
-  for (const auto& st : s.steps) steps.push_back(StepToJson(st));
-  return {{"format", AttachmentState::kFormat},
-          {"network", s.network},
-          {"containerID", s.container_id},
-          {"ifName", s.if_name},
-          {"netns", s.netns},
-          {"podIfName", s.pod_if_name},
-          {"table", s.table},
-          {"rdmaDevice", s.rdma_device},
-          {"rdmaMode", s.rdma_mode},
-          {"device", OriginToJson(s.origin)},
-          {"steps", steps},
-          {"complete", s.complete},
-          {"result", s.result}};
+std::string StateText(const AttachmentState& s) {
+  base::JsonWriter w;
+  w.BeginObject().Int("format", AttachmentState::kFormat).Str("network", s.network);
+  w.Str("containerID", s.container_id).Str("ifName", s.if_name).Str("netns", s.netns);
+  w.Str("podIfName", s.pod_if_name).Uint("table", s.table).Str("rdmaDevice", s.rdma_device);
+  w.Str("rdmaMode", s.rdma_mode);
+  WriteOrigin(w.Key("device"), s.origin);
+  w.Key("steps").BeginArray();
+  for (const auto& st : s.steps) WriteStep(w, st);
+  w.EndArray().Bool("complete", s.complete).Json("result", s.result).EndObject();
+  return w.Take();
 }
+
+json ToJson(const AttachmentState& s) { return json::parse(StateText(s)); }
 
 Result<AttachmentState> StateFromJson(const json& j) {
   AttachmentState s;
@@ -150,7 +149,7 @@ Result<std::optional<AttachmentState>> StateStore::Load(const std::string& path)
 
 Status StateStore::Save(const std::string& path, const AttachmentState& s) const {
   RETURN_IF_ERROR(base::fault::Point("before", "state-write"));
-  RETURN_IF_ERROR(base::WriteFileAtomic(path, ToJson(s).dump()));
+  RETURN_IF_ERROR(base::WriteFileAtomic(path, StateText(s)));
   return base::fault::Point("after", "state-write");
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/json_writer.h"
 #include "netlink/kernel.h"
 #include "netlink/smc.h"
 #include "netlink/vf.h"
@@ -110,11 +111,15 @@ struct AttachmentState {
   nlohmann::json result;    ///< the result ADD returned (null until complete)
 };
 
+/// The state file's text, written without a JSON tree (base/json_writer.h).
+std::string StateText(const AttachmentState& s);
+/// The same as a tree (tests).
 nlohmann::json ToJson(const AttachmentState& s);
 /// kState with the reason when the JSON is not a state of our format.
 base::Result<AttachmentState> StateFromJson(const nlohmann::json& j);
 /// One journal step as the state file spells it, and back (a VF's claim keeps its StepVf).
 nlohmann::json StepToJson(const Step& step);
+void WriteStep(base::JsonWriter& w, const Step& step);
 base::Result<Step> StepFromJson(const nlohmann::json& j);
 
 /// Where attachments live: <dataDir>/<network>/<containerID>-<ifname>.
@@ -150,11 +155,11 @@ class StateStore {
 /// the same dataDir, journaled the SMC UEID `ueid` (the table is node-wide).
 bool UeidUsedElsewhere(const StateStore& store, const std::string& self, const std::string& ueid);
 
-// JSON for the kernel value types (also used by results and tests).
-nlohmann::json ToJson(const netlink::AddrInfo& a);
-nlohmann::json ToJson(const netlink::RouteInfo& r);
-nlohmann::json ToJson(const netlink::RuleInfo& r);
-nlohmann::json ToJson(const netlink::VfSettings& v);
+// JSON for the kernel value types the state journals.
+void WriteJson(base::JsonWriter& w, const netlink::AddrInfo& a);
+void WriteJson(base::JsonWriter& w, const netlink::RouteInfo& r);
+void WriteJson(base::JsonWriter& w, const netlink::RuleInfo& r);
+void WriteJson(base::JsonWriter& w, const netlink::VfSettings& v);
 base::Result<netlink::AddrInfo> AddrFromJson(const nlohmann::json& j);
 base::Result<netlink::RouteInfo> RouteFromJson(const nlohmann::json& j);
 base::Result<netlink::RuleInfo> RuleFromJson(const nlohmann::json& j);

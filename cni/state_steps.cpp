@@ -24,56 +24,57 @@ std::vector<std::string> OpsOf(std::index_sequence<I...>) {
 
 }  // namespace
 
-json StepToJson(const Step& step) {
-  return std::visit(
-      [](const auto& s) -> json {
+void WriteStep(base::JsonWriter& w, const Step& step) {
+  w.BeginObject().Str("op", StepOp(step));
+  std::visit(
+      [&w](const auto& s) {
         using T = std::decay_t<decltype(s)>;
-        if constexpr (std::is_same_v<T, StepIpam>)
-          return {{"op", "ipam"}, {"type", s.type}, {"config", s.config}};
-        else if constexpr (std::is_same_v<T, StepMove>)
-          return {{"op", "move"}, {"name", s.pod_name}};
-        else if constexpr (std::is_same_v<T, StepChild>)
-          return {{"op", "child"},       {"kind", s.spec.kind},
-                  {"parent", s.parent},  {"parentIndex", s.spec.parent_index},
-                  {"name", s.spec.name}, {"mac", s.spec.mac},
-                  {"mode", s.spec.mode}, {"sourceMacs", s.spec.source_macs}};
-        else if constexpr (std::is_same_v<T, StepMtu>)
-          return {{"op", "mtu"}, {"mtu", s.mtu}};
-        else if constexpr (std::is_same_v<T, StepAddr>)
-          return {{"op", "addr"}, {"addr", ToJson(s.addr)}};
-        else if constexpr (std::is_same_v<T, StepUp>)
-          return {{"op", "up"}};
-        else if constexpr (std::is_same_v<T, StepRoute>)
-          return {{"op", "route"}, {"route", ToJson(s.route)}};
-        else if constexpr (std::is_same_v<T, StepRdmaMove>)
-          return {{"op", "rdma-move"}, {"device", s.device}};
-        else if constexpr (std::is_same_v<T, StepSoftRdma>)
-          return {{"op", "rdma-soft"}, {"device", s.device}};
-        else if constexpr (std::is_same_v<T, StepSysctl>)
-          return {{"op", "sysctl"}, {"name", s.name}, {"value", s.value}, {"old", s.old}};
-        else if constexpr (std::is_same_v<T, StepPnet>)
-          return {{"op", "pnet"},
-                  {"pnetId", s.entry.pnet_id},
-                  {"eth", s.entry.eth_name},
-                  {"ib", s.entry.ib_name},
-                  {"ibPort", s.entry.ib_port}};
-        else if constexpr (std::is_same_v<T, StepUeid>)
-          return {{"op", "ueid"}, {"ueid", s.ueid}};
-        else if constexpr (std::is_same_v<T, StepVf>)
-          return {{"op", "vf"},
-                  {"pf", s.pf},
-                  {"pfIndex", s.pf_index},
-                  {"pci", s.pci},
-                  {"netdev", s.netdev},
-                  {"netdevMac", s.netdev_mac},
-                  {"applied", ToJson(s.applied)},
-                  {"old", ToJson(s.old)}};
-        else if constexpr (std::is_same_v<T, StepMac>)
-          return {{"op", "mac"}, {"mac", s.mac}};
-        else
-          return {{"op", "rule"}, {"rule", ToJson(s.rule)}};
+        if constexpr (std::is_same_v<T, StepIpam>) {
+          w.Str("type", s.type).Json("config", s.config);
+        } else if constexpr (std::is_same_v<T, StepMove>) {
+          w.Str("name", s.pod_name);
+        } else if constexpr (std::is_same_v<T, StepChild>) {
+          w.Str("kind", s.spec.kind).Str("parent", s.parent).Int("parentIndex", s.spec.parent_index);
+          w.Str("name", s.spec.name).Str("mac", s.spec.mac).Uint("mode", s.spec.mode);
+          w.Key("sourceMacs").BeginArray();
+          for (const auto& m : s.spec.source_macs) w.Str(m);
+          w.EndArray();
+        } else if constexpr (std::is_same_v<T, StepMtu>) {
+          w.Uint("mtu", s.mtu);
+        } else if constexpr (std::is_same_v<T, StepAddr>) {
+          WriteJson(w.Key("addr"), s.addr);
+        } else if constexpr (std::is_same_v<T, StepUp>) {
+        } else if constexpr (std::is_same_v<T, StepRoute>) {
+          WriteJson(w.Key("route"), s.route);
+        } else if constexpr (std::is_same_v<T, StepRdmaMove> || std::is_same_v<T, StepSoftRdma>) {
+          w.Str("device", s.device);
+        } else if constexpr (std::is_same_v<T, StepSysctl>) {
+          w.Str("name", s.name).Str("value", s.value).Str("old", s.old);
+        } else if constexpr (std::is_same_v<T, StepPnet>) {
+          w.Str("pnetId", s.entry.pnet_id).Str("eth", s.entry.eth_name).Str("ib", s.entry.ib_name);
+          w.Uint("ibPort", s.entry.ib_port);
+        } else if constexpr (std::is_same_v<T, StepUeid>) {
+          w.Str("ueid", s.ueid);
+        } else if constexpr (std::is_same_v<T, StepVf>) {
+          w.Str("pf", s.pf).Int("pfIndex", s.pf_index).Str("pci", s.pci).Str("netdev", s.netdev);
+          w.Str("netdevMac", s.netdev_mac);
+          WriteJson(w.Key("applied"), s.applied);
+          WriteJson(w.Key("old"), s.old);
+        } else if constexpr (std::is_same_v<T, StepMac>) {
+          w.Str("mac", s.mac);
+        } else {
+          static_assert(std::is_same_v<T, StepRule>);
+          WriteJson(w.Key("rule"), s.rule);
+        }
       },
       step);
+  w.EndObject();
+}
+
+json StepToJson(const Step& step) {
+  base::JsonWriter w;
+  WriteStep(w, step);
+  return json::parse(w.text());
 }
 
 Result<Step> StepFromJson(const json& j) {

@@ -16,43 +16,39 @@ using state_fields::Prefix;
 using state_fields::Str;
 using state_fields::Uint;
 
-json ToJson(const netlink::AddrInfo& a) {
-  json j = {{"ifindex", a.ifindex}, {"local", a.local.ToString()}, {"scope", a.scope}, {"flags", a.flags}};
-  if (a.broadcast) j["broadcast"] = a.broadcast->ToString();
-  return j;
+void WriteJson(base::JsonWriter& w, const netlink::AddrInfo& a) {
+  w.BeginObject().Int("ifindex", a.ifindex).Str("local", a.local.ToString()).Uint("scope", a.scope);
+  w.Uint("flags", a.flags);
+  if (a.broadcast) w.Str("broadcast", a.broadcast->ToString());
+  w.EndObject();
 }
 
-json ToJson(const netlink::RouteInfo& r) {
-  json j = {{"dst", r.dst.ToString()}, {"oif", r.oif},           {"table", r.table}, {"metric", r.metric},
-            {"scope", r.scope},        {"protocol", r.protocol}, {"type", r.type}};
-  if (r.gateway) j["gateway"] = r.gateway->ToString();
-  if (r.prefsrc) j["prefsrc"] = r.prefsrc->ToString();
-  return j;
+void WriteJson(base::JsonWriter& w, const netlink::RouteInfo& r) {
+  w.BeginObject().Str("dst", r.dst.ToString()).Int("oif", r.oif).Uint("table", r.table);
+  w.Uint("metric", r.metric).Uint("scope", r.scope).Uint("protocol", r.protocol).Uint("type", r.type);
+  if (r.gateway) w.Str("gateway", r.gateway->ToString());
+  if (r.prefsrc) w.Str("prefsrc", r.prefsrc->ToString());
+  w.EndObject();
 }
 
-json ToJson(const netlink::RuleInfo& r) {
-  json j = {{"family", r.family == AF_INET6 ? 6 : 4}, {"priority", r.priority}, {"table", r.table}};
-  if (r.src) j["src"] = r.src->ToString();
-  return j;
+void WriteJson(base::JsonWriter& w, const netlink::RuleInfo& r) {
+  w.BeginObject().Uint("family", r.family == AF_INET6 ? 6 : 4).Uint("priority", r.priority);
+  w.Uint("table", r.table);
+  if (r.src) w.Str("src", r.src->ToString());
+  w.EndObject();
 }
 
-json ToJson(const netlink::VfSettings& v) {
-  json j = {{"vf", v.vf}};
-  if (v.mac) j["mac"] = *v.mac;
-  if (v.vlan) {
-    j["vlan"] = v.vlan->vlan;
-    j["qos"] = v.vlan->qos;
-  }
-  if (v.rate) {
-    j["minTxRate"] = v.rate->min_tx_rate;
-    j["maxTxRate"] = v.rate->max_tx_rate;
-  }
-  if (v.spoofchk) j["spoofchk"] = *v.spoofchk;
-  if (v.trust) j["trust"] = *v.trust;
-  if (v.link_state) j["linkState"] = *v.link_state;
-  if (v.node_guid) j["nodeGuid"] = *v.node_guid;
-  if (v.port_guid) j["portGuid"] = *v.port_guid;
-  return j;
+void WriteJson(base::JsonWriter& w, const netlink::VfSettings& v) {
+  w.BeginObject().Uint("vf", v.vf);
+  if (v.mac) w.Str("mac", *v.mac);
+  if (v.vlan) w.Uint("vlan", v.vlan->vlan).Uint("qos", v.vlan->qos);
+  if (v.rate) w.Uint("minTxRate", v.rate->min_tx_rate).Uint("maxTxRate", v.rate->max_tx_rate);
+  if (v.spoofchk) w.Bool("spoofchk", *v.spoofchk);
+  if (v.trust) w.Bool("trust", *v.trust);
+  if (v.link_state) w.Uint("linkState", *v.link_state);
+  if (v.node_guid) w.Str("nodeGuid", *v.node_guid);
+  if (v.port_guid) w.Str("portGuid", *v.port_guid);
+  w.EndObject();
 }
 
 Result<netlink::VfSettings> VfSettingsFromJson(const json& j) {
