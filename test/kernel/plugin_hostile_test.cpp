@@ -105,7 +105,7 @@ std::string Nested(const json& config, size_t depth) {
 }
 
 /// A mutation that replaces stdin with `text`.
-std::function<void(Input&)> Raw(std::string text) {
+std::function<void(Input&)> Raw(const std::string& text) {
   return [text](Input& in) {
     in.call.stdin_text = text;
     in.raw = true;
@@ -113,7 +113,7 @@ std::function<void(Input&)> Raw(std::string text) {
 }
 
 /// A mutation that replaces stdin with `edit` applied to the row's config text.
-std::function<void(Input&)> RawFrom(std::function<std::string(std::string)> edit) {
+std::function<void(Input&)> RawFrom(const std::function<std::string(std::string)>& edit) {
   return [edit](Input& in) {
     in.call.stdin_text = edit(in.config.dump());
     in.raw = true;
@@ -156,7 +156,7 @@ TEST_CASE("hostile stdin gets code 6 and changes nothing") {
           {"a NUL byte inside a string", 6, {"NUL"}, RawFrom([](std::string good) {
              return good.insert(good.find("erdma-test") + 5, 1, '\0');
            })},
-          {"a NUL byte after the object", 6, {"NUL"}, RawFrom([](std::string good) { return good + '\0'; })},
+          {"a NUL byte after the object", 6, {"NUL"}, RawFrom([](const std::string& good) { return good + '\0'; })},
           {"only NUL bytes", 6, {"NUL"}, Raw(std::string(64, '\0'))},
           {"invalid UTF-8 in a string",
            6,
@@ -179,8 +179,8 @@ TEST_CASE("hostile stdin gets code 6 and changes nothing") {
 
 TEST_CASE("hostile interface and file names get a CNI error and change nothing") {
   kt::Topology t;
-  auto env_ifname = [](std::string name) { return [name](Input& in) { in.call.ifname = name; }; };
-  auto chained_ifname = [](std::string name) {
+  auto env_ifname = [](const std::string& name) { return [name](Input& in) { in.call.ifname = name; }; };
+  auto chained_ifname = [](const std::string& name) {
     return [name](Input& in) {
       in.config["ifName"] = name;
       in.config["prevResult"] = kt::TerwayPrevResult(in.config["cniVersion"], in.call.container_id);
@@ -253,7 +253,7 @@ TEST_CASE("a CNI_NETNS that is not a network namespace gets code 4 and changes n
   fs::create_symlink(decoys + "/plain", decoys + "/link-to-plain");
   fs::create_symlink(decoys + "/missing", decoys + "/dangling");
   REQUIRE(::mkfifo((decoys + "/fifo").c_str(), 0600) == 0);
-  auto netns = [](std::string path) { return [path](Input& in) { in.call.netns = path; }; };
+  auto netns = [](const std::string& path) { return [path](Input& in) { in.call.netns = path; }; };
 
   RunTable(t, {
                   {"a regular file", 4, {"CNI_NETNS"}, netns(decoys + "/plain")},
@@ -282,7 +282,7 @@ TEST_CASE(
   fs::create_directory_symlink(decoys + "/elsewhere", decoys + "/netlink-data/erdma-test");
   fs::create_directories(decoys + "/devlink-data");
   fs::create_directory_symlink(decoys + "/elsewhere", decoys + "/devlink-data/devices");
-  auto data_dir = [](std::string path) { return [path](Input& in) { in.config["dataDir"] = path; }; };
+  auto data_dir = [](const std::string& path) { return [path](Input& in) { in.config["dataDir"] = path; }; };
 
   RunTable(
       t,
@@ -301,7 +301,7 @@ TEST_CASE("CNI_PATH entries that are relative or not directories get code 4 and 
   kt::Topology t;
   const std::string plain = t.tmp() + "/plain";
   WriteFile(plain, "a file\n");
-  auto path = [](std::string p) { return [p](Input& in) { in.call.cni_path = p; }; };
+  auto path = [](const std::string& p) { return [p](Input& in) { in.call.cni_path = p; }; };
 
   RunTable(t,
            {

@@ -14,7 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using netlink::LinkInfo;
-using netlink::NetdevMatch;
 using netlink::PairMatch;
 using netlink::RdmaDevice;
 using netlink::RdmaDeviceId;
