@@ -15,29 +15,34 @@ void JsonWriter::BeforeValue() {
   }
 }
 
-JsonWriter& JsonWriter::BeginObject() {
+void JsonWriter::Open(char bracket) {
   BeforeValue();
-  out_ += '{';
+  out_ += bracket;
   empty_.push_back(true);
+}
+
+void JsonWriter::Close(char bracket) {
+  out_ += bracket;
+  empty_.pop_back();
+}
+
+JsonWriter& JsonWriter::BeginObject() {
+  Open('{');
   return *this;
 }
 
 JsonWriter& JsonWriter::EndObject() {
-  out_ += '}';
-  empty_.pop_back();
+  Close('}');
   return *this;
 }
 
 JsonWriter& JsonWriter::BeginArray() {
-  BeforeValue();
-  out_ += '[';
-  empty_.push_back(true);
+  Open('[');
   return *this;
 }
 
 JsonWriter& JsonWriter::EndArray() {
-  out_ += ']';
-  empty_.pop_back();
+  Close(']');
   return *this;
 }
 

@@ -156,7 +156,9 @@ TEST_CASE("hostile stdin gets code 6 and changes nothing") {
           {"a NUL byte inside a string", 6, {"NUL"}, RawFrom([](std::string good) {
              return good.insert(good.find("erdma-test") + 5, 1, '\0');
            })},
-          {"a NUL byte after the object", 6, {"NUL"}, RawFrom([](const std::string& good) { return good + '\0'; })},
+          {"a NUL byte after the object", 6, {"NUL"}, RawFrom([](const std::string& good) {
+             return good + '\0';
+           })},
           {"only NUL bytes", 6, {"NUL"}, Raw(std::string(64, '\0'))},
           {"invalid UTF-8 in a string",
            6,
