@@ -74,8 +74,6 @@ std::string StateText(const AttachmentState& s) {
   return w.Take();
 }
 
-json ToJson(const AttachmentState& s) { return json::parse(StateText(s)); }
-
 Result<AttachmentState> StateFromJson(const json& j) {
   AttachmentState s;
   ASSIGN_OR_RETURN(uint64_t format, Uint(j, "format"));

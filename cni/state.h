@@ -113,8 +113,6 @@ struct AttachmentState {
 
 /// The state file's text, written without a JSON tree (base/json_writer.h).
 std::string StateText(const AttachmentState& s);
-/// The same as a tree (tests).
-nlohmann::json ToJson(const AttachmentState& s);
 /// kState with the reason when the JSON is not a state of our format.
 base::Result<AttachmentState> StateFromJson(const nlohmann::json& j);
 /// One journal step as the state file spells it, and back (a VF's claim keeps its StepVf).

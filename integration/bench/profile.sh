@@ -38,7 +38,7 @@ by_object() {
 }
 phases() {
   callgrind_annotate --inclusive=yes "$1" 2>/dev/null |
-    grep -E "PROGRAM TOTALS|rtld.c:_dl_start |_dl_runtime_resolve|_dl_fixup|\?\?\?:main |_GLOBAL__sub_I|ios_base::Init::Init|cni::Run\(|cni::Add|cni::Del\(|conf::Parse\(|StateStore::Save|StateStore::Load|cni::ToJson\[abi:cxx11\]\(cni::AttachmentState|RtnlSocket::(Dump|Get|Request|Run|Open)\(" |
+    grep -E "PROGRAM TOTALS|rtld.c:_dl_start |_dl_runtime_resolve|_dl_fixup|\?\?\?:main |_GLOBAL__sub_I|ios_base::Init::Init|cni::Run\(|cni::Add|cni::Del\(|conf::Parse\(|StateStore::Save|StateStore::Load|cni::(ToJson|StateText)\[abi:cxx11\]\(cni::AttachmentState|RtnlSocket::(Dump|Get|Request|Run|Open)\(" |
     sed -E 's/\(std::.*|\(cni::Context.*|\(netlink::.*//; s/\[abi:cxx11\]//' | head -20
 }
 for c in ADD DEL; do

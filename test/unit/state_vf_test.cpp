@@ -44,7 +44,7 @@ cni::AttachmentState WithVfSteps() {
 
 TEST_CASE("VF and MAC steps survive the state file unchanged", "[state][vf]") {
   const cni::AttachmentState st = WithVfSteps();
-  const nlohmann::json j = nlohmann::json::parse(cni::ToJson(st).dump());
+  const nlohmann::json j = nlohmann::json::parse(cni::StateText(st));
   auto back = cni::StateFromJson(j);
   REQUIRE(back.ok());
   REQUIRE(back->steps.size() == 3);
@@ -63,7 +63,7 @@ TEST_CASE("VF and MAC steps survive the state file unchanged", "[state][vf]") {
   const auto* mac = std::get_if<cni::StepMac>(&back->steps[2]);
   REQUIRE(mac);
   CHECK(mac->mac == "02:00:00:3b:00:02");
-  CHECK(cni::ToJson(*back) == cni::ToJson(st));
+  CHECK(cni::StateText(*back) == cni::StateText(st));
 }
 
 TEST_CASE("VF steps are described with what they set and what it was", "[state][vf]") {
@@ -77,7 +77,7 @@ TEST_CASE("VF steps are described with what they set and what it was", "[state][
 }
 
 TEST_CASE("a damaged VF step is a state error, not a guess", "[state][vf]") {
-  nlohmann::json j = cni::ToJson(WithVfSteps());
+  nlohmann::json j = nlohmann::json::parse(cni::StateText(WithVfSteps()));
   SECTION("without its old values") { j["steps"][0].erase("old"); }
   SECTION("a VLAN without its QoS") { j["steps"][0]["applied"].erase("qos"); }
   SECTION("a rate that is not a number") { j["steps"][0]["old"]["minTxRate"] = "fast"; }
@@ -89,7 +89,7 @@ TEST_CASE("a damaged VF step is a state error, not a guess", "[state][vf]") {
 }
 
 TEST_CASE("the fault points of VF and MAC steps carry the op their state file entries have", "[state][vf]") {
-  const nlohmann::json j = cni::ToJson(WithVfSteps());
+  const nlohmann::json j = nlohmann::json::parse(cni::StateText(WithVfSteps()));
   const cni::AttachmentState st = WithVfSteps();
   CHECK(cni::StepOp(st.steps[0]) == j["steps"][0]["op"]);
   CHECK(cni::StepOp(st.steps[2]) == j["steps"][2]["op"]);
