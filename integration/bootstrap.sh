@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine, as root:
-#   integration/bootstrap.sh demo   install dependencies, build, run the demo
-#   integration/bootstrap.sh test   install dependencies, build, run every test
+#   integration/bootstrap.sh demo   install what the demo needs, build the plugin, run the demo
+#   integration/bootstrap.sh test   install everything the suite needs, build, run every test
 # Only Debian packages are installed; nothing else is downloaded.
+#
+# The demo is what a person tries first: it installs a compiler, CMake and
+# libnl, builds only the plugin (a Release build, as a user or a package
+# makes it: a compiler warning never fails it) and runs integration/demo.sh.
+# The test command builds everything with -DERDMA_CNI_WERROR=ON: warnings are
+# errors in the builds developers and CI make.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -12,23 +18,28 @@ case "$what" in
   *) echo "usage: $0 demo|test" >&2; exit 2 ;;
 esac
 
+# What building the plugin and running the demo take.
 packages=(
   build-essential cmake pkg-config
-  libnl-3-dev libnl-route-3-dev nlohmann-json3-dev catch2
-  iproute2 iputils-ping procps containernetworking-plugins
-  clang-format clang-tidy shellcheck
-  clang libclang-rt-14-dev  # the ASan+UBSan build and libFuzzer (test: build-asan)
-  llvm                      # llvm-symbolizer: sanitizer reports with file:line
+  libnl-3-dev libnl-route-3-dev nlohmann-json3-dev
+  iproute2 iputils-ping procps
 )
-# The VM harness (RDMA and SMC need kernels this machine does not run).
-mapfile -t vm_packages < <(grep -v '^#' integration/vm/packages.txt | grep -v '^$')
-packages+=("${vm_packages[@]}")
-# The client suites (integration/clients/*/packages.txt, docs/clients.md), the
-# installer, deploy/ and Debian package tests (docs/install.md).
-for f in integration/clients/*/packages.txt integration/{install,deploy,package}/packages.txt; do
-  mapfile -t client_packages < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$f")
-  packages+=("${client_packages[@]}")
-done
+if [[ "$what" == test ]]; then
+  packages+=(
+    catch2 containernetworking-plugins
+    clang-format clang-tidy shellcheck
+    clang libclang-rt-14-dev  # the ASan+UBSan build and libFuzzer (test: build-asan)
+    llvm                      # llvm-symbolizer: sanitizer reports with file:line
+  )
+  # The VM harness (RDMA and SMC need kernels this machine does not run), the
+  # client suites (integration/clients/*/packages.txt, docs/clients.md), the
+  # installer, deploy/ and Debian package tests (docs/install.md).
+  for f in integration/vm/packages.txt integration/clients/*/packages.txt \
+      integration/{install,deploy,package}/packages.txt; do
+    mapfile -t more < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$f")
+    packages+=("${more[@]}")
+  done
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -40,15 +51,16 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-build_type=Release
-[[ "$what" == test ]] && build_type=RelWithDebInfo
-echo "== building ($build_type)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE="$build_type" >/dev/null
-cmake --build build -j"$(nproc)"
-
 if [[ "$what" == demo ]]; then
+  echo "== building the plugin (Release)"
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DERDMA_CNI_TESTS=OFF -DERDMA_CNI_WERROR=OFF >/dev/null
+  cmake --build build -j"$(nproc)" --target erdma-cni
   exec integration/demo.sh
 fi
+
+echo "== building (RelWithDebInfo, warnings are errors)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DERDMA_CNI_TESTS=ON -DERDMA_CNI_WERROR=ON >/dev/null
+cmake --build build -j"$(nproc)"
 
 echo "== testing"
 (cd build && ctest --output-on-failure -j"$(nproc)")
@@ -57,7 +69,8 @@ echo "== testing"
 # exec the sanitized erdma-cni), and the fuzzer: one clang build serves all
 # three (docs/reliability.md). Benchmarks and lint are not rebuilt here.
 echo "== building with clang, ASan, UBSan and libFuzzer (build-asan)"
-CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DERDMA_CNI_FUZZ=ON >/dev/null
+CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DERDMA_CNI_FUZZ=ON \
+  -DERDMA_CNI_WERROR=ON >/dev/null
 cmake --build build-asan -j"$(nproc)" --target erdma-cni unit_tests kernel_tests erdma_fuzz
 echo "== testing under ASan+UBSan; fuzzing"
 cd build-asan
