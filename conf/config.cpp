@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/json_parse.h"
 #include "conf/fields.h"
 #include "conf/names.h"
 #include "conf/rdma.h"
@@ -20,12 +21,7 @@ using base::Error;
 using base::Status;
 using nlohmann::json;
 
-// nlohmann's parser is iterative but dump() and operator== recurse; a config
-// nested this deep is garbage, and refusing it keeps every later walk cheap.
-constexpr int kMaxDepth = 64;
 constexpr size_t kMaxNetworkNameBytes = 128;
-
-struct TooDeep {};
 
 std::string SupportedList() {
   std::string out;
@@ -317,28 +313,7 @@ base::Result<json> Decode(std::string_view bytes) {
   if (bytes.size() > kMaxConfigBytes)
     return Error(Code::kDecoding, "config: " + std::to_string(bytes.size()) + " bytes on stdin; at most " +
                                       std::to_string(kMaxConfigBytes) + " are accepted");
-  // JSON text has no raw NUL anywhere (in strings it must be escaped), and
-  // nlohmann's lexer takes one for the end of input: `{...}\0<anything>`
-  // would pass as the object alone.
-  if (const size_t nul = bytes.find('\0'); nul != std::string_view::npos)
-    return Error(Code::kDecoding, "config: stdin holds a NUL byte at offset " + std::to_string(nul) +
-                                      "; it must be JSON text");
-  json root;
-  try {
-    root = json::parse(
-        bytes.begin(), bytes.end(),
-        [](int depth, json::parse_event_t, json&) {
-          if (depth > kMaxDepth) throw TooDeep{};
-          return true;
-        },
-        /*allow_exceptions=*/true, /*ignore_comments=*/false);
-  } catch (const TooDeep&) {
-    return Error(Code::kDecoding, "config: JSON nested deeper than " + std::to_string(kMaxDepth) + " levels");
-  } catch (const json::exception& e) {
-    return Error(Code::kDecoding, "config: stdin is not valid JSON", e.what());
-  } catch (const std::exception& e) {
-    return Error(Code::kDecoding, "config: cannot decode stdin", e.what());
-  }
+  ASSIGN_OR_RETURN(json root, base::ParseJson(bytes, "config: stdin"));
   if (!root.is_object())
     return Error(Code::kDecoding, std::string("config: must be a JSON object, got ") + root.type_name());
   return root;
