@@ -159,7 +159,9 @@ TEST_CASE(
   const std::string real = t.tmp() + "/real";
   json config = kt::PluginConfig({.data_dir = real, .log_file = t.LogFile()});
   const std::string cid = t.ContainerId("dir");
-  REQUIRE(kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config)).exit == 0);
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
+  REQUIRE(add.exit == 0);
+  config = kt::AsRuntimeWouldForDel(config, add.json);  // CHECK needs the cached result
   json used = config;
   if (variant == "mode 0777") ::chmod(real.c_str(), 0777);
   if (variant == "another user's") REQUIRE(::chown(real.c_str(), 65534, 65534) == 0);
@@ -175,6 +177,7 @@ TEST_CASE(
     kt::CheckError(r, 5, {variant == "a symlink" ? "symlink" : variant == "mode 0777" ? "0777" : "owned by"});
   }
   json gc = used;
+  gc.erase("prevResult");
   gc["cniVersion"] = "1.1.0";
   gc["cni.dev/valid-attachments"] = json::array();
   kt::PluginResult r = kt::RunPlugin(kt::Gc(t, gc));

@@ -76,7 +76,7 @@ base::Result<std::optional<cni::AttachmentState>> LoadEdited(const Dir& d,
 TEST_CASE("state files of (p, q-net1) and (p-q, net1) have different names", "[state][hostile]") {
   cni::StateStore store("/run/erdma-cni", "erdma");
   CHECK(store.PathFor("p", "q-net1") != store.PathFor("p-q", "net1"));
-  CHECK(store.PathFor("p", "q@net1") != store.PathFor("p@q", "net1"));
+  CHECK(store.PathFor("p", "q.x") != store.PathFor("p", "q%2ex"));  // the escape is escaped
   // No new name is an old one (<containerID>-<ifname>, which starts with a letter or digit).
   CHECK(cni::StateStore::FileName("p", "q")[0] == '@');
 }
@@ -143,11 +143,11 @@ TEST_CASE("a state file holding values ADD never writes is refused with code 106
          j["steps"].push_back(
              {{"op", "sysctl"}, {"name", "kernel.core_pattern"}, {"value", "|/tmp/x"}, {"old", ""}});
        }},
-      {"a child of another kind", "kind",
+      {"a child whose parent is a path", "parent",
        [](json& j) {
          j["steps"].push_back({{"op", "child"},
-                               {"kind", "bridge"},
-                               {"parent", "eth1"},
+                               {"kind", "macvlan"},
+                               {"parent", "../eth1"},
                                {"parentIndex", 3},
                                {"name", "net1"},
                                {"mac", ""},
