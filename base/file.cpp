@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace base {
@@ -20,43 +21,96 @@ Error SysError(const std::string& what, int err) {
 
 }  // namespace
 
-Status MakePrivateDirs(const std::string& path) {
-  if (path.empty() || path[0] != '/') return Error(Code::kIo, "not an absolute path: " + path);
-  std::string cur;
-  size_t pos = 1;
-  while (pos <= path.size()) {
-    size_t next = path.find('/', pos);
-    if (next == std::string::npos) next = path.size();
-    cur = path.substr(0, next);
-    pos = next + 1;
-    if (cur.empty() || cur.back() == '/') continue;
-    struct stat st {};
-    if (::lstat(cur.c_str(), &st) == 0) {
-      if (S_ISLNK(st.st_mode) && next == path.size())
-        return Error(Code::kIo, cur + " is a symlink; dataDir must be a real directory");
-      // Symlinks above the last component (e.g. /var/run -> /run) are the
-      // distribution's business; we only refuse the directory we own.
-      if (!S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode))
-        return Error(Code::kIo, cur + " exists and is not a directory");
-      continue;
-    }
-    if (errno != ENOENT) return SysError("stat " + cur, errno);
-    if (::mkdir(cur.c_str(), 0700) != 0 && errno != EEXIST) return SysError("mkdir " + cur, errno);
+namespace {
+
+// Whether a directory root keeps state in (or under) may be trusted: real,
+// owned by root (or us), and writable by nobody else. An ancestor that others
+// may write is still fine when it is sticky (/tmp): they cannot rename or
+// remove our entries there, and a directory they planted fails the owner check.
+Status CheckDirStat(const std::string& path, const struct stat& st, bool last) {
+  if (S_ISLNK(st.st_mode))
+    return Error(Code::kIo,
+                 path + " is a symlink; dataDir must be a real directory with no symlink on its path " +
+                     "(give the resolved path)");
+  if (!S_ISDIR(st.st_mode)) return Error(Code::kIo, path + " exists and is not a directory");
+  if (st.st_uid != 0 && st.st_uid != ::geteuid())
+    return Error(Code::kIo,
+                 path + " is owned by uid " + std::to_string(st.st_uid) +
+                     ", not root; dataDir and every directory above it must be root's (chown root)");
+  const bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+  if (others_write && (last || !(st.st_mode & S_ISVTX))) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return Error(Code::kIo,
+                 path + " has mode " + mode +
+                     ": others may write it; dataDir must be 0700 (chmod 0700) and the directories "
+                     "above it writable only by root");
   }
   return Ok();
 }
 
-Status CheckPrivateDir(const std::string& path) {
+// Walks `path` from "/" one component at a time, never following a symlink,
+// checking each directory (CheckDirStat). `create` makes missing components
+// (0700). Returns the final directory, or an invalid fd when a component is
+// missing and `create` is off.
+Result<UniqueFd> WalkPrivateDirs(const std::string& path, bool create) {
+  if (path.empty() || path[0] != '/') return Error(Code::kIo, "not an absolute path: " + path);
+  UniqueFd cur(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!cur.valid()) return SysError("open /", errno);
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT ? Ok() : SysError("stat " + path, errno);
-  if (S_ISLNK(st.st_mode)) return Error(Code::kIo, path + " is a symlink; dataDir must be a real directory");
-  if (!S_ISDIR(st.st_mode)) return Error(Code::kIo, path + " exists and is not a directory");
+  if (::fstat(cur.get(), &st) != 0) return SysError("stat /", errno);
+  RETURN_IF_ERROR(CheckDirStat("/", st, path.find_first_not_of('/') == std::string::npos));
+  size_t pos = 0;
+  std::string walked;
+  while (pos < path.size()) {
+    const size_t start = path.find_first_not_of('/', pos);
+    if (start == std::string::npos) break;
+    size_t next = path.find('/', start);
+    if (next == std::string::npos) next = path.size();
+    const std::string comp = path.substr(start, next - start);
+    pos = next;
+    walked += "/" + comp;
+    const bool last = path.find_first_not_of('/', next) == std::string::npos;
+    if (comp == "." || comp == "..") return Error(Code::kIo, path + ": \".\" and \"..\" are not allowed");
+    if (::fstatat(cur.get(), comp.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno != ENOENT) return SysError("stat " + walked, errno);
+      if (!create) return UniqueFd();
+      if (::mkdirat(cur.get(), comp.c_str(), 0700) != 0 && errno != EEXIST)
+        return SysError("mkdir " + walked, errno);
+      if (::fstatat(cur.get(), comp.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return SysError("stat " + walked, errno);
+    }
+    RETURN_IF_ERROR(CheckDirStat(walked, st, last));
+    UniqueFd child(::openat(cur.get(), comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!child.valid()) return SysError("open " + walked, errno);
+    struct stat opened {};
+    // Swapped between the stat and the open: only the checked inode counts.
+    if (::fstat(child.get(), &opened) != 0 || opened.st_ino != st.st_ino || opened.st_dev != st.st_dev)
+      return Error(Code::kIo, walked + " changed while being checked");
+    cur = std::move(child);
+  }
+  return Result<UniqueFd>(std::move(cur));
+}
+
+}  // namespace
+
+Status MakePrivateDirs(const std::string& path) {
+  RETURN_IF_ERROR(WalkPrivateDirs(path, /*create=*/true));
+  return Ok();
+}
+
+Status CheckPrivateDir(const std::string& path) {
+  RETURN_IF_ERROR(WalkPrivateDirs(path, /*create=*/false));
   return Ok();
 }
 
 Status WriteFileAtomic(const std::string& path, const std::string& data) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+  // O_EXCL: a file already at the temp name (a crashed writer of the same pid
+  // before a reboot, or something planted) is removed, never written through.
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid() && errno == EEXIST && ::unlink(tmp.c_str()) == 0)
+    fd = UniqueFd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd.valid()) return SysError("create " + tmp, errno);
   size_t off = 0;
   while (off < data.size()) {
@@ -111,10 +165,18 @@ namespace {
 // Entries of one d_type directly in `dir`, sorted; a missing dir is empty.
 Result<std::vector<std::string>> ListEntries(const std::string& dir, unsigned char type) {
   std::vector<std::string> names;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) {
+  // O_NOFOLLOW: a symlink in place of a directory we own (children/<parent>)
+  // must not make us list, and then remove, the files of its target.
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
     if (errno == ENOENT) return names;
     return SysError("opendir " + dir, errno);
+  }
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    int err = errno;
+    ::close(fd);
+    return SysError("opendir " + dir, err);
   }
   while (dirent* e = ::readdir(d)) {
     if (e->d_type != type || e->d_name[0] == '.') continue;

@@ -11,16 +11,19 @@
 
 namespace base {
 
-/// Creates `path` and its missing parents with mode 0700. Fails (kIo) when a
-/// component is a symlink or not a directory: a dataDir that is a symlink
-/// could redirect our writes anywhere.
+/// Creates `path` and its missing parents with mode 0700, walking from "/"
+/// one component at a time without following symlinks. Fails (kIo) when a
+/// component is a symlink or not a directory (a symlink anywhere on the path
+/// could redirect root's writes), is owned by neither root nor us, or may be
+/// written by others (an ancestor may, when it is sticky, as /tmp is; `path`
+/// itself never).
 Status MakePrivateDirs(const std::string& path);
 
-/// Ok when `path` does not exist or is a real directory; the error
-/// MakePrivateDirs would give when it is a symlink or something else.
+/// Ok when `path` is such a directory or does not exist (nor a parent of it);
+/// the error MakePrivateDirs would give otherwise. Creates nothing.
 Status CheckPrivateDir(const std::string& path);
 
-/// Writes `data` to `path` via `path.tmp.<pid>` and rename(2); mode 0600.
+/// Writes `data` to `path` via `path.tmp.<pid>` (created O_EXCL) and rename(2); mode 0600.
 Status WriteFileAtomic(const std::string& path, const std::string& data);
 
 /// Reads a regular file of at most `max_bytes` without following a symlink.
@@ -44,6 +47,7 @@ class FileLock {
  public:
   static Result<FileLock> Acquire(const std::string& path, int wait_ms);
   int fd() const { return fd_.get(); }
+  const std::string& path() const { return path_; }
   /// Removes the lock file while still holding the lock.
   void Unlink();
 

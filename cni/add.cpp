@@ -199,7 +199,8 @@ Result<json> Add(Context& ctx) {
   const std::string pod_name = PodIfName(ctx);
 
   {
-    auto existing = store.Load(path);
+    // Under this name, or an older erdma-cni's.
+    auto existing = store.Load(store.Locate(ctx.env.container_id, ctx.env.ifname));
     if (!existing.ok())
       return Error(Code::kState,
                    existing.error().msg + "; refusing to reuse the attachment: run DEL for it first");

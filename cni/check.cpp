@@ -65,7 +65,8 @@ const nlohmann::json* ResultInterface(const nlohmann::json& prev_result, const s
 
 Status Check(Context& ctx) {
   StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
-  const std::string path = store.PathFor(ctx.env.container_id, ctx.env.ifname);
+  RETURN_IF_ERROR(store.Check());
+  const std::string path = store.Locate(ctx.env.container_id, ctx.env.ifname);
   ASSIGN_OR_RETURN(auto loaded, store.Load(path));
   if (!loaded || !loaded->complete)
     return Error(Code::kUnknownContainer, "CHECK: no completed attachment for container " +

@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/fault.h"
+#include "base/json_parse.h"
 #include "base/log.h"
+#include "conf/names.h"
 
 namespace cni {
 
@@ -19,10 +21,35 @@ namespace {
 
 constexpr size_t kMaxClaimBytes = 64 << 10;
 
-std::optional<ClaimOwner> ParseOwner(const std::string& text) {
+// Why a claim or share read from disk cannot be used ("" = it can). A claim
+// names the device DEL returns and the state file whose existence keeps the
+// device held: each is checked as ADD checked it when it wrote the claim.
+std::string BadOwner(const ClaimOwner& o) {
+  if (!conf::IsValidContainerId(o.container_id, conf::kMaxLegacyContainerIdBytes)) return "containerID";
+  if (!conf::IsPlainFileName(o.network, 128) || conf::IsReservedDataDirName(o.network)) return "network";
+  if (!conf::IsValidIfName(o.if_name)) return "ifName";
+  // The owner's state: a file directly in <dataDir>/<network>/, nowhere else.
+  const std::string dir = "/" + o.network + "/";
+  const size_t slash = o.state_path.rfind('/');
+  if (!conf::IsSafeAbsolutePath(o.state_path) || slash == std::string::npos || slash < dir.size() - 1 ||
+      o.state_path.compare(slash + 1 - dir.size(), dir.size(), dir) != 0 ||
+      !conf::IsPlainFileName(o.state_path.substr(slash + 1)))
+    return "state";
+  if (!conf::IsValidIfName(o.device) && !conf::NormalizePci(o.device)) return "device";
+  if (!o.mac.empty() && (!conf::NormalizeMac(o.mac) || o.mac == "00:00:00:00:00:00")) return "mac";
+  if (!o.pci.empty() && !conf::NormalizePci(o.pci)) return "pci";
+  return "";
+}
+
+std::optional<ClaimOwner> ParseOwner(const std::string& text, const std::string& file) {
   if (text.empty()) return std::nullopt;
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  auto parsed = base::ParseJson(text, "claim " + file);
+  if (!parsed.ok() || !parsed->is_object()) {
+    base::Log::Warn("ignoring the claim " + file + ": " +
+                    (parsed.ok() ? std::string("not a JSON object") : parsed.error().msg));
+    return std::nullopt;
+  }
+  const json& j = *parsed;
   ClaimOwner o;
   auto get = [&](const char* k) {
     auto it = j.find(k);
@@ -36,7 +63,11 @@ std::optional<ClaimOwner> ParseOwner(const std::string& text) {
   o.mac = get("mac");
   o.pci = get("pci");
   if (auto vf = j.find("vf"); vf != j.end() && vf->is_object()) o.vf = *vf;
-  if (o.container_id.empty() || o.state_path.empty()) return std::nullopt;
+  if (std::string bad = BadOwner(o); !bad.empty()) {
+    base::Log::Warn("ignoring the claim " + file + ": its \"" + bad +
+                    "\" is not what erdma-cni writes; remove the file if no pod uses the device");
+    return std::nullopt;
+  }
   return o;
 }
 
@@ -66,7 +97,7 @@ std::optional<ClaimOwner> DeviceClaim::Owner() const {
     off += n;
     if (text.size() > kMaxClaimBytes) return std::nullopt;
   }
-  return ParseOwner(text);
+  return ParseOwner(text, lock_.path());
 }
 
 namespace {
@@ -103,7 +134,7 @@ std::vector<std::pair<std::string, ClaimOwner>> ReadClaims(const std::string& de
   for (const auto& f : *files) {
     auto text = base::ReadFileNoFollow(devices_dir + "/" + f, kMaxClaimBytes);
     if (!text.ok()) continue;
-    if (auto owner = ParseOwner(*text)) out.emplace_back(f, std::move(*owner));
+    if (auto owner = ParseOwner(*text, devices_dir + "/" + f)) out.emplace_back(f, std::move(*owner));
   }
   return out;
 }
@@ -183,7 +214,7 @@ std::vector<ClaimOwner> LiveShares(const std::string& children_dir, const std::s
   if (!files.ok()) return live;
   for (const auto& f : *files) {
     auto text = base::ReadFileNoFollow(dir + "/" + f, kMaxClaimBytes);
-    auto owner = text.ok() ? ParseOwner(*text) : std::nullopt;
+    auto owner = text.ok() ? ParseOwner(*text, dir + "/" + f) : std::nullopt;
     if (owner && ClaimIsLive(*owner)) {
       live.push_back(std::move(*owner));
       continue;

@@ -66,6 +66,21 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
       base::Log::Info("another DEL of this attachment finished while we waited for " + st.origin.name);
       return base::Ok();
     }
+    // ADD names the attachment in the claim before it journals a step: a
+    // state whose device's claim names another attachment (or another
+    // device) is not what ADD wrote, and the device is not its to move.
+    auto owner = claim->Owner();
+    if (!owner || owner->state_path != path || owner->device != st.origin.name ||
+        owner->mac != st.origin.mac) {
+      if (!owner) claim->Remove();  // our Lock made an empty file, or the claim is unreadable
+      return Error(Code::kState,
+                   "state file " + path + " says " + st.origin.name + " (mac " + st.origin.mac +
+                       ") is this attachment's, but the device's claim " + store.DevicesDir() + "/" +
+                       st.origin.name +
+                       (owner ? " names container " + owner->container_id : " names nobody") +
+                       "; the device is left alone: remove the state file if no pod uses this attachment",
+                   "", kHostileState);
+    }
   }
   std::string netns_path;
   std::unique_ptr<netlink::Kernel> pod = OpenPod(ctx, st, netns_path);
@@ -198,7 +213,7 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
     std::optional<StepVf> vf_step;
     if (owner->vf.is_object()) {
       auto step = StepFromJson(owner->vf);
-      if (step.ok() && std::holds_alternative<StepVf>(*step))
+      if (step.ok() && std::holds_alternative<StepVf>(*step) && ValidateStep(*step).ok())
         vf_step = std::get<StepVf>(*step);
       else
         base::Log::Warn("the claim's VF settings cannot be read; they stay as ADD made them");
@@ -274,8 +289,14 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
 
 Status Del(Context& ctx) {
   StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
-  const std::string path = store.PathFor(ctx.env.container_id, ctx.env.ifname);
+  // Nothing is read, let alone acted on, from a directory others could write.
+  RETURN_IF_ERROR(store.Check());
+  // An attachment made by an older erdma-cni keeps its file's older name.
+  const std::string path = store.Locate(ctx.env.container_id, ctx.env.ifname);
   auto loaded = store.Load(path);
+  // A file that parses but holds what ADD never writes: nothing in it, nor
+  // the claim that names it, says which device is ours. Left to the admin.
+  if (!loaded.ok() && loaded.error().sys_errno == kHostileState) return std::move(loaded).error();
   if (!loaded.ok()) return Salvage(ctx, store, path, loaded.error());
   if (!*loaded) {
     // A claim naming the missing state: an ADD died before its first state

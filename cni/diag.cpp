@@ -204,11 +204,20 @@ json States(const DiagOptions& opts, const std::vector<netlink::LinkInfo>& links
             std::vector<std::string>& problems) {
   json out = json::array();
   if (opts.data_dir.empty()) return out;
+  // What others could write is not read (base::CheckPrivateDir).
+  if (auto safe = base::CheckPrivateDir(opts.data_dir); !safe.ok()) {
+    problems.push_back("dataDir not read: " + safe.error().msg);
+    return out;
+  }
   auto networks = base::ListDirs(opts.data_dir);
   if (!networks.ok()) return out;
   for (const auto& net : *networks) {
     if (conf::IsReservedDataDirName(net)) continue;
     StateStore store(opts.data_dir, net);
+    if (auto safe = store.Check(); !safe.ok()) {
+      problems.push_back("state directory not read: " + safe.error().msg);
+      continue;
+    }
     auto paths = store.List();
     if (!paths.ok()) continue;
     for (const auto& path : *paths) {
@@ -298,11 +307,13 @@ namespace {
 // The netns erdma-cni recorded for the pod sandbox `container_id`, from its
 // states in any network of `data_dir`.
 base::Result<std::string> NetnsOfContainer(const std::string& data_dir, const std::string& container_id) {
+  RETURN_IF_ERROR(base::CheckPrivateDir(data_dir));
   auto networks = base::ListDirs(data_dir);
   if (!networks.ok()) return networks.error();
   for (const auto& net : *networks) {
     if (conf::IsReservedDataDirName(net)) continue;
     StateStore store(data_dir, net);
+    if (!store.Check().ok()) continue;
     auto paths = store.List();
     if (!paths.ok()) continue;
     for (const auto& path : *paths) {

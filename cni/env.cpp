@@ -12,7 +12,6 @@ namespace {
 using base::Code;
 using base::Error;
 
-constexpr size_t kMaxContainerIdBytes = 256;
 constexpr const char* kCommands = "ADD, DEL, CHECK, VERSION, GC, STATUS";
 
 Error InvalidEnv(std::string msg) { return Error(Code::kInvalidEnv, std::move(msg)); }
@@ -22,19 +21,6 @@ std::optional<std::string> Lookup(const Getenv& getenv, const char* name) {
   const char* v = getenv(name);
   if (v == nullptr) return std::nullopt;
   return std::string(v);
-}
-
-bool IsAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
-
-// The spec's (and libcni's) pattern ^[a-zA-Z0-9][a-zA-Z0-9_.\-]*$. The ID is
-// part of our state file's name, so '/' and ".." are also refused by name.
-bool IsValidContainerId(std::string_view id) {
-  if (id.empty() || id.size() > kMaxContainerIdBytes) return false;
-  if (id.find('/') != std::string_view::npos || id.find("..") != std::string_view::npos) return false;
-  if (!IsAlnum(id[0])) return false;
-  for (char c : id)
-    if (!IsAlnum(c) && c != '_' && c != '.' && c != '-') return false;
-  return true;
 }
 
 std::string Quoted(std::string_view s) {
@@ -133,15 +119,20 @@ base::Result<Env> ParseEnv(const Getenv& getenv) {
 
   auto id = Lookup(getenv, "CNI_CONTAINERID");
   if (!id || id->empty()) return InvalidEnv("CNI_CONTAINERID: missing; the runtime must set it");
-  if (!IsValidContainerId(*id))
-    return InvalidEnv("CNI_CONTAINERID: " + Quoted(*id) +
-                      " must be at most 256 bytes of [A-Za-z0-9_.-], starting with a letter or "
-                      "digit");
+  // ADD takes only IDs whose state file name fits NAME_MAX; the others
+  // accept what older erdma-cni did, so their attachments can still go.
+  const size_t max_id =
+      env.command == Command::kAdd ? conf::kMaxContainerIdBytes : conf::kMaxLegacyContainerIdBytes;
+  if (!conf::IsValidContainerId(*id, max_id))
+    return InvalidEnv("CNI_CONTAINERID: " + Quoted(id->size() > 300 ? id->substr(0, 300) + "..." : *id) +
+                      " must be at most " + std::to_string(max_id) +
+                      " bytes of [A-Za-z0-9_.-], starting with a letter or digit, without \"..\" (" +
+                      std::to_string(id->size()) + " bytes given; the ID names erdma-cni's state file)");
   env.container_id = *id;
 
   auto netns = Lookup(getenv, "CNI_NETNS");
   if (netns && !netns->empty()) {
-    if ((*netns)[0] != '/' || conf::HasControlChar(*netns) || !conf::IsValidUtf8(*netns))
+    if (!conf::IsValidNetnsPath(*netns))
       return InvalidEnv("CNI_NETNS: " + Quoted(*netns) +
                         " must be an absolute path (in UTF-8) to a network namespace");
     env.netns = *netns;

@@ -63,6 +63,7 @@ Status Gc(Context& ctx) {
   }
 
   StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
+  RETURN_IF_ERROR(store.Check());
   ASSIGN_OR_RETURN(auto paths, store.List());
   std::vector<Error> errors;
   for (const auto& path : paths) {

@@ -323,8 +323,25 @@ Status DeleteChild(const StepChild& c, StepEnv& env) {
 
 Status MoveHome(const DeviceOrigin& o, const std::string& pod_name, StepEnv& env,
                 const std::string& pod_mac) {
+  // A device is ours by what ADD recorded of it, never by a name alone: its
+  // MAC (or the one the pod gave it), its kind when recorded. A MAC of all
+  // zeros is lo's (and no device's we move), so it matches nothing.
   auto ours = [&](const LinkInfo& l) {
+    if (l.mac == "00:00:00:00:00:00") return false;
+    if (!o.kind.empty() && l.kind != o.kind) return false;
     return o.mac.empty() || l.mac == o.mac || (!pod_mac.empty() && l.mac == pod_mac);
+  };
+  // One the kernel handed back when the pod netns died keeps the index it
+  // had (it was free: the device held it), and comes back under its pod-side
+  // name or, when that is taken, "dev<N>"; and it is a physical device
+  // (virtual ones die with the netns) unless ADD recorded another kind.
+  auto returned_name = [&](const std::string& n) {
+    return n == pod_name || (n.size() > 3 && n.starts_with("dev") &&
+                             n.find_first_not_of("0123456789", 3) == std::string::npos);
+  };
+  auto came_back = [&](const LinkInfo& l) {
+    return !o.mac.empty() && ours(l) && (!o.kind.empty() || l.kind.empty()) && returned_name(l.name) &&
+           l.name != o.name && (o.index == 0 || l.index == o.index);
   };
 
   // The node name must be free (or already ours) before anything moves.
@@ -354,13 +371,9 @@ Status MoveHome(const DeviceOrigin& o, const std::string& pod_name, StepEnv& env
   // The pod netns died: the kernel returned a physical device to the node
   // under its pod-side name (or "devN" when that was taken).
   std::optional<LinkInfo> returned;
-  ASSIGN_OR_RETURN(auto by_pod_name, env.host.FindLink(pod_name));
-  if (by_pod_name && ours(*by_pod_name) && !o.mac.empty()) returned = by_pod_name;
-  if (!returned && !o.mac.empty()) {
-    ASSIGN_OR_RETURN(auto links, env.host.ListLinks());
-    for (const auto& l : links)
-      if (ours(l) && l.kind == o.kind && l.name != o.name) returned = l;
-  }
+  ASSIGN_OR_RETURN(auto links, env.host.ListLinks());
+  for (const auto& l : links)
+    if (came_back(l)) returned = l;
   if (returned) {
     if (at_home) return NameTaken(o, *at_home);
     Status renamed = env.host.RenameLink(returned->index, o.name);

@@ -1,10 +1,13 @@
 #include "cni/state.h"
 
 #include <cerrno>
+#include <limits>
 #include <utility>
 
 #include "base/fault.h"
 #include "base/file.h"
+#include "base/json_parse.h"
+#include "cni/claim.h"
 #include "cni/state_fields.h"
 #include "conf/names.h"
 
@@ -23,8 +26,6 @@ using state_fields::Uint;
 
 namespace {
 
-constexpr size_t kMaxStateBytes = 4 << 20;
-
 void WriteOrigin(base::JsonWriter& w, const DeviceOrigin& o) {
   w.BeginObject().Str("name", o.name).Int("index", o.index).Str("mac", o.mac).Uint("mtu", o.mtu);
   w.Bool("up", o.up).Str("kind", o.kind);
@@ -39,6 +40,7 @@ Result<DeviceOrigin> OriginFromJson(const json& j) {
   DeviceOrigin o;
   ASSIGN_OR_RETURN(o.name, Str(j, "name"));
   ASSIGN_OR_RETURN(uint64_t index, Uint(j, "index"));
+  if (index > static_cast<uint64_t>(std::numeric_limits<int>::max())) return Bad("\"index\" is out of range");
   o.index = static_cast<int>(index);
   ASSIGN_OR_RETURN(o.mac, Str(j, "mac"));
   ASSIGN_OR_RETURN(uint64_t mtu, Uint(j, "mtu"));
@@ -57,6 +59,13 @@ Result<DeviceOrigin> OriginFromJson(const json& j) {
     o.routes.push_back(route);
   }
   return o;
+}
+
+// "<name>.tmp.<pid>": a write in flight (base::WriteFileAtomic).
+bool IsTempName(const std::string& n) {
+  const size_t dot = n.rfind(".tmp.");
+  if (dot == std::string::npos || dot + 5 == n.size()) return false;
+  return n.find_first_not_of("0123456789", dot + 5) == std::string::npos;
 }
 
 }  // namespace
@@ -120,12 +129,46 @@ bool UeidUsedElsewhere(const StateStore& store, const std::string& self, const s
   return false;
 }
 
+std::string StateStore::FileName(const std::string& container_id, const std::string& if_name) {
+  std::string name = "@" + container_id + "@";
+  for (char c : if_name) {
+    // '.' escaped too: no interface name can end the file name in ".tmp.<pid>"
+    // or ".unreadable", the suffixes List() leaves out.
+    if (c == '%')
+      name += "%25";
+    else if (c == '.')
+      name += "%2e";
+    else
+      name += c;
+  }
+  return name;
+}
+
+std::string StateStore::Locate(const std::string& container_id, const std::string& if_name) const {
+  const std::string path = PathFor(container_id, if_name);
+  if (base::PathExists(path)) return path;
+  const std::string legacy = Dir() + "/" + LegacyFileName(container_id, if_name);
+  if (!base::PathExists(legacy)) return path;
+  auto st = Load(legacy);
+  if (st.ok()) return *st && (*st)->container_id == container_id && (*st)->if_name == if_name ? legacy : path;
+  // Unreadable: ours only when our device claim names it and this attachment.
+  auto owner = ClaimOf(DevicesDir(), legacy);
+  if (owner && owner->container_id == container_id && owner->if_name == if_name) return legacy;
+  return path;
+}
+
 Status StateStore::Prepare() const {
-  // All three checked before any is made: a bad one leaves nothing behind.
-  for (const std::string& dir : {data_dir_, Dir(), DevicesDir()}) RETURN_IF_ERROR(base::CheckPrivateDir(dir));
+  // All four checked before any is made: a bad one leaves nothing behind.
+  RETURN_IF_ERROR(Check());
   RETURN_IF_ERROR(base::MakePrivateDirs(data_dir_));
   RETURN_IF_ERROR(base::MakePrivateDirs(Dir()));
   return base::MakePrivateDirs(DevicesDir());
+}
+
+Status StateStore::Check() const {
+  for (const std::string& dir : {data_dir_, Dir(), DevicesDir(), ChildrenDir()})
+    RETURN_IF_ERROR(base::CheckPrivateDir(dir));
+  return base::Ok();
 }
 
 Result<std::optional<AttachmentState>> StateStore::Load(const std::string& path) const {
@@ -137,17 +180,38 @@ Result<std::optional<AttachmentState>> StateStore::Load(const std::string& path)
     e.code = Code::kState;
     return e;
   }
-  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return Error(Code::kState, "state file " + path + " is not valid JSON (truncated or corrupt)");
-  auto s = StateFromJson(j);
-  if (!s.ok()) return std::move(s).error().WithContext("state file " + path);
+  const std::string fix = "; remove the file if no pod uses this attachment";
+  auto j = base::ParseJson(*text, "state file " + path);
+  if (!j.ok()) return Error(Code::kState, j.error().msg + " (truncated or corrupt)" + fix);
+  auto s = StateFromJson(*j);
+  Status valid = s.ok() ? ValidateState(*s) : Status(s.error());
+  if (!valid.ok()) {
+    Error e = std::move(valid).error().WithContext("state file " + path);
+    e.msg += fix;
+    if (s.ok()) e.sys_errno = kHostileState;
+    return e;
+  }
+  const std::string name = path.substr(path.rfind('/') + 1);
+  if (s->network != network_ ||
+      (name != FileName(s->container_id, s->if_name) && name != LegacyFileName(s->container_id, s->if_name)))
+    return Error(Code::kState,
+                 "state file " + path + " holds the attachment " + s->container_id + "/" + s->if_name +
+                     " of network " + s->network + ", not the one its name and directory say" + fix,
+                 "", kHostileState);
   return std::optional<AttachmentState>(std::move(s).value());
 }
 
 Status StateStore::Save(const std::string& path, const AttachmentState& s) const {
   RETURN_IF_ERROR(base::fault::Point("before", "state-write"));
-  RETURN_IF_ERROR(base::WriteFileAtomic(path, StateText(s)));
+  std::string text = StateText(s);
+  // A state DEL could not read back would lose what it restores.
+  if (text.size() > kMaxStateBytes)
+    return Error(Code::kState, "the state of attachment " + s.container_id + "/" + s.if_name + " would be " +
+                                   std::to_string(text.size()) + " bytes, more than the " +
+                                   std::to_string(kMaxStateBytes) +
+                                   " erdma-cni reads back (a device with that many addresses and routes, or "
+                                   "an IPAM result that large, cannot be attached)");
+  RETURN_IF_ERROR(base::WriteFileAtomic(path, text));
   return base::fault::Point("after", "state-write");
 }
 
@@ -158,7 +222,7 @@ Result<std::vector<std::string>> StateStore::List() const {
   std::vector<std::string> paths;
   for (const auto& n : names) {
     // Temp files of a write in flight, and states DEL set aside as unreadable.
-    if (n.find(".tmp.") != std::string::npos || n.ends_with(".unreadable")) continue;
+    if (IsTempName(n) || n.ends_with(".unreadable")) continue;
     paths.push_back(Dir() + "/" + n);
   }
   return paths;

@@ -3,6 +3,7 @@
 // rollback all read it; it is written before each step runs.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -120,16 +121,50 @@ nlohmann::json StepToJson(const Step& step);
 void WriteStep(base::JsonWriter& w, const Step& step);
 base::Result<Step> StepFromJson(const nlohmann::json& j);
 
-/// Where attachments live: <dataDir>/<network>/<containerID>-<ifname>.
+/// Checks a state read from disk as the config and the CNI environment are
+/// checked (names, program names, netns path, MACs, table, PCI addresses,
+/// sysctl names): kState naming the field when it is not what ADD can write.
+base::Status ValidateState(const AttachmentState& s);
+
+/// One step as ValidateState checks it (a VF claim's StepVf).
+base::Status ValidateStep(const Step& step);
+
+/// sys_errno of the kState error Load gives for a file that parses but holds
+/// what ADD never writes (hostile or edited by hand): DEL refuses it instead
+/// of salvaging from the claim, since nothing in it can be trusted.
+inline constexpr int kHostileState = EBADMSG;
+
+/// The largest state file erdma-cni reads back; ADD refuses to write more.
+inline constexpr size_t kMaxStateBytes = 4 << 20;
+
+/// Where attachments live: <dataDir>/<network>/@<containerID>@<ifname>, the
+/// interface name's '%' and '.' written %25 and %2e. A container ID holds no
+/// '@', so the name splits one way only; and it starts with '@', which no
+/// name of the older format <containerID>-<ifname> does (an ID starts with a
+/// letter or digit), so the two formats never name the same file.
 class StateStore {
  public:
   StateStore(std::string data_dir, std::string network)
       : data_dir_(std::move(data_dir)), network_(std::move(network)) {}
 
-  std::string Dir() const { return data_dir_ + "/" + network_; }
-  std::string PathFor(const std::string& container_id, const std::string& if_name) const {
-    return Dir() + "/" + container_id + "-" + if_name;
+  static std::string FileName(const std::string& container_id, const std::string& if_name);
+  /// The name older erdma-cni gave the file: ambiguous ("p", "q-net1" and
+  /// "p-q", "net1" share it), so such a file counts only when what it holds
+  /// is the attachment asked for.
+  static std::string LegacyFileName(const std::string& container_id, const std::string& if_name) {
+    return container_id + "-" + if_name;
   }
+
+  std::string Dir() const { return data_dir_ + "/" + network_; }
+  /// Where ADD writes the state of (container_id, if_name).
+  std::string PathFor(const std::string& container_id, const std::string& if_name) const {
+    return Dir() + "/" + FileName(container_id, if_name);
+  }
+  /// The state file of (container_id, if_name) as it is on disk: PathFor's,
+  /// or an older erdma-cni's name when that file is this attachment's (its
+  /// content, or for an unreadable one its device claim, says so); PathFor's
+  /// when there is none.
+  std::string Locate(const std::string& container_id, const std::string& if_name) const;
   std::string DevicesDir() const { return data_dir_ + "/devices"; }
   /// Children's shares of their parents (cni/claim.h).
   std::string ChildrenDir() const { return data_dir_ + "/children"; }
@@ -137,8 +172,16 @@ class StateStore {
 
   /// Creates the directories (0700, no symlinks).
   base::Status Prepare() const;
-  /// nullopt when there is no state; kState when it is unreadable.
+  /// For commands that create nothing (DEL, CHECK, GC, diag): dataDir, the
+  /// network directory, devices/ and children/ are, where they exist, real
+  /// directories of root's that nobody else can write, with no symlink on
+  /// their path (base::CheckPrivateDir); kIo naming the one that is not.
+  base::Status Check() const;
+  /// nullopt when there is no state; kState when it is unreadable, fails
+  /// ValidateState, belongs to another network, or holds an attachment other
+  /// than the one its file name says.
   base::Result<std::optional<AttachmentState>> Load(const std::string& path) const;
+  /// kState, writing nothing, when the text would exceed kMaxStateBytes.
   base::Status Save(const std::string& path, const AttachmentState& s) const;
   base::Status Remove(const std::string& path) const;
   /// Paths of every state file of this network.

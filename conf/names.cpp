@@ -146,6 +146,21 @@ bool IsSafeAbsolutePath(std::string_view p) {
   return true;
 }
 
+bool IsValidContainerId(std::string_view id, size_t max_bytes) {
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  if (id.empty() || id.size() > max_bytes || !alnum(id[0])) return false;
+  if (id.find("..") != std::string_view::npos) return false;
+  for (char c : id)
+    if (!alnum(c) && c != '_' && c != '.' && c != '-') return false;
+  return true;
+}
+
+bool IsValidNetnsPath(std::string_view p) {
+  return !p.empty() && p[0] == '/' && !HasControlChar(p) && IsValidUtf8(p);
+}
+
 bool IsReservedDataDirName(std::string_view name) { return name == "devices" || name == "children"; }
 
 }  // namespace conf

@@ -40,6 +40,21 @@ bool IsValidDeviceId(std::string_view s);
 /// directories ("devices": claims, "children": shares): not network names.
 bool IsReservedDataDirName(std::string_view name);
 
+/// Longest CNI_CONTAINERID an ADD accepts: the ID is part of the state
+/// file's name, which with the interface name, separators and a temp-file
+/// suffix must stay under NAME_MAX (255). DEL, CHECK and GC accept
+/// kMaxLegacyContainerIdBytes, the old limit, so that attachments made before
+/// can still be deleted.
+inline constexpr size_t kMaxContainerIdBytes = 192;
+inline constexpr size_t kMaxLegacyContainerIdBytes = 256;
+
+/// The CNI spec's (and libcni's) container ID, ^[a-zA-Z0-9][a-zA-Z0-9_.\-]*$,
+/// at most `max_bytes`, without "..".
+bool IsValidContainerId(std::string_view id, size_t max_bytes = kMaxContainerIdBytes);
+
+/// What CNI_NETNS may be: an absolute path of UTF-8 without control characters.
+bool IsValidNetnsPath(std::string_view p);
+
 /// An absolute path without control characters or ".." components.
 bool IsSafeAbsolutePath(std::string_view p);
 

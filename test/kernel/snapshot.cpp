@@ -137,7 +137,12 @@ bool FileExists(const std::string& path) {
 
 std::string StatePath(const std::string& data_dir, const std::string& network,
                       const std::string& container_id, const std::string& ifname) {
-  return data_dir + "/" + network + "/" + container_id + "-" + ifname;
+  // "@<containerID>@<ifname>", the ifname's '%' and '.' escaped (cni/state.h),
+  // spelled out here so that a change of format breaks these tests.
+  std::string name = "@" + container_id + "@";
+  for (char c : ifname)
+    name += c == '%' ? std::string("%25") : c == '.' ? std::string("%2e") : std::string(1, c);
+  return data_dir + "/" + network + "/" + name;
 }
 
 std::vector<std::string> ClaimsFor(const std::string& data_dir, const std::string& container_id) {

@@ -12,7 +12,7 @@ using namespace enginetest;  // NOLINT(google-build-using-namespace): the shared
 namespace {
 
 void Garble(const VfNode& n, const std::string& cid = "c1") {
-  std::ofstream out(n.dir.path + "/erdma/" + cid + "-net1", std::ios::trunc);
+  std::ofstream out(n.dir.path + "/erdma/" + cni::StateStore::FileName(cid, "net1"), std::ios::trunc);
   out << "{\"version\": 1, \"steps\": [";  // cut short
 }
 
@@ -40,7 +40,7 @@ TEST_CASE("DEL with an unreadable state brings a VF's netdev home by its claim, 
     CHECK_FALSE(PodLink(n, "net1"));
     CHECK(n.ipam.leases == 0);
     // The claim is gone; the unreadable state is kept aside.
-    CHECK(n.StateFiles() == std::vector<std::string>{"/erdma/c1-net1.unreadable"});
+    CHECK(n.StateFiles() == std::vector<std::string>{"/erdma/@c1@net1.unreadable"});
     // The claim knew the VF's old settings: the PF has them back.
     CHECK(n.vfs.Describe() == pf_before);
     REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
@@ -69,12 +69,12 @@ TEST_CASE(
   // The netdev is home; the claim and the unreadable state stay for the next DEL.
   CHECK(n.world.NetnsOfLink(n.vf0) == fake::World::kRoot);
   CHECK(n.vfs.State(n.pf, 0).vlan == 100);
-  CHECK(n.StateFiles() == std::vector<std::string>{"/erdma/c1-net1", "/devices/ens1f0v0"});
+  CHECK(n.StateFiles() == std::vector<std::string>{"/erdma/@c1@net1", "/devices/ens1f0v0"});
 
   REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
   CHECK(n.vfs.Describe() == pf_before);
   CHECK(n.world.LinkByIndex(n.vf0)->mac == "52:54:00:aa:00:02");
-  CHECK(n.StateFiles() == std::vector<std::string>{"/erdma/c1-net1.unreadable"});
+  CHECK(n.StateFiles() == std::vector<std::string>{"/erdma/@c1@net1.unreadable"});
 }
 
 TEST_CASE(
@@ -97,7 +97,7 @@ TEST_CASE(
   CHECK(n.world.mutating_calls() == 0);
   CHECK(n.world.NetnsOfLink(other_index) == n.pod_ns);
   CHECK(n.ipam.leases == 0);
-  CHECK(n.StateFiles() == std::vector<std::string>{"/erdma/c1-net1.unreadable"});
+  CHECK(n.StateFiles() == std::vector<std::string>{"/erdma/@c1@net1.unreadable"});
   CHECK(n.vfs.Describe() == pf_before);
   // Another pod can have the VF.
   REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd, "c2")).ok());

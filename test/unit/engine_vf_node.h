@@ -53,7 +53,7 @@ struct VfNode : Node {
   }
   std::string Everything() { return world.Snapshot().Describe() + vfs.Describe(); }
   json StateJson(const std::string& cid = "c1") {
-    std::ifstream in(dir.path + "/erdma/" + cid + "-net1");
+    std::ifstream in(dir.path + "/erdma/" + cni::StateStore::FileName(cid, "net1"));
     std::stringstream ss;
     ss << in.rdbuf();
     return json::parse(ss.str());

@@ -134,8 +134,9 @@ TEST_CASE("env refuses container IDs that are unsafe in a file name") {
   CHECK_THAT(r.error().msg, Catch::StartsWith("CNI_CONTAINERID: "));
 }
 
-TEST_CASE("env accepts container IDs up to 256 bytes of the allowed characters") {
-  const std::string good = GENERATE(as<std::string>{}, "a", "0", "abc.def", "A_b-c.9", std::string(256, 'f'));
+TEST_CASE("env accepts container IDs up to 192 bytes of the allowed characters for ADD") {
+  // 192: the state file's name must fit NAME_MAX (state_hostile_test.cpp has the other commands' 256).
+  const std::string good = GENERATE(as<std::string>{}, "a", "0", "abc.def", "A_b-c.9", std::string(192, 'f'));
   Vars vars = AddVars();
   vars["CNI_CONTAINERID"] = good;
   auto r = Parse(vars);
