@@ -6,8 +6,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <string>
 
+#include "base/escape.h"
 #include "base/fd.h"
+#include "base/path_open.h"
 
 namespace base {
 namespace {
@@ -49,34 +52,60 @@ bool ParseLogLevel(std::string_view s, LogLevel* out) {
   return true;
 }
 
+namespace {
+
+// An existing log file is appended to and rotated only when it is ours: a
+// regular file of our user with one link. Anything else at the path (a
+// FIFO, a device, another program's log, a hard link to a file elsewhere)
+// is left alone.
+bool IsOurLog(const struct stat& st) {
+  return S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && st.st_nlink == 1;
+}
+
+void CannotLog(const std::string& path, const std::string& why) {
+  const std::string line =
+      "erdma-cni: cannot open logFile " + EscapeForDisplay(path) + " (" + why + "); logging to stderr only\n";
+  (void)!::write(STDERR_FILENO, line.data(), line.size());
+}
+
+}  // namespace
+
 void Log::Configure(const std::string& path, LogLevel level, uint64_t max_bytes) {
   LogState& s = State();
   s.level = level;
   s.fd.Reset();
   if (path.empty()) return;
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash + 1 == path.size()) return CannotLog(path, "not a file path");
+  const std::string dir_path = slash == 0 ? "/" : path.substr(0, slash);
+  const std::string name = path.substr(slash + 1);
+  // The directory once, without a symlink anywhere along it; the file and
+  // its rotation then stay inside that directory (openat, renameat).
+  auto dir = OpenNoSymlinks(dir_path, O_PATH | O_DIRECTORY);
+  if (!dir.ok()) return CannotLog(path, dir.error().msg);
   // O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of
   // hanging the plugin; regular files ignore the flag.
   auto open_log = [&] {
-    return ::open(path.c_str(),
-                  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
+    return OpenNoSymlinks(name, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOCTTY, 0600, dir->get());
   };
-  int fd = open_log();
+  auto fd = open_log();
+  if (!fd.ok()) return CannotLog(path, fd.error().msg);
   struct stat st {};
-  if (fd >= 0 && max_bytes > 0 && ::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) >= max_bytes) {
+  if (::fstat(fd->get(), &st) != 0 || !IsOurLog(st))
+    return CannotLog(path, "not a regular file of ours with a single link");
+  if (max_bytes > 0 && static_cast<uint64_t>(st.st_size) >= max_bytes) {
     // Size cap: the full file becomes <path>.1 (replacing the previous
     // one) and a new one starts. rename() is atomic; two plugins rotating at
     // once cost at most one old generation, never a torn line.
-    const std::string old = path + ".1";
-    if (::rename(path.c_str(), old.c_str()) == 0) {
-      ::close(fd);
+    const std::string old = name + ".1";
+    if (::renameat(dir->get(), name.c_str(), dir->get(), old.c_str()) == 0) {
       fd = open_log();
+      if (!fd.ok()) return CannotLog(path, fd.error().msg);
+      if (::fstat(fd->get(), &st) != 0 || !IsOurLog(st))
+        return CannotLog(path, "not a regular file of ours with a single link");
     }
   }
-  if (fd < 0) {
-    std::fprintf(stderr, "erdma-cni: cannot open logFile %s; logging to stderr only\n", path.c_str());
-    return;
-  }
-  s.fd.Reset(fd);
+  s.fd = std::move(*fd);
 }
 
 void Log::SetTag(std::string tag) { State().tag = std::move(tag); }
@@ -98,8 +127,10 @@ void Log::Write(LogLevel level, std::string_view msg) {
   line.reserve(64 + s.tag.size() + msg.size());
   line.append(stamp).append(" ").append(LevelName(level)).append(" [").append(std::to_string(getpid()));
   line.append("] ");
-  if (!s.tag.empty()) line.append(s.tag).append(": ");
-  line.append(msg).append("\n");
+  // Tags and messages carry the runtime's, the kernel's and pods' text:
+  // escaped, a newline in K8S_POD_NAME cannot start a forged line.
+  if (!s.tag.empty()) line.append(EscapeForDisplay(s.tag)).append(": ");
+  line.append(EscapeForDisplay(msg)).append("\n");
   // One write() per line: O_APPEND keeps lines from parallel plugins whole.
   if (to_file) (void)!::write(s.fd.get(), line.data(), line.size());
   if (to_stderr) (void)!::write(STDERR_FILENO, line.data(), line.size());

@@ -1,5 +1,10 @@
 // ADD's first step: the device (or VF) the config selects, found on the node
 // and, unless it is a child's parent, claimed for this attachment.
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <optional>
+
 #include "base/log.h"
 #include "cni/add_common.h"
 #include "cni/claim.h"
@@ -10,6 +15,54 @@ namespace cni {
 using base::Code;
 using base::Error;
 using base::Result;
+
+namespace {
+
+// Taking `lo` or the device that carries the node's default route away from
+// the node cuts the node (kubelet, the runtime, this plugin's next DEL) off
+// its network: a config, possibly a namespace user's, may not do it; the
+// node admin may, by naming the device in the node file. Checked before
+// anything changes, the claim included.
+base::Status RefuseNodeOwnDevice(Context& ctx, const netlink::LinkInfo& dev) {
+  // run.cpp always sets the node policy; unit tests on fake nodes whose one
+  // device carries the only default route leave it out.
+  if (!ctx.node) return base::Ok();
+  const conf::NodePolicy& node = *ctx.node;
+  for (const std::string& allowed : node.allow_node_devices)
+    if (allowed == dev.name) return base::Ok();
+  std::string why;
+  // The loopback device is the first one of every netns.
+  if (dev.name == "lo" || dev.index == 1) {
+    why = "is the node's loopback device";
+  } else {
+    // The node's default route per family is the one with the lowest metric
+    // in main; secondary ENIs often carry defaults at higher metrics (the
+    // node agent's) and stay attachable.
+    ASSIGN_OR_RETURN(auto routes, ctx.host.ListRoutes(0));
+    for (int family : {AF_INET, AF_INET6}) {
+      std::optional<uint32_t> best;
+      for (const netlink::RouteInfo& r : routes)
+        if (r.family() == family && r.table == netlink::kTableMain && r.dst.len == 0 && r.type == 1)
+          best = std::min(best.value_or(r.metric), r.metric);
+      for (const netlink::RouteInfo& r : routes)
+        if (best && r.family() == family && r.table == netlink::kTableMain && r.dst.len == 0 && r.type == 1 &&
+            r.metric == *best && r.oif == dev.index && why.empty())
+          why =
+              std::string("carries the node's ") + (family == AF_INET6 ? "IPv6" : "IPv4") + " default route";
+    }
+  }
+  if (why.empty()) return base::Ok();
+  return Error(Code::kInvalidConfig,
+               ctx.cfg.device.Describe() + " selects " + dev.name + ", which " + why + "; mode " +
+                   conf::ModeName(ctx.cfg.mode) +
+                   " would take it from the node. Select another device, or, if the node can do without it, "
+                   "the node admin adds \"" +
+                   dev.name + "\" to allowNodeDevices in the node file (" +
+                   (node.source.starts_with("/") ? node.source : std::string(conf::kNodeConfigPath)) +
+                   ", docs/security.md)");
+}
+
+}  // namespace
 
 Result<AddTarget> FindAddTarget(Context& ctx, const StateStore& store, const std::string& path,
                                 netlink::Rdma* rdma, const Error* rdma_error) {
@@ -43,6 +96,7 @@ Result<AddTarget> FindAddTarget(Context& ctx, const StateStore& store, const std
   }
   t.device = *device;
   if (cfg.child()) return t;
+  RETURN_IF_ERROR(RefuseNodeOwnDevice(ctx, t.device));
 
   // A moved device is one pod's alone: claim it, unless children of other
   // pods hang from it (their shares). Children share their parent and claim

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "cni/env.h"
 #include "conf/config.h"
+#include "conf/node.h"
 #include "ipam/ipam.h"
 #include "netlink/kernel.h"
 #include "netlink/rdma.h"
@@ -44,6 +45,8 @@ struct Context {
   ipam::Executor& ipam;
   std::string sysfs_root = "/sys";
   int lock_wait_ms = 10000;  ///< the binary sets cfg.lock_timeout_ms (`lockTimeoutMs`)
+  /// The node file's policy (run.cpp always sets it); null: not checked (unit tests).
+  const conf::NodePolicy* node = nullptr;
 };
 
 /// ADD: the result to print (in cfg.cni_version).

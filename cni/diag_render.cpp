@@ -1,71 +1,74 @@
 // The human form of `erdma-cni diag`'s report.
 #include <sstream>
 
+#include "base/escape.h"
 #include "cni/diag.h"
 
 namespace cni {
 
 using nlohmann::json;
 
+namespace {
+
+// Every string in the report may come from the kernel (interface and RDMA
+// device names), a pod (process names) or a state file: escaped, none of it
+// reaches the terminal raw.
+std::string Str(const json& v) { return base::EscapeForDisplay(v.get<std::string>()); }
+
+}  // namespace
+
 std::string RenderDiag(const json& r) {
   std::ostringstream o;
-  o << "erdma-cni diag: " << r.value("netns", "") << "\n\n== RDMA\n";
+  o << "erdma-cni diag: " << base::EscapeForDisplay(r.value("netns", "")) << "\n\n== RDMA\n";
   const json& rdma = r["rdma"];
-  if (rdma.contains("error")) o << "!! " << rdma["error"].get<std::string>() << "\n";
-  if (rdma.contains("netnsMode")) o << "netns mode: " << rdma["netnsMode"].get<std::string>() << "\n";
+  if (rdma.contains("error")) o << "!! " << Str(rdma["error"]) << "\n";
+  if (rdma.contains("netnsMode")) o << "netns mode: " << Str(rdma["netnsMode"]) << "\n";
   for (const auto& d : rdma.value("devices", json::array())) {
-    o << d["name"].get<std::string>() << " (" << d["protocol"].get<std::string>() << ", node GUID "
-      << d["nodeGuid"].get<std::string>() << ")\n";
+    o << Str(d["name"]) << " (" << Str(d["protocol"]) << ", node GUID " << Str(d["nodeGuid"]) << ")\n";
     for (const auto& p : d["ports"]) {
       o << "  port " << p["port"] << ": "
-        << (p["active"].get<bool>() ? "PORT_ACTIVE" : "!! PORT_" + p["state"].get<std::string>())
-        << ", link layer " << p["linkLayer"].get<std::string>() << ", netdev "
-        << (p["netdev"].get<std::string>().empty() ? "-" : p["netdev"].get<std::string>());
+        << (p["active"].get<bool>() ? "PORT_ACTIVE" : "!! PORT_" + Str(p["state"])) << ", link layer "
+        << Str(p["linkLayer"]) << ", netdev " << (Str(p["netdev"]).empty() ? "-" : Str(p["netdev"]));
       if (p.contains("netdevMtu")) o << " (MTU " << p["netdevMtu"] << ", RoCE MTU " << p["roceMtu"] << ")";
       o << "\n";
       for (const auto& g : p["gids"])
-        o << "    gid " << g["index"] << " " << g["gid"].get<std::string>() << " "
-          << g["type"].get<std::string>() << " " << g["netdev"].get<std::string>() << "\n";
+        o << "    gid " << g["index"] << " " << Str(g["gid"]) << " " << Str(g["type"]) << " "
+          << Str(g["netdev"]) << "\n";
     }
   }
   o << "\n== Netdevs and their RDMA devices\n";
   for (const auto& n : r["netdevs"]) {
-    o << n["name"].get<std::string>() << " " << n["mac"].get<std::string>() << " mtu " << n["mtu"]
+    o << Str(n["name"]) << " " << Str(n["mac"]) << " mtu " << n["mtu"]
       << (n["up"].get<bool>() ? " up" : " down");
-    if (n.contains("rdmaDevice"))
-      o << " -> " << n["rdmaDevice"].get<std::string>() << " (by " << n["pairedBy"].get<std::string>() << ")";
+    if (n.contains("rdmaDevice")) o << " -> " << Str(n["rdmaDevice"]) << " (by " << Str(n["pairedBy"]) << ")";
     o << "\n";
   }
   o << "\n== SMC\n";
   for (const auto& [k, v] : r["smc"]["sysctls"].items())
-    o << k << " = " << (v.is_null() ? "(absent)" : v.get<std::string>()) << "\n";
-  if (r["smc"].contains("error")) o << "SMC netlink: " << r["smc"]["error"].get<std::string>() << "\n";
+    o << base::EscapeForDisplay(k) << " = " << (v.is_null() ? "(absent)" : Str(v)) << "\n";
+  if (r["smc"].contains("error")) o << "SMC netlink: " << Str(r["smc"]["error"]) << "\n";
   for (const auto& p : r["smc"].value("pnet", json::array()))
-    o << "pnet " << p["pnetId"].get<std::string>() << " " << p["netdev"].get<std::string>()
-      << p["ibDevice"].get<std::string>() << "\n";
+    o << "pnet " << Str(p["pnetId"]) << " " << Str(p["netdev"]) << Str(p["ibDevice"]) << "\n";
   o << "\n== memlock of the processes in this netns\n";
   for (const auto& p : r["memlock"]["processes"])
-    o << p["pid"] << " " << p["comm"].get<std::string>() << ": soft " << p["soft"].get<std::string>()
-      << ", hard " << p["hard"].get<std::string>() << "\n";
-  if (r["memlock"].contains("hint")) o << "!! " << r["memlock"]["hint"].get<std::string>() << "\n";
+    o << p["pid"] << " " << Str(p["comm"]) << ": soft " << Str(p["soft"]) << ", hard " << Str(p["hard"])
+      << "\n";
+  if (r["memlock"].contains("hint")) o << "!! " << Str(r["memlock"]["hint"]) << "\n";
   o << "\n== erdma-cni state vs the kernel\n";
   for (const auto& s : r["states"]) {
-    o << s["file"].get<std::string>() << ": " << (s["problems"].empty() ? "ok" : "") << "\n";
+    o << Str(s["file"]) << ": " << (s["problems"].empty() ? "ok" : "") << "\n";
     if (s.contains("vf")) {
       const json& vf = s["vf"];
-      o << "  VF " << vf["pci"].get<std::string>() << " (vf " << vf["vf"] << " of "
-        << vf["pf"].get<std::string>() << "), "
-        << (vf["netdev"].get<std::string>().empty() ? "no netdev (user-space driver)"
-                                                    : "netdev " + vf["netdev"].get<std::string>())
+      o << "  VF " << Str(vf["pci"]) << " (vf " << vf["vf"] << " of " << Str(vf["pf"]) << "), "
+        << (Str(vf["netdev"]).empty() ? "no netdev (user-space driver)" : "netdev " + Str(vf["netdev"]))
         << "\n";
     }
-    for (const auto& p : s["problems"]) o << "  !! " << p.get<std::string>() << "\n";
+    for (const auto& p : s["problems"]) o << "  !! " << Str(p) << "\n";
   }
   o << "\n== node devices held by pods\n";
   for (const auto& h : r.value("holders", json::array()))
-    o << h["device"].get<std::string>() << ": " << h["as"].get<std::string>() << " by container "
-      << h["containerID"].get<std::string>() << " (network " << h["network"].get<std::string>()
-      << ", interface " << h["ifName"].get<std::string>() << ")"
+    o << Str(h["device"]) << ": " << Str(h["as"]) << " by container " << Str(h["containerID"]) << " (network "
+      << Str(h["network"]) << ", interface " << Str(h["ifName"]) << ")"
       << (h["stale"].get<bool>()
               ? ", stale: its state is gone; the next ADD, DEL or GC of the device clears it"
               : "")

@@ -5,6 +5,7 @@
 #include "cni/ipam_versions.h"
 #include "cni/result.h"
 #include "conf/config.h"
+#include "conf/node.h"
 #include "conf/version.h"
 #include "netlink/netns.h"
 #include "netlink/rdma_socket.h"
@@ -145,6 +146,13 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostrea
                                                       " needs cniVersion 1.1.0 or later; the config says " +
                                                       version));
 
+  // Paths that reach outside the attachment are the node admin's to allow,
+  // whoever wrote the config (a NetworkAttachmentDefinition may be a
+  // namespace user's): checked before the log file is even opened.
+  auto node = backend.NodePolicy(getenv);
+  if (!node.ok()) return Fail(out, version, node.error());
+  if (auto s = conf::CheckNodePaths(*cfg, *node); !s.ok()) return Fail(out, version, s.error());
+
   base::Log::Configure(cfg->log_file, cfg->log_level, cfg->log_max_bytes);
   std::string tag = "net=" + cfg->name;
   if (!env->container_id.empty()) tag += " cid=" + env->container_id;
@@ -159,6 +167,7 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostrea
   NegotiatingExecutor ipam(*exec);
   Context ctx{*cfg, *env, **host, backend.Opener(), ipam};
   ctx.lock_wait_ms = static_cast<int>(cfg->lock_timeout_ms);
+  ctx.node = &*node;
   backend.Prepare(ctx);
 
   switch (env->command) {

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "cni/commands.h"
 #include "cni/env.h"
+#include "conf/node.h"
 #include "ipam/ipam.h"
 #include "netlink/kernel.h"
 
@@ -31,6 +32,11 @@ class Backend {
   /// Last changes to a command's context (sysfs root, lock wait); the real
   /// backend keeps the defaults and the config's `lockTimeoutMs`.
   virtual void Prepare(Context& ctx) { (void)ctx; }
+  /// The node admin's policy: the real backend reads the node file
+  /// (conf::LoadNodePolicy with $ERDMA_CNI_NODE_CONFIG).
+  virtual base::Result<conf::NodePolicy> NodePolicy(const Getenv& getenv) {
+    return conf::LoadNodePolicy(getenv(conf::kNodeConfigEnv));
+  }
 };
 
 /// Runs one invocation against the real kernel. Returns the exit status.

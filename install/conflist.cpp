@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "base/json_parse.h"
 #include "conf/version.h"
 
 namespace install {
@@ -77,6 +78,14 @@ std::string Placement::Describe() const {
 }
 
 base::Result<Json> ParseObject(std::string_view text) {
+  // The depth bound and the NUL check first: a conflist nested 100k deep
+  // would overflow the stack when the tree is copied or dumped.
+  if (auto bounded = base::ParseJson(text, "the conflist"); !bounded.ok()) {
+    // A syntax error in the parser's own words (they give the line); a NUL
+    // byte or too deep a nesting as ParseJson says it.
+    const Error& e = bounded.error();
+    return e.details.empty() ? e : Error(Code::kDecoding, "not JSON: " + e.details);
+  }
   // The parser keeps the last of two equal keys; a rewrite would then drop
   // the other one without a word. One set of keys per open object.
   std::vector<std::set<std::string>> open;

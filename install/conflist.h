@@ -31,7 +31,8 @@ struct Placement {
 
 /// Parses JSON text into an object. Refuses text that is not JSON, a value
 /// that is not an object, and duplicate keys at any depth (a rewrite would
-/// silently keep only one of them). Code 6, the message says where.
+/// silently keep only one of them), a NUL byte and nesting deeper than
+/// base::kMaxJsonDepth. Code 6, the message says where.
 base::Result<Json> ParseObject(std::string_view text);
 
 /// How many entries of `plugins` are ours.

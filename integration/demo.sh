@@ -2,16 +2,19 @@
 # erdma-cni end to end, on this machine, without touching the host's own
 # interfaces. It builds a private world of network namespaces:
 #
-#   node  stands in for the ECS host: a secondary ENI stand-in `eth1` (one end
-#         of a veth) with 10.9.0.11/24 and the node agent's metric-200 routes,
-#         plus the host end of the pod's primary (Terway) interface
+#   node  stands in for the ECS host: its primary interface `eth0` with the
+#         node's own default route (metric 100), a secondary ENI stand-in
+#         `eth1` (one end of a veth) with 10.9.0.11/24 and the node agent's
+#         metric-200 routes, plus the host end of the pod's primary (Terway)
+#         interface
 #   vpc   the VPC: a bridge holding the gateway 10.9.0.1 and 192.0.2.1, an
 #         address off the ENI's subnet that only a default route reaches
 #   pod   the pod, with Terway's eth0 (172.16.0.5/24, default via 172.16.0.1)
 #
 # then runs build/erdma-cni inside the node namespace exactly as a container
 # runtime would (CNI_* environment, config on stdin), chained after a
-# Terway-shaped prevResult with `addresses: inherit`: ADD, a look inside the
+# Terway-shaped prevResult with `addresses: inherit`, under a node file
+# (docs/security.md) that allows the demo's dataDir and logFile: ADD, a look inside the
 # pod, pings through the moved interface, CHECK, DEL, and the device home again.
 #
 # Usage: sudo integration/demo.sh          (ERDMA_CNI=/path/to/erdma-cni to override)
@@ -73,7 +76,9 @@ pretty() {
 fail() { echo "demo: $*" >&2; exit 1; }
 
 # Runs the plugin as a runtime does: inside the node netns, a clean
-# environment holding only CNI_* and PATH, the network config on stdin.
+# environment holding only CNI_*, PATH and the node file's path (a real node
+# keeps it at /etc/erdma-cni/node.json and needs no variable), the network
+# config on stdin.
 # `ip netns exec` also gives it a /sys that shows the node's devices.
 cni() {
   local command=$1 config=$2
@@ -85,6 +90,7 @@ cni() {
     CNI_IFNAME=eth0 \
     CNI_PATH="$CNI_PATH_DIRS" \
     CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=demo-trainer-0" \
+    ERDMA_CNI_NODE_CONFIG="$WORK/node.json" \
     "$ERDMA_CNI" <<<"$config"
 }
 
@@ -139,6 +145,13 @@ ip -n "$VPC" link add br0 type bridge
 ip -n "$VPC" addr add 10.9.0.1/24 dev br0
 ip -n "$VPC" addr add 192.0.2.1/32 dev br0
 ip -n "$VPC" link set br0 up
+# The node's primary interface, carrying the node's own default route: move
+# mode refuses to take it (or lo) unless the node file allows it.
+ip -n "$NODE" link add eth0 type veth peer name eni0 netns "$VPC"
+ip -n "$NODE" addr add 172.31.0.2/24 dev eth0
+ip -n "$NODE" link set eth0 up
+ip -n "$VPC" link set eni0 up
+ip -n "$NODE" route add default via 172.31.0.1 dev eth0 metric 100
 # The secondary ENI stand-in, addressed and routed the way a node agent leaves it.
 ip -n "$NODE" link add eth1 type veth peer name eni1 netns "$VPC"
 ip -n "$VPC" link set eni1 master br0 up
@@ -155,6 +168,20 @@ ip -n "$POD" link set eth0 up
 ip -n "$POD" route add default via 172.16.0.1 dev eth0
 echo "plugin:     $ERDMA_CNI"
 echo "data dir:   $WORK/data"
+
+section "The node file: what configs may name outside their attachment"
+# Written by the node admin alone (root-owned, not group/other-writable): a
+# config's dataDir and logFile must be listed here, whoever wrote the config
+# (a NetworkAttachmentDefinition may be a namespace user's). Without a node
+# file only /run/erdma-cni and /var/log/erdma-cni.log are allowed.
+cat >"$WORK/node.json" <<EOF
+{
+  "dataDirs": ["$WORK/data"],
+  "logFiles": ["$WORK/erdma-cni.log"]
+}
+EOF
+chmod 0644 "$WORK/node.json"
+cat "$WORK/node.json"
 
 section "Node: the ENI eth1 before ADD"
 NODE_BEFORE="$(node_eni_state)"
@@ -220,6 +247,21 @@ echo "DEL ok"
 if [[ -n "$(find "$WORK/data" -path "*/erdma/*" -type f 2>/dev/null)" ]]; then
   fail "state files left under $WORK/data/erdma"
 fi
+
+section "What the node decides, not the config"
+# A dataDir the node file does not list, and the node's own default-route
+# device: both refused with code 7 before anything changes.
+refused() {
+  local what=$1 config=$2 out
+  if out="$(cni ADD "$config")"; then fail "ADD with $what succeeded"; fi
+  echo "$what:"
+  echo "$out" | pretty
+  grep -q '"code":7,' <<<"$out" || fail "ADD with $what: expected code 7"
+}
+refused "dataDir /etc/erdma-cni" "$(config_with_prev "$TERWAY_RESULT" | sed 's|"dataDir": "[^"]*"|"dataDir": "/etc/erdma-cni"|')"
+refused "device eth0 (the node's default route)" "$(config_with_prev "$TERWAY_RESULT" | sed 's|"name": "eth1"|"name": "eth0"|')"
+ip -n "$NODE" link show dev eth0 >/dev/null || fail "eth0 left the node"
+[[ ! -e /etc/erdma-cni/erdma && -z "$(find "$WORK/data" -type f 2>/dev/null)" ]] || fail "a refused ADD left files behind"
 
 section "Plugin log ($WORK/erdma-cni.log, last lines)"
 tail -n 15 "$WORK/erdma-cni.log" 2>/dev/null || echo "(no log written)"

@@ -21,7 +21,8 @@ Invocation Make(const Options& opt, const std::string& binary, const Call& c,
              "CNI_CONTAINERID=" + c.container_id,
              "CNI_NETNS=" + c.netns,
              "CNI_IFNAME=" + c.ifname,
-             "CNI_PATH=" + opt.cni_dir};
+             "CNI_PATH=" + opt.cni_dir,
+             NodeFileEnv()};
   inv.stdin_text = c.config.dump();
   return inv;
 }

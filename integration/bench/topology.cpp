@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -180,6 +181,29 @@ bool SameNodeState(const NodeState& want, const NodeState& now, std::string* why
   else
     return true;
   return false;
+}
+
+const std::string& NodeFileEnv() {
+  struct File {
+    std::string path = "/tmp/erdma-bench-node-" + std::to_string(::getpid()) + ".json";
+    std::string env = "ERDMA_CNI_NODE_CONFIG=" + path;
+    File() {
+      std::string devices;
+      for (int i = 1; i <= 9; ++i)
+        devices += std::string(i > 1 ? ", " : "") + "\"eth" + std::to_string(i) + "\"";
+      const std::string text =
+          R"({"dataDirs": ["/"], "logFiles": ["/"], "allowNodeDevices": [)" + devices + "]}\n";
+      ::unlink(path.c_str());
+      const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+        throw std::runtime_error("cannot write " + path);
+      ::fchmod(fd, 0644);
+      ::close(fd);
+    }
+    ~File() { ::unlink(path.c_str()); }
+  };
+  static File f;
+  return f.env;
 }
 
 }  // namespace bench

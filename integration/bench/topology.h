@@ -55,6 +55,13 @@ class Topology {
 /// Children inherit it: nothing sits between the driver and the plugin.
 void EnterNetns(const std::string& netns);
 
+/// "ERDMA_CNI_NODE_CONFIG=<file>" for the plugin's environment: a node file
+/// (docs/security.md), written once per process and removed at exit, that
+/// allows any dataDir and logFile (the drivers choose them under their data
+/// root) and the ENI stand-ins eth1..eth9, which carry the private node's
+/// only default routes.
+const std::string& NodeFileEnv();
+
 /// Runs `/bin/sh -c cmd`; throws with the command on a non-zero exit.
 void ShOk(const std::string& cmd);
 

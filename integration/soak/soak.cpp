@@ -85,7 +85,8 @@ bench::Invocation Make(const Options& opt, const std::string& command, const std
              "CNI_CONTAINERID=" + cid,
              "CNI_NETNS=" + netns,
              "CNI_IFNAME=" + std::string(kIfName),
-             "CNI_PATH=" + opt.cni_dir};
+             "CNI_PATH=" + opt.cni_dir,
+             bench::NodeFileEnv()};
   inv.stdin_text = config.dump();
   return inv;
 }

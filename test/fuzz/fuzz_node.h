@@ -71,6 +71,10 @@ class Node : public cni::Backend {
   cni::NetnsOpener& Opener() override { return opener_; }
   std::unique_ptr<ipam::Executor> Ipam(const std::vector<std::string>& cni_path) override;
   void Prepare(cni::Context& ctx) override;
+  /// The fuzzer puts dataDir and logFile in its own temp dir: every path is
+  /// allowed; the node's devices keep the built-in rule (eth0, the default
+  /// route's device, is refused).
+  base::Result<conf::NodePolicy> NodePolicy(const cni::Getenv& getenv) override;
 
   /// Every namespace, link, address, route, rule, RDMA device, pnet entry,
   /// UEID and sysctl, as text: equal before and after = nothing changed.

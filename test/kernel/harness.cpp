@@ -4,9 +4,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstring>
@@ -208,6 +210,35 @@ TempDir::~TempDir() {
 
 std::string PluginBinary() { return ERDMA_CNI_BIN; }
 
+const std::string& TestNodeFile() {
+  // Written once per test process, removed at exit. The tests' dataDirs and
+  // logs live under /tmp; the topology's ENIs carry the node netns's only
+  // default routes, so they are allowed like a node admin would allow them.
+  struct File {
+    std::string path = "/tmp/ecni-kt-node-" + std::to_string(getpid()) + ".json";
+    File() {
+      json devices = json::array();
+      for (int i = 1; i <= 9; ++i) devices.push_back("eth" + std::to_string(i));
+      const json node = {
+          {"dataDirs", {"/run/erdma-cni", "/tmp/"}}, {"logFiles", {"/tmp/"}}, {"allowNodeDevices", devices}};
+      WriteNodeFile(path, node.dump());
+    }
+    ~File() { ::unlink(path.c_str()); }
+  };
+  static File f;
+  return f.path;
+}
+
+void WriteNodeFile(const std::string& path, const std::string& text, mode_t mode) {
+  ::unlink(path.c_str());
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) throw std::runtime_error("cannot create " + path);
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::fchmod(fd, mode);
+  ::close(fd);
+  if (!ok) throw std::runtime_error("cannot write " + path);
+}
+
 PluginResult RunPlugin(const PluginCall& call) {
   std::vector<std::string> env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
   auto set = [&](const char* k, const std::string& v) { env.push_back(std::string(k) + "=" + v); };
@@ -218,6 +249,15 @@ PluginResult RunPlugin(const PluginCall& call) {
   set("CNI_PATH", call.cni_path.value_or(fs::path(PluginBinary()).parent_path().string() + ":/usr/lib/cni"));
   if (!call.cni_args.empty()) set("CNI_ARGS", call.cni_args);
   env.insert(env.end(), call.extra_env.begin(), call.extra_env.end());
+  // The node file, unless the test brings its own (or "ERDMA_CNI_NODE_CONFIG"
+  // alone in extra_env: the variable unset, the built-in path).
+  const std::string node_var = "ERDMA_CNI_NODE_CONFIG";
+  auto own =
+      std::find_if(env.begin(), env.end(), [&](const std::string& e) { return e.starts_with(node_var); });
+  if (own == env.end())
+    set("ERDMA_CNI_NODE_CONFIG", TestNodeFile());
+  else if (*own == node_var)
+    env.erase(own);
   // A sanitized build (ERDMA_CNI_SANITIZE) reads its options from these.
   for (const char* k : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"})
     if (const char* v = std::getenv(k)) set(k, v);

@@ -7,6 +7,8 @@
 // snapshot.cpp (reading kernel state) and expect.cpp (shared assertions).
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -183,12 +185,22 @@ struct PluginResult {
   nlohmann::json json;  ///< stdout parsed, null when empty or not JSON
 };
 
-/// Execs the real erdma-cni (ERDMA_CNI_BIN) with only CNI_* and PATH in its
-/// environment, via `ip netns exec <run_in>` so /sys matches the node netns.
+/// Execs the real erdma-cni (ERDMA_CNI_BIN) with only CNI_*, PATH and
+/// ERDMA_CNI_NODE_CONFIG (TestNodeFile) in its environment, via
+/// `ip netns exec <run_in>` so /sys matches the node netns.
 PluginResult RunPlugin(const PluginCall& call);
 
 /// Path of the erdma-cni binary under test.
 std::string PluginBinary();
+
+/// The node file (ERDMA_CNI_NODE_CONFIG) RunPlugin gives the plugin unless
+/// extra_env sets the variable: dataDirs /run/erdma-cni and /tmp/, logFiles
+/// /tmp/, allowNodeDevices eth1..eth9 (the topology's ENIs carry the node
+/// netns's only default routes).
+const std::string& TestNodeFile();
+
+/// Writes a node file at `path` (replacing it), owned by us (root), `mode`.
+void WriteNodeFile(const std::string& path, const std::string& text, mode_t mode = 0644);
 
 /// The plugin's network config.
 struct ConfigSpec {

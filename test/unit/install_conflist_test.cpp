@@ -168,6 +168,20 @@ TEST_CASE("two erdma-cni entries: install refuses, uninstall removes both") {
   CHECK(out->summary == "removed 2 erdma-cni entries (positions 0, 3)");
 }
 
+TEST_CASE("install refuses a conflist nested deeper than the JSON bound, saying so") {
+  // 100k levels used to reach the parser and the tree copies that recurse.
+  const std::string deep = R"({"cniVersion": "1.0.0", "name": "n", "plugins": [{"type": "x", "a": )" +
+                           std::string(100000, '[') + std::string(100000, ']') + "}]}";
+  auto out = install::PlanInstall(deep, Entry(), Last());
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.error().code == Code::kDecoding);
+  CHECK(out.error().msg.find("nests JSON deeper than 64 levels") != std::string::npos);
+  // Uninstall and the entry file read the same way.
+  CHECK_FALSE(install::PlanUninstall(deep).ok());
+  CHECK(install::ParseObject(std::string(100, '[') + std::string(100, ']')).error().msg.find("deeper") !=
+        std::string::npos);
+}
+
 TEST_CASE("install refuses text that is not a conflist, saying what it is") {
   CHECK(install::PlanInstall("{\"cniVersion\": \"1.0.0\",", Entry(), Last()).error().code == Code::kDecoding);
   CHECK(MustFail("{\"cniVersion\": \"1.0.0\",").find("not JSON") != std::string::npos);

@@ -57,6 +57,11 @@ scratch="$(mktemp -d "${TMPDIR:-/tmp}/erdma-cnitool.XXXXXX")"
 mkdir -p "$scratch/bin"
 ln -s "$(realpath "$ERDMA_CNI")" "$scratch/bin/erdma-cni"
 : >"$scratch/libcni-cache-files"
+# The node file (docs/security.md): the cases' dataDirs and logs live under
+# $scratch; eth1 carries each case's node's only default route.
+printf '{"dataDirs": ["%s/"], "logFiles": ["%s/"], "allowNodeDevices": ["eth1"]}\n' "$scratch" "$scratch" \
+  >"$scratch/node.json"
+chmod 0644 "$scratch/node.json"
 
 cleanup() {
   local f
@@ -131,6 +136,7 @@ cni() {
     PATH=/usr/sbin:/usr/bin:/sbin:/bin
     CNI_PATH="/usr/lib/cni:$scratch/bin"
     NETCONFPATH="$confdir"
+    ERDMA_CNI_NODE_CONFIG="$scratch/node.json"
     CNI_IFNAME="$ifname"
     CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=$pod_name;K8S_POD_INFRA_CONTAINER_ID=$cid"
   )

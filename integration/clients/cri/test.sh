@@ -225,6 +225,13 @@ node_ecn="$(in_node cat /proc/sys/net/ipv4/tcp_ecn)" # a new netns's default
 # ip netns exec, which however loses the cgroup mounts under /sys that runc
 # needs: they are carried over here).
 mkdir -p "$scratch/cgroup"
+# The node file (docs/security.md), passed down through containerd's
+# environment: the test's dataDir and log live under $scratch; eth1 carries
+# the node's only default route.
+printf '{"dataDirs": ["%s/"], "logFiles": ["%s/"], "allowNodeDevices": ["eth1"]}\n' "$scratch" "$scratch" \
+  >"$scratch/node.json"
+chmod 0644 "$scratch/node.json"
+export ERDMA_CNI_NODE_CONFIG="$scratch/node.json"
 # shellcheck disable=SC2016 # $1.. are the inner shell's
 nsenter --net="/run/netns/$node" unshare --mount --propagation slave -- sh -c '
   set -e

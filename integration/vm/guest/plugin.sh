@@ -5,6 +5,10 @@
 # shellcheck shell=bash
 DATA=/var/lib/cni/erdma-cni
 LOG=/tmp/erdma-cni.log
+# The node file (docs/security.md) that allows DATA and LOG; cni() names it.
+NODE_FILE=/tmp/erdma-cni-node.json
+printf '{"dataDirs": ["%s"], "logFiles": ["%s"]}\n' "$DATA" "$LOG" >"$NODE_FILE"
+chmod 0644 "$NODE_FILE"
 
 topo_up() { # topo_up N: vpc + eth1..ethN
   # No IPv6 DAD: addresses must not change flags between two snapshots.
@@ -34,7 +38,7 @@ topo_down() {
 # cni CMD CID NETNS IFNAME CONFIG: runs the plugin as a runtime would; prints its stdout.
 cni() {
   printf '%s' "$5" | env -i PATH="$PATH" CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS="$3" \
-    CNI_IFNAME="$4" CNI_PATH=/usr/lib/cni erdma-cni
+    CNI_IFNAME="$4" CNI_PATH=/usr/lib/cni ERDMA_CNI_NODE_CONFIG="$NODE_FILE" erdma-cni
 }
 
 # conf RDMA_JSON [DEVICE]: a standalone (Multus-style) config.

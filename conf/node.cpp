@@ -1,0 +1,153 @@
+#include "conf/node.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "base/json_parse.h"
+#include "base/path_open.h"
+#include "conf/names.h"
+
+namespace conf {
+
+using base::Code;
+using base::Error;
+using nlohmann::json;
+
+namespace {
+
+// "/a//b/./c/" -> "/a/b/c"; "/" -> "". Entries and values are compared in
+// this form, so "/run/erdma-cni/" as a dataDir is the entry "/run/erdma-cni".
+std::string Normalize(std::string_view p) {
+  std::string out;
+  size_t i = 0;
+  while (i < p.size()) {
+    while (i < p.size() && p[i] == '/') ++i;
+    size_t end = p.find('/', i);
+    if (end == std::string_view::npos) end = p.size();
+    std::string_view part = p.substr(i, end - i);
+    if (!part.empty() && part != ".") out.append("/").append(part);
+    i = end;
+  }
+  return out;
+}
+
+bool ValidEntry(const std::string& e) {
+  if (!IsSafeAbsolutePath(e)) return false;
+  // "." parts would make an entry mean something else than it reads.
+  return e.find("/./") == std::string::npos && !e.ends_with("/.");
+}
+
+base::Status ReadList(const json& root, const char* key, const std::string& path, bool paths,
+                      std::vector<std::string>* out) {
+  auto it = root.find(key);
+  if (it == root.end()) return base::Ok();
+  const std::string fix =
+      paths ? "absolute paths; one ending in \"/\" allows everything below it" : "node device names";
+  if (!it->is_array()) return Error(Code::kInvalidConfig, path + ": " + key + " must be an array of " + fix);
+  out->clear();
+  for (const json& v : *it) {
+    if (!v.is_string()) return Error(Code::kInvalidConfig, path + ": " + key + " must be an array of " + fix);
+    const auto& s = v.get_ref<const std::string&>();
+    if (paths ? !ValidEntry(s) : !IsValidIfName(s))
+      return Error(Code::kInvalidConfig, path + ": " + key + ": " +
+                                             json(s).dump(-1, ' ', true, json::error_handler_t::replace) +
+                                             " is not valid; use " + fix + " (no \".\" or \"..\" parts)");
+    out->push_back(s);
+  }
+  return base::Ok();
+}
+
+}  // namespace
+
+base::Result<NodePolicy> ParseNodePolicy(std::string_view text, const std::string& path) {
+  ASSIGN_OR_RETURN(json root, base::ParseJson(text, "node file " + path));
+  if (!root.is_object()) return Error(Code::kInvalidConfig, path + ": must be a JSON object");
+  for (const auto& [k, v] : root.items()) {
+    (void)v;
+    if (k != "dataDirs" && k != "logFiles" && k != "allowNodeDevices")
+      return Error(Code::kInvalidConfig,
+                   path + ": unknown key " + json(k).dump(-1, ' ', true, json::error_handler_t::replace) +
+                       "; the keys are dataDirs, logFiles and allowNodeDevices (docs/security.md)");
+  }
+  NodePolicy p;
+  p.source = path;
+  RETURN_IF_ERROR(ReadList(root, "dataDirs", path, true, &p.data_dirs));
+  RETURN_IF_ERROR(ReadList(root, "logFiles", path, true, &p.log_files));
+  RETURN_IF_ERROR(ReadList(root, "allowNodeDevices", path, false, &p.allow_node_devices));
+  return p;
+}
+
+base::Result<NodePolicy> LoadNodePolicy(const char* env_path) {
+  const bool from_env = env_path != nullptr && *env_path != '\0';
+  const std::string path = from_env ? env_path : kNodeConfigPath;
+  if (path[0] != '/')
+    return Error(Code::kIo, std::string(kNodeConfigEnv) + "=" + path + " must be an absolute path");
+  auto fd = base::OpenNoSymlinks(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+  if (!fd.ok()) {
+    if (fd.error().sys_errno == ENOENT && !from_env) return NodePolicy{};
+    Error e = fd.error();
+    e.msg = "node file (" + std::string(from_env ? kNodeConfigEnv : "default path") + "): " + e.msg;
+    return e;
+  }
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0)
+    return Error(Code::kIo, "node file " + path + ": fstat failed", "", errno);
+  if (!S_ISREG(st.st_mode)) return Error(Code::kIo, "node file " + path + " is not a regular file");
+  // Root alone decides what root may touch.
+  if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return Error(Code::kIo, "node file " + path +
+                                " must be owned by root and not writable by group or others (" +
+                                "owner uid " + std::to_string(st.st_uid) + ", mode " +
+                                std::to_string((st.st_mode >> 6) & 7) +
+                                std::to_string((st.st_mode >> 3) & 7) + std::to_string(st.st_mode & 7) +
+                                "); fix: chown root " + path + " && chmod 0644 " + path);
+  if (static_cast<uint64_t>(st.st_size) > kMaxNodeConfigBytes)
+    return Error(Code::kIo,
+                 "node file " + path + " is larger than " + std::to_string(kMaxNodeConfigBytes) + " bytes");
+  std::string text(kMaxNodeConfigBytes + 1, '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n = ::read(fd->get(), text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error(Code::kIo, "node file " + path + ": read failed", "", errno);
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got > kMaxNodeConfigBytes)
+    return Error(Code::kIo,
+                 "node file " + path + " is larger than " + std::to_string(kMaxNodeConfigBytes) + " bytes");
+  text.resize(got);
+  return ParseNodePolicy(text, path);
+}
+
+bool PathAllowed(const std::vector<std::string>& entries, std::string_view path) {
+  const std::string p = Normalize(path);
+  for (const std::string& e : entries) {
+    const std::string n = Normalize(e);
+    if (e.ends_with("/")) {
+      if (p.size() > n.size() && p.starts_with(n) && p[n.size()] == '/') return true;
+    } else if (p == n) {
+      return true;
+    }
+  }
+  return false;
+}
+
+base::Status CheckNodePaths(const Config& cfg, const NodePolicy& policy) {
+  auto refuse = [&](const char* key, const std::string& value, const char* node_key) {
+    return Error(Code::kInvalidConfig,
+                 std::string(key) + ": " + json(value).dump(-1, ' ', true, json::error_handler_t::replace) +
+                     " is not allowed on this node (" + policy.source +
+                     "); the node admin allows it by adding it to " + node_key + " in the node file (" +
+                     kNodeConfigPath + " or $" + kNodeConfigEnv + ", docs/security.md)");
+  };
+  if (!PathAllowed(policy.data_dirs, cfg.data_dir)) return refuse("dataDir", cfg.data_dir, "dataDirs");
+  if (!cfg.log_file.empty() && !PathAllowed(policy.log_files, cfg.log_file))
+    return refuse("logFile", cfg.log_file, "logFiles");
+  return base::Ok();
+}
+
+}  // namespace conf
