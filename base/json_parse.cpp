@@ -24,7 +24,7 @@ Result<nlohmann::json> ParseJson(std::string_view text, const std::string& what,
         },
         /*allow_exceptions=*/true, /*ignore_comments=*/false);
   } catch (const TooDeep&) {
-    return Error(Code::kDecoding, what + " nests JSON deeper than " + std::to_string(max_depth) + " levels");
+    return Error(Code::kDecoding, what + ": JSON nested deeper than " + std::to_string(max_depth) + " levels");
   } catch (const json::exception& e) {
     return Error(Code::kDecoding, what + " is not valid JSON", e.what());
   } catch (const std::exception& e) {
