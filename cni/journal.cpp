@@ -5,6 +5,7 @@
 #include "base/fault.h"
 #include "base/log.h"
 #include "cni/rdma.h"
+#include "cni/smcr.h"
 #include "cni/vf.h"
 
 namespace cni {
@@ -227,19 +228,7 @@ Status ApplyStep(const Step& step, const AttachmentState& state, StepEnv& env) {
         } else if constexpr (std::is_same_v<T, StepSysctl>) {
           if (!env.pod_sysctl) return Error(Code::kInvalidEnv, "the pod's sysctls are not reachable");
           Status w = env.pod_sysctl->Write(s.name, s.value);
-          if (w.ok()) return w;
-          // One value, one write(2): a refused write changed nothing.
-          Error e = std::move(w).error().ChangedNothing();
-          if (e.sys_errno == EACCES || e.sys_errno == EROFS || e.sys_errno == EPERM)
-            return Error(Code::kSmcUnsupported,
-                         (s.name == "net.ipv6.conf.all.disable_ipv6"
-                              ? "smcr.disableIPv6: " + s.name + " is read-only in the pod's netns (" + e.msg +
-                                    "); set smcr.disableIPv6 to false"
-                              : "smcr.sysctls: " + s.name + " is read-only in the pod's netns (" + e.msg +
-                                    "); remove it from smcr.sysctls"),
-                         e.details, e.sys_errno)
-                .ChangedNothing();
-          return e;
+          return w.ok() ? w : Status(SysctlRefused(s, std::move(w).error()));
         } else if constexpr (std::is_same_v<T, StepPnet>) {
           if (!env.pod_smc) return Error(Code::kSmcUnsupported, "no SMC netlink in the pod");
           return env.pod_smc->AddPnet(s.entry);
