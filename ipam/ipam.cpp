@@ -130,8 +130,7 @@ Exchange Talk(pid_t pid, base::UniqueFd in_w, base::UniqueFd out_r, const std::s
     if (pidfd.valid()) fds[n++] = {pidfd.get(), POLLIN, 0};
     const int wait = pidfd.valid() ? left : std::min(left, 20);
     if (::poll(fds, n, wait) < 0 && errno != EINTR) {
-      x.timed_out = MsLeft(deadline) == 0;
-      if (!x.timed_out) ::usleep(1000);
+      ::usleep(1000);  // the deadline above still ends the wait
       continue;
     }
     if (in_w.valid()) {
@@ -198,8 +197,11 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
   const auto deadline = Clock::now() + std::chrono::milliseconds(time_limit_ms_);
   Exchange x = Talk(pid, std::move(in_w), std::move(out_r), config, deadline);
   ::sigaction(SIGPIPE, &old, nullptr);
-  // The plugin (when it outlived the limit) and whatever it left behind.
+  // The plugin (when it outlived the limit) and whatever it left behind. The
+  // plugin itself by its pid too: it may have left the group (setsid), and it
+  // is not reaped yet, so the pid is still its own.
   ::kill(-pid, SIGKILL);
+  if (x.timed_out || x.too_big) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
