@@ -45,6 +45,10 @@ struct Error {
   std::string msg;
   std::string details;
   int sys_errno = 0;  ///< errno from the kernel or libc, 0 when not a system error
+  /// The failing operation is known to have changed nothing (a plugin that
+  /// never started, a sysctl write the kernel refused): the journal drops its
+  /// step, so that no undo of it is ever owed (cni/journal.h).
+  bool changed_nothing = false;
 
   Error() = default;
   Error(Code c, std::string m, std::string d = {}, int e = 0)
@@ -57,6 +61,10 @@ struct Error {
   }
   Error&& WithContext(const std::string& what) && {
     Context(what);
+    return std::move(*this);
+  }
+  Error&& ChangedNothing() && {
+    changed_nothing = true;
     return std::move(*this);
   }
 };

@@ -37,6 +37,16 @@ Result<std::vector<ipam::IpConfig>> IpsFromIpam(const json& result) {
   return out;
 }
 
+Result<json> RunIpamAdd(Context& ctx, Journal& journal, StepEnv& env) {
+  StepIpam step{ctx.cfg.ipam_type, IpamDelegateConfig(ctx.cfg)};
+  RETURN_IF_ERROR(journal.Run({step}, env));
+  auto r = ctx.ipam.Run(step.type, "ADD", step.config.dump());
+  // A plugin that never started (not on CNI_PATH) allocated nothing: no
+  // IPAM DEL is owed, not by the rollback nor by any later DEL.
+  if (!r.ok() && r.error().changed_nothing) journal.DropLast();
+  return r;
+}
+
 Error RollBack(Error err, AttachmentState& st, StepEnv& env, Journal& journal, const StateStore& store,
                const std::string& path) {
   std::vector<Error> undo = UndoSteps(st, env);
@@ -304,9 +314,7 @@ Result<json> Add(Context& ctx) {
     if (cfg.addresses == conf::AddressMode::kInherit) {
       ips = ipam::Inherit(st.origin.addrs, st.origin.routes);
     } else if (cfg.addresses == conf::AddressMode::kIpam) {
-      StepIpam step{cfg.ipam_type, IpamDelegateConfig(cfg)};
-      RETURN_IF_ERROR(journal.Run({step}, env));
-      ASSIGN_OR_RETURN(json r, ctx.ipam.Run(step.type, "ADD", step.config.dump()));
+      ASSIGN_OR_RETURN(json r, RunIpamAdd(ctx, journal, env));
       ASSIGN_OR_RETURN(ips, IpsFromIpam(r));
     }
     // The link's arrival, its configuration and its RDMA device in one

@@ -25,6 +25,11 @@ std::string PodIfName(const Context& ctx);
 /// The addresses of an IPAM result; kIpam when there are none.
 base::Result<std::vector<ipam::IpConfig>> IpsFromIpam(const nlohmann::json& result);
 
+/// Journals the IPAM step and runs IPAM ADD; when the plugin never started
+/// (Error::changed_nothing), the step leaves the journal again: nothing to
+/// release.
+base::Result<nlohmann::json> RunIpamAdd(Context& ctx, Journal& journal, StepEnv& env);
+
 /// After a failed ADD: undoes the journal; with everything undone, removes
 /// the state and returns `err`; otherwise keeps the state for DEL and returns
 /// code 102 with what could not be undone.

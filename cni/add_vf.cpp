@@ -97,9 +97,7 @@ Result<json> AddUserspaceVf(Context& ctx, const StateStore& store, const std::st
     if (cfg.addresses == conf::AddressMode::kIpam) {
       // Nothing to put them on: the application behind vfio-pci reads them
       // from the result.
-      StepIpam ipam{cfg.ipam_type, IpamDelegateConfig(cfg)};
-      RETURN_IF_ERROR(journal.Run({ipam}, env));
-      ASSIGN_OR_RETURN(json r, ctx.ipam.Run(ipam.type, "ADD", ipam.config.dump()));
+      ASSIGN_OR_RETURN(json r, RunIpamAdd(ctx, journal, env));
       ASSIGN_OR_RETURN(auto got, IpsFromIpam(r));
       for (const auto& ip : got) ips.push_back(ResultIp{ip.address, ip.gateway});
     }

@@ -19,8 +19,10 @@
 
 namespace cni {
 
-/// Opens the kernel interfaces of a netns path. Errors: kInvalidEnv; sys_errno
-/// ENOENT when the path does not exist (DEL then treats the netns as gone).
+/// Opens the kernel interfaces of a pod's netns path. Errors: kInvalidEnv;
+/// sys_errno ENOENT when the path does not exist (DEL then treats the netns
+/// as gone); kInvalidEnv too when the path names the node's own netns (no
+/// command may take node objects for a pod's).
 class NetnsOpener {
  public:
   virtual ~NetnsOpener() = default;

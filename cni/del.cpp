@@ -24,30 +24,64 @@ using base::Status;
 
 namespace {
 
+// Whether `pod` holds the link the journal moved or made: the pod-side name
+// with the device's MAC (or the MAC a StepMac gave it), or the child of its kind.
+bool HoldsOurLink(const AttachmentState& st, netlink::Kernel& pod) {
+  std::string pod_mac;
+  for (const Step& s : st.steps)
+    if (const auto* m = std::get_if<StepMac>(&s)) pod_mac = m->mac;
+  for (const Step& s : st.steps) {
+    std::string name;
+    if (const auto* move = std::get_if<StepMove>(&s)) name = move->pod_name;
+    if (const auto* child = std::get_if<StepChild>(&s)) name = child->spec.name;
+    if (name.empty()) continue;
+    auto link = pod.FindLink(name);
+    if (!link.ok() || !*link) return false;
+    if (const auto* child = std::get_if<StepChild>(&s)) return (*link)->kind == child->spec.kind;
+    return st.origin.mac.empty() || (*link)->mac == st.origin.mac ||
+           (!pod_mac.empty() && (*link)->mac == pod_mac);
+  }
+  return false;
+}
+
 // The pod netns, or null when it is gone, and the path it was opened by.
-// CNI_NETNS may be empty (containerd's second DEL), or name a path that is
-// gone while the netns recorded at ADD still lives (a runtime that passes
+// CNI_NETNS may be empty (containerd's second DEL), name a path that is gone
+// while the netns recorded at ADD still lives (a runtime that passes
 // /proc/<pid>/ns/net after the pause process died, while a bind mount keeps
-// the netns and our device in it): the recorded path is tried then, so the
-// device is not left behind in a netns nobody will DEL again.
+// the netns and our device in it), or name another live netns than ADD's.
+// Both are opened; the one that holds our link is used, so that the device
+// is never left behind in a netns nobody will DEL again (and the state and
+// claim with it). The node's own netns is never taken for the pod's (the
+// opener refuses it): its rules and links are not the attachment's.
 std::unique_ptr<netlink::Kernel> OpenPod(Context& ctx, const AttachmentState& st, std::string& path) {
   std::vector<std::string> candidates;
   if (!ctx.env.netns.empty()) candidates.push_back(ctx.env.netns);
   if (!st.netns.empty() && st.netns != ctx.env.netns) candidates.push_back(st.netns);
   path = candidates.empty() ? std::string() : candidates.front();
+  std::vector<std::pair<std::string, std::unique_ptr<netlink::Kernel>>> live;
   for (const std::string& c : candidates) {
     auto pod = ctx.netns.Open(c);
     if (pod.ok()) {
-      if (c != candidates.front())
-        base::Log::Info("pod netns " + candidates.front() + " is gone; the netns recorded at ADD, " + c +
-                        ", still exists: undoing there");
-      path = c;
-      return std::move(pod).value();
+      live.emplace_back(c, std::move(pod).value());
+      continue;
     }
-    base::Log::Info("pod netns " + c + " is gone (" + pod.error().msg + ")");
+    base::Log::Info("pod netns " + c + " cannot be used (" + pod.error().msg + ")");
   }
-  if (!candidates.empty()) base::Log::Info("the pod netns is gone; the kernel returned its devices");
-  return nullptr;
+  if (live.empty()) {
+    if (!candidates.empty()) base::Log::Info("the pod netns is gone; the kernel returned its devices");
+    return nullptr;
+  }
+  size_t pick = 0;
+  for (size_t i = 0; i < live.size(); ++i)
+    if (HoldsOurLink(st, *live[i].second)) {
+      pick = i;
+      break;
+    }
+  if (live[pick].first != candidates.front())
+    base::Log::Info("undoing in the netns recorded at ADD, " + live[pick].first + ", not in CNI_NETNS " +
+                    candidates.front() + ": it holds " + st.pod_if_name + " or is the only one left");
+  path = live[pick].first;
+  return std::move(live[pick].second);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "cni/ipam_versions.h"
 
 #include <algorithm>
+#include <cerrno>
 
 #include "base/log.h"
 #include "cni/result.h"
@@ -20,7 +21,11 @@ using nlohmann::json;
 base::Result<json> NegotiatingExecutor::Run(const std::string& type, const std::string& command,
                                             const std::string& config) {
   auto first = inner_.Run(type, command, config);
-  if (first.ok() || command == "VERSION") return first;
+  // A plugin that timed out or never started has no version problem, and
+  // asking it again would only double the wait.
+  if (first.ok() || command == "VERSION" || first.error().sys_errno == ETIMEDOUT ||
+      first.error().changed_nothing)
+    return first;
   json cfg = json::parse(config, nullptr, false);
   if (!cfg.is_object() || !cfg.contains("cniVersion") || !cfg["cniVersion"].is_string()) return first;
   const std::string wanted = cfg["cniVersion"].get<std::string>();

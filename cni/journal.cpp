@@ -5,6 +5,7 @@
 #include "base/fault.h"
 #include "base/log.h"
 #include "cni/rdma.h"
+#include "cni/smcr.h"
 #include "cni/vf.h"
 
 namespace cni {
@@ -163,9 +164,22 @@ Status Journal::Run(const std::vector<Step>& steps, StepEnv& env) {
     Status s = base::fault::Point("before", StepOp(step));
     if (s.ok()) s = ApplyStep(step, state_, env);
     if (s.ok()) s = base::fault::Point("after", StepOp(step));
-    if (!s.ok()) return std::move(s).error().WithContext(DescribeStep(step));
+    if (!s.ok()) {
+      Error e = std::move(s).error().WithContext(DescribeStep(step));
+      // The steps after it never ran; the failed one is owed an undo only
+      // if it may have changed something. An undo of what never happened can
+      // only fail (a read-only sysctl cannot be written back either), and
+      // would keep the attachment from ever being deleted.
+      state_.steps.erase(state_.steps.begin() + static_cast<std::ptrdiff_t>(e.changed_nothing ? i : i + 1),
+                         state_.steps.end());
+      return e;
+    }
   }
   return base::Ok();
+}
+
+void Journal::DropLast() {
+  if (!state_.steps.empty()) state_.steps.pop_back();
 }
 
 Status ApplyStep(const Step& step, const AttachmentState& state, StepEnv& env) {
@@ -213,7 +227,8 @@ Status ApplyStep(const Step& step, const AttachmentState& state, StepEnv& env) {
           return env.pod_rdma->AddSoftDevice(s.device, "rxe", state.pod_if_name);
         } else if constexpr (std::is_same_v<T, StepSysctl>) {
           if (!env.pod_sysctl) return Error(Code::kInvalidEnv, "the pod's sysctls are not reachable");
-          return env.pod_sysctl->Write(s.name, s.value);
+          Status w = env.pod_sysctl->Write(s.name, s.value);
+          return w.ok() ? w : Status(SysctlRefused(s, std::move(w).error()));
         } else if constexpr (std::is_same_v<T, StepPnet>) {
           if (!env.pod_smc) return Error(Code::kSmcUnsupported, "no SMC netlink in the pod");
           return env.pod_smc->AddPnet(s.entry);
@@ -274,7 +289,17 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
     } else if (const auto* ipam = std::get_if<StepIpam>(&step)) {
       if (env.ipam) {
         auto r = env.ipam->Run(ipam->type, "DEL", ipam->config.dump());
-        if (!r.ok()) s = std::move(r).error();
+        // A journal that ends at an IPAM step of an ADD that did not finish
+        // never got an answer from IPAM ADD. If the plugin cannot even be
+        // started now, it most likely never was (an older erdma-cni
+        // journaled it before looking for it): there is no lease to release,
+        // and failing would keep the attachment, and the device, forever.
+        const bool never_answered = !state.complete && &step == &state.steps.back();
+        if (!r.ok() && r.error().changed_nothing && never_answered)
+          base::Log::Warn("IPAM " + ipam->type + " cannot be run (" + r.error().msg +
+                          "); ADD never got its answer, so no address is released");
+        else if (!r.ok())
+          s = std::move(r).error();
       } else {
         s = Error(Code::kIpam, "no IPAM executor to release the address");
       }

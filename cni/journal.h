@@ -42,10 +42,16 @@ class Journal {
   /// Writes the state as it is now.
   base::Status Persist();
   /// Appends `steps` to the journal in one write, then applies them in order.
-  /// Stops at the first failure (the caller rolls back). Addresses and
-  /// routes planned with pod-side index 0 (before their link existed) get
-  /// env.pod_index, in the journal too, once a step has set it.
+  /// Stops at the first failure (the caller rolls back), dropping from the
+  /// journal in memory the steps that never ran, and the failed one too when
+  /// its error says it changed nothing (Error::changed_nothing): no undo is
+  /// owed for them. Addresses and routes planned with pod-side index 0
+  /// (before their link existed) get env.pod_index, in the journal too,
+  /// once a step has set it.
   base::Status Run(const std::vector<Step>& steps, StepEnv& env);
+  /// Drops the last step from the journal in memory: a step the caller ran
+  /// itself (IPAM ADD) whose error says it changed nothing.
+  void DropLast();
 
   const std::string& path() const { return path_; }
 

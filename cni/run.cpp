@@ -21,10 +21,12 @@ using nlohmann::json;
 
 namespace {
 
+// Every path it is given names a pod's netns: the node's own is refused
+// (Netns::OpenForeign), so that no command acts on node objects as a pod's.
 class RtnlNetnsOpener : public NetnsOpener {
  public:
   base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) override {
-    ASSIGN_OR_RETURN(auto ns, netlink::Netns::Open(path, "CNI_NETNS"));
+    ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS"));
     return netlink::OpenRtnl(ns);
   }
   base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) override {
@@ -32,11 +34,11 @@ class RtnlNetnsOpener : public NetnsOpener {
       ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
       return netlink::OpenRdma(ns);
     }
-    ASSIGN_OR_RETURN(auto ns, netlink::Netns::Open(path, "CNI_NETNS"));
+    ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS"));
     return netlink::OpenRdma(ns);
   }
   base::Result<std::unique_ptr<netlink::Sysctl>> OpenSysctl(const std::string& path) override {
-    ASSIGN_OR_RETURN(auto ns, netlink::Netns::Open(path, "CNI_NETNS"));
+    ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS"));
     return netlink::OpenSysctl(ns);
   }
   base::Result<std::unique_ptr<netlink::Smc>> OpenSmc(const std::string& path) override {
@@ -44,7 +46,7 @@ class RtnlNetnsOpener : public NetnsOpener {
       ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
       return netlink::OpenSmc(ns);
     }
-    ASSIGN_OR_RETURN(auto ns, netlink::Netns::Open(path, "CNI_NETNS"));
+    ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS"));
     return netlink::OpenSmc(ns);
   }
   base::Result<std::unique_ptr<netlink::Vf>> OpenVf() override {
@@ -164,6 +166,7 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostrea
   auto host = backend.OpenHost();
   if (!host.ok()) return Fail(out, version, host.error());
   std::unique_ptr<ipam::Executor> exec = backend.Ipam(env->path);
+  exec->SetTimeLimit(cfg->ipam_timeout_ms);
   NegotiatingExecutor ipam(*exec);
   Context ctx{*cfg, *env, **host, backend.Opener(), ipam};
   ctx.lock_wait_ms = static_cast<int>(cfg->lock_timeout_ms);

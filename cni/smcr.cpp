@@ -1,6 +1,7 @@
 #include "cni/smcr.h"
 
 #include <algorithm>
+#include <cerrno>
 
 #include "base/log.h"
 #include "netlink/smc_codec.h"
@@ -149,6 +150,18 @@ Status CheckSmcr(const AttachmentState& st, netlink::Sysctl& sysctl, netlink::Sm
     }
   }
   return base::Ok();
+}
+
+Error SysctlRefused(const StepSysctl& step, Error e) {
+  e.changed_nothing = true;
+  if (e.sys_errno != EACCES && e.sys_errno != EROFS && e.sys_errno != EPERM) return e;
+  const bool ipv6 = step.name == "net.ipv6.conf.all.disable_ipv6";
+  const std::string why = step.name + " is read-only in the pod's netns (" + e.msg + "); ";
+  return Error(Code::kSmcUnsupported,
+               ipv6 ? "smcr.disableIPv6: " + why + "set smcr.disableIPv6 to false"
+                    : "smcr.sysctls: " + why + "remove it from smcr.sysctls",
+               e.details, e.sys_errno)
+      .ChangedNothing();
 }
 
 }  // namespace cni

@@ -280,6 +280,13 @@ Status ParseFiles(const json& root, Config& c) {
                      " (milliseconds)");
     c.lock_timeout_ms = static_cast<uint32_t>(n);
   }
+  if (const json* v = Get(root, "ipamTimeoutMs")) {
+    uint64_t n = 0;
+    if (!GetUint(*v, ipam::kMinTimeLimitMs, ipam::kMaxTimeLimitMs, &n))
+      return Invalid("ipamTimeoutMs: must be an integer " + std::to_string(ipam::kMinTimeLimitMs) + ".." +
+                     std::to_string(ipam::kMaxTimeLimitMs) + " (milliseconds)");
+    c.ipam_timeout_ms = static_cast<uint32_t>(n);
+  }
   if (const json* v = Get(root, "logLevel")) {
     const char* fix = "use \"debug\", \"info\", \"warn\" or \"error\"";
     if (!v->is_string()) return Invalid(std::string("logLevel: must be a string; ") + fix);

@@ -13,6 +13,7 @@
 #include "conf/modes.h"
 #include "conf/rdma.h"
 #include "conf/smcr.h"
+#include "ipam/ipam.h"
 
 namespace conf {
 
@@ -70,6 +71,9 @@ struct Config {
   /// How long ADD and DEL wait for a device's claim lock held by another
   /// invocation before failing with code 11 (0: try once).
   uint32_t lock_timeout_ms = 10000;
+  /// How long one run of the IPAM plugin may take before it is killed with
+  /// its process group (`ipamTimeoutMs`).
+  uint32_t ipam_timeout_ms = ipam::kDefaultTimeLimitMs;
   base::LogLevel log_level = base::LogLevel::kInfo;
   uint64_t log_max_bytes = 10 << 20;  ///< logFile is rotated to <logFile>.1 at this size (0: never)
 

@@ -5,13 +5,18 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "base/fd.h"
+#include "base/json_parse.h"
 #include "base/log.h"
 
 extern char** environ;
@@ -24,8 +29,6 @@ using base::Result;
 
 namespace {
 
-constexpr size_t kMaxOutput = 1 << 20;
-
 Result<std::string> FindPlugin(const std::vector<std::string>& path, const std::string& type) {
   for (const auto& dir : path) {
     std::string candidate = dir + "/" + type;
@@ -34,8 +37,11 @@ Result<std::string> FindPlugin(const std::vector<std::string>& path, const std::
   }
   std::string dirs;
   for (const auto& d : path) dirs += (dirs.empty() ? "" : ":") + d;
-  return Error(Code::kIpam, "ipam.type: plugin \"" + type + "\" not found in CNI_PATH (" + dirs +
-                                "); install it or fix ipam.type");
+  return Error(Code::kIpam,
+               "ipam.type: plugin \"" + type + "\" not found in CNI_PATH (" + dirs +
+                   "); install it or fix ipam.type",
+               {}, ENOENT)
+      .ChangedNothing();
 }
 
 // The child's environment: ours, with CNI_COMMAND replaced.
@@ -49,23 +55,120 @@ std::vector<std::string> ChildEnv(const std::string& command) {
   return env;
 }
 
+using Clock = std::chrono::steady_clock;
+
+int MsLeft(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
+}
+
+// Whether the plugin has exited, without reaping it: while it is an
+// unreaped zombie its pid, and so its process group's id, cannot be reused,
+// and killing the group cannot hit a stranger.
+bool Exited(pid_t pid) {
+  siginfo_t info{};
+  info.si_pid = 0;
+  if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+    return errno == ECHILD;
+  return info.si_pid == pid;
+}
+
+// What one exchange with the plugin gave.
+struct Exchange {
+  std::string out;
+  bool timed_out = false;
+  bool too_big = false;
+};
+
+// Feeds `input` to the plugin's stdin and reads its stdout until it exits or
+// the deadline passes. EOF on stdout is not waited for: a child the plugin
+// left behind may hold it open forever.
+Exchange Talk(pid_t pid, base::UniqueFd in_w, base::UniqueFd out_r, const std::string& input,
+              Clock::time_point deadline) {
+  Exchange x;
+  // Our ends only: the plugin's ends stay blocking, as plugins expect.
+  ::fcntl(in_w.get(), F_SETFL, ::fcntl(in_w.get(), F_GETFL) | O_NONBLOCK);
+  ::fcntl(out_r.get(), F_SETFL, ::fcntl(out_r.get(), F_GETFL) | O_NONBLOCK);
+  // Exit is noticed at once through a pidfd (Linux 5.3+), else by polling.
+  base::UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  size_t off = 0;
+  if (input.empty()) in_w.Reset();
+  char buf[8192];
+  auto read_some = [&]() {
+    // false at EOF or when there is nothing more to read now.
+    ssize_t n = ::read(out_r.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) return true;
+    if (n <= 0) {
+      if (n == 0 || errno != EAGAIN) out_r.Reset();
+      return false;
+    }
+    if (x.out.size() + static_cast<size_t>(n) > kMaxOutputBytes) {
+      x.too_big = true;
+      out_r.Reset();
+      return false;
+    }
+    x.out.append(buf, static_cast<size_t>(n));
+    return true;
+  };
+  for (;;) {
+    if (Exited(pid)) {
+      // Everything it wrote is in the pipe by now.
+      while (out_r.valid() && read_some()) {
+      }
+      return x;
+    }
+    if (x.too_big) return x;
+    const int left = MsLeft(deadline);
+    if (left == 0) {
+      x.timed_out = true;
+      return x;
+    }
+    pollfd fds[3];
+    nfds_t n = 0;
+    if (in_w.valid()) fds[n++] = {in_w.get(), POLLOUT, 0};
+    if (out_r.valid()) fds[n++] = {out_r.get(), POLLIN, 0};
+    if (pidfd.valid()) fds[n++] = {pidfd.get(), POLLIN, 0};
+    const int wait = pidfd.valid() ? left : std::min(left, 20);
+    if (::poll(fds, n, wait) < 0 && errno != EINTR) {
+      ::usleep(1000);  // the deadline above still ends the wait
+      continue;
+    }
+    if (in_w.valid()) {
+      ssize_t w = ::write(in_w.get(), input.data() + off, input.size() - off);
+      if (w > 0) off += static_cast<size_t>(w);
+      // EPIPE: the plugin stopped reading (it exits early); not our error.
+      if ((w < 0 && errno != EAGAIN && errno != EINTR) || off == input.size()) in_w.Reset();
+    }
+    while (out_r.valid() && read_some()) {
+    }
+  }
+}
+
 }  // namespace
 
 Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::string& command,
                                          const std::string& config) {
   ASSIGN_OR_RETURN(std::string plugin, FindPlugin(cni_path_, type));
+  const std::string what = "ipam " + type + " " + command;
 
   int in_pipe[2], out_pipe[2];
-  if (::pipe2(in_pipe, O_CLOEXEC) != 0) return Error(Code::kIo, "pipe: " + std::string(std::strerror(errno)));
+  if (::pipe2(in_pipe, O_CLOEXEC) != 0)
+    return Error(Code::kIo, "pipe: " + std::string(std::strerror(errno))).ChangedNothing();
   base::UniqueFd in_r(in_pipe[0]), in_w(in_pipe[1]);
   if (::pipe2(out_pipe, O_CLOEXEC) != 0)
-    return Error(Code::kIo, "pipe: " + std::string(std::strerror(errno)));
+    return Error(Code::kIo, "pipe: " + std::string(std::strerror(errno))).ChangedNothing();
   base::UniqueFd out_r(out_pipe[0]), out_w(out_pipe[1]);
 
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in_r.get(), STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&fa, out_w.get(), STDOUT_FILENO);
+  // A process group of its own: on timeout the plugin and everything it
+  // started are killed together.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
 
   std::vector<std::string> env = ChildEnv(command);
   std::vector<char*> envp;
@@ -74,54 +177,61 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
   std::string arg0 = plugin;
   char* argv[] = {arg0.data(), nullptr};
 
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, plugin.c_str(), &fa, nullptr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return Error(Code::kIpam, "ipam: cannot run " + plugin + ": " + std::strerror(rc));
-  in_r.Reset();
-  out_w.Reset();
-
-  // The plugin reads all of stdin before it writes, so writing first cannot
-  // deadlock; a plugin that exits early gives EPIPE, which we ignore.
+  // SIGPIPE off while we write to a plugin that may exit without reading.
   struct sigaction ign {
   }, old{};
   ign.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ign, &old);
-  size_t off = 0;
-  while (off < config.size()) {
-    ssize_t n = ::write(in_w.get(), config.data() + off, config.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    off += static_cast<size_t>(n);
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, plugin.c_str(), &fa, &attr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    ::sigaction(SIGPIPE, &old, nullptr);
+    return Error(Code::kIpam, "ipam: cannot run " + plugin + ": " + std::strerror(rc), {}, rc)
+        .ChangedNothing();
   }
-  ::sigaction(SIGPIPE, &old, nullptr);
-  in_w.Reset();
+  in_r.Reset();
+  out_w.Reset();
 
-  std::string out;
-  char buf[8192];
-  for (;;) {
-    ssize_t n = ::read(out_r.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (out.size() < kMaxOutput) out.append(buf, static_cast<size_t>(n));
-  }
+  const auto deadline = Clock::now() + std::chrono::milliseconds(time_limit_ms_);
+  Exchange x = Talk(pid, std::move(in_w), std::move(out_r), config, deadline);
+  ::sigaction(SIGPIPE, &old, nullptr);
+  // The plugin (when it outlived the limit) and whatever it left behind. The
+  // plugin itself by its pid too: it may have left the group (setsid), and it
+  // is not reaped yet, so the pid is still its own.
+  ::kill(-pid, SIGKILL);
+  if (x.timed_out || x.too_big) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (x.timed_out)
+    return Error(Code::kIpam,
+                 what + ": " + plugin + " did not finish within ipamTimeoutMs (" +
+                     std::to_string(time_limit_ms_) + " ms); it was killed with its process group",
+                 {}, ETIMEDOUT);
+  if (x.too_big)
+    return Error(Code::kIpam, what + ": " + plugin + " printed more than " + std::to_string(kMaxOutputBytes) +
+                                  " bytes; an IPAM result is far smaller");
 
-  nlohmann::json parsed =
-      out.empty() ? nlohmann::json() : nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  std::optional<Error> bad_json;
+  nlohmann::json parsed;
+  if (!x.out.empty()) {
+    auto p = base::ParseJson(x.out, "the output of " + what);
+    if (p.ok())
+      parsed = std::move(p).value();
+    else
+      bad_json = std::move(p).error();
+  }
+  const std::string& out = x.out;
   const bool exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (exited_ok) {
-    if (parsed.is_discarded())
-      return Error(Code::kIpam, "ipam " + type + " " + command + ": output is not JSON", out.substr(0, 512));
+    if (bad_json) return Error(Code::kIpam, bad_json->msg, out.substr(0, 512));
     return parsed;
   }
-  std::string what = WIFEXITED(status) ? "exited with " + std::to_string(WEXITSTATUS(status))
-                                       : "was killed by signal " + std::to_string(WTERMSIG(status));
-  if (!parsed.is_discarded() && parsed.is_object() && parsed.contains("msg")) {
+  std::string how = WIFEXITED(status) ? "exited with " + std::to_string(WEXITSTATUS(status))
+                                      : "was killed by signal " + std::to_string(WTERMSIG(status));
+  if (!bad_json && parsed.is_object() && parsed.contains("msg")) {
     const int code =
         parsed.contains("code") && parsed["code"].is_number_integer() ? parsed["code"].get<int>() : 0;
     std::string msg = parsed["msg"].is_string() ? parsed["msg"].get<std::string>() : parsed["msg"].dump();
@@ -129,10 +239,9 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
                               ? parsed["details"].get<std::string>()
                               : "";
     return Error(code == 11 ? Code::kTryAgainLater : Code::kIpam,
-                 "ipam " + type + " " + command + " failed (code " + std::to_string(code) + "): " + msg,
-                 details);
+                 what + " failed (code " + std::to_string(code) + "): " + msg, details);
   }
-  return Error(Code::kIpam, "ipam " + type + " " + command + " " + what, out.substr(0, 512));
+  return Error(Code::kIpam, what + " " + how, out.substr(0, 512));
 }
 
 }  // namespace ipam

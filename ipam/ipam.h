@@ -3,6 +3,8 @@
 // the network config on stdin.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -27,20 +29,37 @@ class Executor {
   /// Runs plugin `type` with CNI_COMMAND=`command` and `config` on stdin.
   /// Returns the parsed stdout (null when empty). A CNI error from the plugin
   /// becomes Code::kIpam (11 passes through) with the plugin's message.
+  /// A plugin that could not be started (not on CNI_PATH, not executable)
+  /// fails with Error::changed_nothing set: nothing was allocated.
   virtual base::Result<nlohmann::json> Run(const std::string& type, const std::string& command,
                                            const std::string& config) = 0;
+  /// How long one Run may take, in milliseconds (`ipamTimeoutMs`).
+  virtual void SetTimeLimit(uint32_t ms) { (void)ms; }
 };
 
-/// Executor that fork/execs the plugin from `cni_path` with this process's
-/// environment (CNI_COMMAND replaced).
+/// The default of `ipamTimeoutMs`, and its bounds (conf/config.cpp).
+inline constexpr uint32_t kDefaultTimeLimitMs = 60000;
+inline constexpr uint32_t kMinTimeLimitMs = 100;
+inline constexpr uint32_t kMaxTimeLimitMs = 300000;
+/// The most a plugin may print; more is refused (code 104), not truncated.
+inline constexpr size_t kMaxOutputBytes = 1 << 20;
+
+/// Executor that spawns the plugin from `cni_path` with this process's
+/// environment (CNI_COMMAND replaced), in a process group of its own. A
+/// plugin that has not exited within the time limit is killed with its whole
+/// group (code 104, sys_errno ETIMEDOUT); once the plugin exits, what it
+/// printed is read and whatever it left in its group is killed too: a child
+/// that keeps its stdout open does not hold us (or the device's lock) up.
 class ExecExecutor : public Executor {
  public:
   explicit ExecExecutor(std::vector<std::string> cni_path) : cni_path_(std::move(cni_path)) {}
   base::Result<nlohmann::json> Run(const std::string& type, const std::string& command,
                                    const std::string& config) override;
+  void SetTimeLimit(uint32_t ms) override { time_limit_ms_ = ms; }
 
  private:
   std::vector<std::string> cni_path_;
+  uint32_t time_limit_ms_ = kDefaultTimeLimitMs;
 };
 
 }  // namespace ipam

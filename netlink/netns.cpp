@@ -5,6 +5,7 @@
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 
 #include <cerrno>
@@ -76,6 +77,30 @@ base::Result<Netns> Netns::Open(const std::string& path, const std::string& what
                  type < 0 ? "NS_GET_NSTYPE: " + ErrnoText(err) : "another kind of namespace", err);
   }
   return Netns(std::move(fd), path);
+}
+
+base::Result<Netns> Netns::OpenForeign(const std::string& path, const std::string& what) {
+  ASSIGN_OR_RETURN(Netns ns, Open(path, what));
+  ASSIGN_OR_RETURN(Netns self, Current());
+  ASSIGN_OR_RETURN(bool same, ns.SameAs(self));
+  // Compared by identity, not by path: a bind mount of the node's netns or
+  // /proc/<pid>/ns/net of any node process names it as well as /proc/1 does.
+  if (same)
+    return Error(Code::kInvalidEnv,
+                 what + ": " + path +
+                     " is the node's own network namespace (the one erdma-cni runs in), not a pod's; "
+                     "pass the pod sandbox's netns (/var/run/netns/NAME or /proc/PID/ns/net of the pod)");
+  return ns;
+}
+
+base::Result<bool> Netns::SameAs(const Netns& other) const {
+  struct stat a {
+  }, b{};
+  if (::fstat(fd(), &a) != 0 || ::fstat(other.fd(), &b) != 0) {
+    const int err = errno;
+    return Error(Code::kIo, "fstat of a network namespace: " + ErrnoText(err), {}, err);
+  }
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 base::Result<NetnsSwitch> NetnsSwitch::Enter(const Netns& target) {

@@ -17,6 +17,14 @@ class Netns {
   /// with kInvalidEnv (naming `what`, e.g. "CNI_NETNS") when the path does
   /// not exist, is not on nsfs or is not a network namespace.
   static base::Result<Netns> Open(const std::string& path, const std::string& what);
+  /// Open, and refused (kInvalidEnv, naming `what`) when the namespace is the
+  /// one this process runs in: a pod's netns, never the node's, whatever path
+  /// names it (/proc/1/ns/net, /proc/self/ns/net, a bind mount of either).
+  static base::Result<Netns> OpenForeign(const std::string& path, const std::string& what);
+
+  /// Whether both handles name one namespace (nsfs device and inode: the
+  /// namespace's identity, whatever path opened it).
+  base::Result<bool> SameAs(const Netns& other) const;
 
   int fd() const { return fd_.get(); }
   const std::string& path() const { return path_; }

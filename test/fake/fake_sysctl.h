@@ -24,6 +24,9 @@ class SysctlWorld {
     fail_at_ = writes_ + n;
     err_ = err;
   }
+  /// Makes every write of `name` in `ns` fail with EACCES, as a sysctl that
+  /// is read-only in a pod's netns does (it keeps its value).
+  void ReadOnly(int ns, const std::string& name) { read_only_[ns][name] = true; }
   int writes() const { return writes_; }
   std::string Describe() const {
     std::string out;
@@ -36,6 +39,7 @@ class SysctlWorld {
  private:
   friend class FakeSysctl;
   std::map<int, std::map<std::string, std::string>> values_;
+  std::map<int, std::map<std::string, bool>> read_only_;
   int writes_ = 0;
   int fail_at_ = 0;
   int err_ = EIO;
@@ -58,6 +62,8 @@ class FakeSysctl : public netlink::Sysctl {
     auto it = m.find(name);
     if (it == m.end())
       return base::Error(base::Code::kKernel, "sysctl " + name + " does not exist", "", ENOENT);
+    if (w_.read_only_[ns_][name])
+      return base::Error(base::Code::kKernel, "open sysctl " + name + ": Permission denied", "", EACCES);
     it->second = value;
     return base::Ok();
   }

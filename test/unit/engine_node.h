@@ -35,8 +35,13 @@ class FakeIpam : public ipam::Executor {
  public:
   std::vector<std::string> calls;
   int fail_add = 0;
+  bool missing = false;  ///< the plugin is not on CNI_PATH: every command fails, having changed nothing
   base::Result<json> Run(const std::string& type, const std::string& command, const std::string&) override {
     calls.push_back(type + " " + command);
+    if (missing)
+      return base::Error(base::Code::kIpam, "ipam.type: plugin \"" + type + "\" not found in CNI_PATH", "",
+                         ENOENT)
+          .ChangedNothing();
     if (command == "ADD" && fail_add) return base::Error(base::Code::kIpam, "ipam exhausted");
     if (command == "ADD") {
       ++leases;
