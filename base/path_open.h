@@ -4,6 +4,7 @@
 // admin allowed.
 #pragma once
 
+#include <fcntl.h>
 #include <sys/types.h>
 
 #include <string>
@@ -17,6 +18,6 @@ namespace base {
 /// symlink in any component (openat2 RESOLVE_NO_SYMLINKS; before Linux 5.6,
 /// O_NOFOLLOW on every component). `dirfd` and a relative `path` resolve
 /// beneath `dirfd`. Errors: kIo with sys_errno (ELOOP for a symlink).
-Result<UniqueFd> OpenNoSymlinks(const std::string& path, int flags, mode_t mode = 0, int dirfd = -100);
+Result<UniqueFd> OpenNoSymlinks(const std::string& path, int flags, mode_t mode = 0, int dirfd = AT_FDCWD);
 
 }  // namespace base

@@ -176,3 +176,18 @@ TEST_CASE("move mode refuses the node's loopback device") {
   CHECK(r.error().msg.find("lo, which is the node's loopback device") != std::string::npos);
   CHECK(n.world.Snapshot().Describe() == before);
 }
+
+TEST_CASE("a macvlan child on the node's default-route device stays allowed: the device stays on the node") {
+  enginetest::Node n;
+  const conf::Config cfg =
+      n.Config(R"(,"mode":"macvlan","macvlan":{"mode":"bridge"},"ipam":{"type":"fake-ipam"})");
+  const cni::Env env = n.MakeEnv(cni::Command::kAdd);
+  const NodePolicy policy;
+  cni::Context ctx{cfg, env, *n.host, n.opener, n.ipam};
+  ctx.sysfs_root = n.sysfs_root;
+  ctx.node = &policy;
+  auto r = cni::Add(ctx);
+  INFO((r.ok() ? std::string() : r.error().msg));
+  REQUIRE(r.ok());
+  REQUIRE(n.Del(cfg, env).ok());
+}
