@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "base/fd.h"
+#include "base/json_parse.h"
 #include "base/log.h"
 
 extern char** environ;
@@ -111,17 +112,27 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
 
-  nlohmann::json parsed =
-      out.empty() ? nlohmann::json() : nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  return ReadOutput(type, command, out, status);
+}
+
+Result<nlohmann::json> ReadOutput(const std::string& type, const std::string& command, const std::string& out,
+                                  int status) {
+  // Bounded like every JSON from outside (base/json_parse.h): a plugin that
+  // prints a deeply nested value gets an error, not our stack.
+  auto read = out.empty() ? Result<nlohmann::json>(nlohmann::json())
+                          : base::ParseJson(out, "ipam " + type + " " + command + " output");
   const bool exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (exited_ok) {
-    if (parsed.is_discarded())
-      return Error(Code::kIpam, "ipam " + type + " " + command + ": output is not JSON", out.substr(0, 512));
-    return parsed;
+    if (!read.ok())
+      return Error(Code::kIpam,
+                   "ipam " + type + " " + command + ": output is not JSON (" + read.error().msg + ")",
+                   out.substr(0, 512));
+    return std::move(read).value();
   }
+  const nlohmann::json parsed = read.ok() ? std::move(read).value() : nlohmann::json();
   std::string what = WIFEXITED(status) ? "exited with " + std::to_string(WEXITSTATUS(status))
                                        : "was killed by signal " + std::to_string(WTERMSIG(status));
-  if (!parsed.is_discarded() && parsed.is_object() && parsed.contains("msg")) {
+  if (parsed.is_object() && parsed.contains("msg")) {
     const int code =
         parsed.contains("code") && parsed["code"].is_number_integer() ? parsed["code"].get<int>() : 0;
     std::string msg = parsed["msg"].is_string() ? parsed["msg"].get<std::string>() : parsed["msg"].dump();

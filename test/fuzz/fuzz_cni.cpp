@@ -5,7 +5,10 @@
 // the kernel replaced by the in-memory node of fuzz_node.h; a seccomp filter
 // (fuzz_sandbox.h) traps any syscall that would reach the kernel's network
 // configuration. Input format: fuzz_input.h. Each input runs on a fresh node
-// and an empty data dir.
+// and an empty data dir. Between invocations an input can plant files in the
+// data dir (state files, claims, shares: what the plugin reads back as
+// hostile input), set what IPAM prints, and hand a conflist to the
+// installer's edit.
 //
 // Besides crashes, leaks, UB and timeouts, it aborts when an invocation
 //  - exits with anything but 0 or 1, or prints anything but one JSON line
@@ -21,9 +24,16 @@
 // in this process's temp dir before the plugin sees it (a config that does
 // not parse never reaches a file), so nothing is written outside it.
 //
+// A conflist aborts when the installer's edit crashes, fails with a code other
+// than 6 or 7, or succeeds with a result that does not hold exactly one
+// erdma-cni entry, is not accepted by a second install as up to date, or
+// (uninstall) still holds one.
+//
 // ERDMA_FUZZ_TRACE=1 prints every invocation and its outcome to stderr.
 // ERDMA_FUZZ_EXPECT=1 checks seeds: an invocation with FUZZ_EXPECT=N must
 // exit 0 (N = 0) or fail with code N.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -39,6 +49,7 @@
 #include "cni/run.h"
 #include "conf/config.h"
 #include "conf/version.h"
+#include "install/conflist.h"
 #include "test/fuzz/fuzz_input.h"
 #include "test/fuzz/fuzz_node.h"
 #include "test/fuzz/fuzz_sandbox.h"
@@ -171,6 +182,75 @@ void RunOne(fuzz::Node& node, const fuzz::Invocation& inv) {
   }
 }
 
+// An @file section: `bytes` at `rel` (fuzz::SafeDataPath) under the data
+// dir. Each component is made or opened relative to its parent's fd without
+// following links, so nothing lands outside the data dir whatever the plugin
+// left there.
+void PlantFile(const std::string& rel, const std::string& bytes) {
+  ::mkdir(g_dirs.data.c_str(), 0700);
+  int dir = ::open(g_dirs.data.c_str(), O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  std::string_view rest = rel;
+  while (dir >= 0) {
+    const size_t slash = rest.find('/');
+    const std::string part(rest.substr(0, slash));
+    if (slash == std::string_view::npos) {
+      const int fd = ::openat(dir, part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd >= 0) {
+        for (size_t off = 0; off < bytes.size();) {
+          const ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
+          if (n <= 0) break;
+          off += static_cast<size_t>(n);
+        }
+        ::close(fd);
+      }
+      break;
+    }
+    ::mkdirat(dir, part.c_str(), 0700);
+    const int next = ::openat(dir, part.c_str(), O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    ::close(dir);
+    dir = next;
+    rest.remove_prefix(slash + 1);
+  }
+  if (dir >= 0) ::close(dir);
+}
+
+[[noreturn]] void DieConflist(const std::string& what, const std::string& text) {
+  std::fprintf(stderr, "\n==fuzz oracle== conflist: %s\n--- conflist (%zu bytes):\n%.2000s\n", what.c_str(),
+               text.size(), text.c_str());
+  std::abort();
+}
+
+void ExpectDocumented(const base::Error& e, const std::string& what, const std::string& text) {
+  if (e.code != base::Code::kDecoding && e.code != base::Code::kInvalidConfig)
+    DieConflist(what + " failed with code " + std::to_string(static_cast<int>(e.code)) + ": " + e.msg, text);
+}
+
+// An @conflist section through the installer's pure edit, at each placement.
+void EditConflist(const std::string& text) {
+  const install::Json entry = {{"type", install::kPluginType}, {"device", {{"name", "eth1"}}}};
+  install::Placement last;
+  install::Placement first{install::Placement::Kind::kIndex, "", 0};
+  install::Placement after{install::Placement::Kind::kAfter, "portmap", 0};
+  for (const install::Placement* where : {&last, &first, &after}) {
+    auto edit = install::PlanInstall(text, entry, *where);
+    if (!edit.ok()) {
+      ExpectDocumented(edit.error(), "install at " + where->Describe(), text);
+      continue;
+    }
+    if (install::CountOurs(edit->doc) != 1) DieConflist("install left other than one erdma-cni entry", text);
+    const std::string result = edit->changed ? edit->text : text;
+    auto again = install::PlanInstall(result, entry, *where);
+    if (!again.ok()) DieConflist("installing into the installed result failed: " + again.error().msg, result);
+    if (again->changed) DieConflist("installing twice changed the result again", result);
+  }
+  auto removed = install::PlanUninstall(text);
+  if (!removed.ok()) {
+    ExpectDocumented(removed.error(), "uninstall", text);
+    return;
+  }
+  if (install::CountOurs(removed->doc) != 0) DieConflist("uninstall left an erdma-cni entry", text);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -199,10 +279,26 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const auto invocations = fuzz::ParseInput(std::string_view(reinterpret_cast<const char*>(data), size));
+  const auto sections = fuzz::ParseInput(std::string_view(reinterpret_cast<const char*>(data), size));
   {
-    fuzz::Node node(fuzz::ParseNodeOptions(invocations.front().env), g_dirs.sysfs);
-    for (const auto& inv : invocations) RunOne(node, inv);
+    const fuzz::Invocation none;
+    const fuzz::Invocation* first = &none;
+    for (const auto& s : sections)
+      if (s.kind == fuzz::Section::Kind::kInvocation) {
+        first = &s.invocation;
+        break;
+      }
+    fuzz::Node node(fuzz::ParseNodeOptions(first->env), g_dirs.sysfs);
+    for (const auto& s : sections) {
+      switch (s.kind) {
+        case fuzz::Section::Kind::kInvocation: RunOne(node, s.invocation); break;
+        case fuzz::Section::Kind::kFile: PlantFile(s.arg, s.bytes); break;
+        case fuzz::Section::Kind::kIpam:
+          node.SetIpamOutput({s.bytes, s.arg.empty() ? 0 : std::stoi(s.arg)});
+          break;
+        case fuzz::Section::Kind::kConflist: EditConflist(s.bytes); break;
+      }
+    }
   }
   base::Log::Configure("", base::LogLevel::kError);
   std::error_code ec;
