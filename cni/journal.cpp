@@ -5,6 +5,7 @@
 #include "base/fault.h"
 #include "base/log.h"
 #include "cni/rdma.h"
+#include "cni/route_restore.h"
 #include "cni/smcr.h"
 #include "cni/vf.h"
 
@@ -37,38 +38,6 @@ Error NameTaken(const DeviceOrigin& o, const LinkInfo& holder) {
                "cannot return the device (mac " + o.mac + ") to the node as " + o.name + ": link " +
                    holder.name + " (index " + std::to_string(holder.index) + ", mac " + holder.mac +
                    ") holds that name; rename or remove it and run DEL again (the state is kept)");
-}
-
-// A route via a gateway needs the route that makes the gateway reachable,
-// and the dump order says nothing about that: add what can be added, then
-// retry the rest while that makes progress.
-Status RestoreRoutes(const std::vector<netlink::RouteInfo>& routes, int index, netlink::Kernel& host) {
-  std::vector<netlink::RouteInfo> pending;
-  for (auto r : routes) {
-    r.oif = index;
-    pending.push_back(r);
-  }
-  std::vector<Error> errors;
-  std::vector<Error> unreachable;
-  while (!pending.empty()) {
-    std::vector<netlink::RouteInfo> retry;
-    unreachable.clear();
-    for (const auto& r : pending) {
-      Status s = IgnoreExists(host.AddRoute(r));
-      if (s.ok()) continue;
-      if (s.error().sys_errno == ENETUNREACH) {
-        retry.push_back(r);
-        unreachable.push_back(std::move(s).error());
-      } else {
-        errors.push_back(std::move(s).error());
-      }
-    }
-    if (retry.size() == pending.size()) break;
-    pending = std::move(retry);
-  }
-  errors.insert(errors.end(), unreachable.begin(), unreachable.end());
-  if (!errors.empty()) return JoinErrors(errors, "restoring routes");
-  return base::Ok();
 }
 
 // The kernel's terse refusals of a new macvlan/ipvlan, explained: the

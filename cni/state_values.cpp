@@ -2,6 +2,8 @@
 // rules, VF settings), and back.
 #include <sys/socket.h>
 
+#include <cstdint>
+
 #include "cni/state.h"
 #include "cni/state_fields.h"
 
@@ -28,6 +30,17 @@ void WriteJson(base::JsonWriter& w, const netlink::RouteInfo& r) {
   w.Uint("metric", r.metric).Uint("scope", r.scope).Uint("protocol", r.protocol).Uint("type", r.type);
   if (r.gateway) w.Str("gateway", r.gateway->ToString());
   if (r.prefsrc) w.Str("prefsrc", r.prefsrc->ToString());
+  // Only multipath routes carry their legs; states written before legs were
+  // recorded have none and are single-path routes.
+  if (r.nexthops.size() > 1) {
+    w.Key("nexthops").BeginArray();
+    for (const netlink::Nexthop& n : r.nexthops) {
+      w.BeginObject().Int("oif", n.oif).Uint("weight", n.weight);
+      if (n.gateway) w.Str("gateway", n.gateway->ToString());
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   w.EndObject();
 }
 
@@ -105,6 +118,35 @@ Result<netlink::AddrInfo> AddrFromJson(const json& j) {
   return a;
 }
 
+namespace {
+
+// The legs of a multipath route: two or more, each with a device or a
+// gateway of the route's family, a weight the kernel can carry.
+Result<std::vector<netlink::Nexthop>> NexthopsFromJson(const json& legs, int family) {
+  constexpr size_t kMaxLegs = 256;
+  if (!legs.is_array() || legs.size() < 2 || legs.size() > kMaxLegs)
+    return Bad("route \"nexthops\" must be an array of 2 to 256 legs");
+  std::vector<netlink::Nexthop> out;
+  for (const json& leg : legs) {
+    if (!leg.is_object()) return Bad("a route nexthop must be an object");
+    netlink::Nexthop n;
+    ASSIGN_OR_RETURN(uint64_t oif, Uint(leg, "oif"));
+    ASSIGN_OR_RETURN(uint64_t weight, Uint(leg, "weight"));
+    if (oif > INT32_MAX) return Bad("a route nexthop's \"oif\" is out of range");
+    if (weight < 1 || weight > 256) return Bad("a route nexthop's \"weight\" must be 1..256");
+    ASSIGN_OR_RETURN(n.gateway, OptAddr(leg, "gateway"));
+    if (n.gateway && n.gateway->family != family)
+      return Bad("a route nexthop's gateway is of another family");
+    if (oif == 0 && !n.gateway) return Bad("a route nexthop needs \"oif\" or \"gateway\"");
+    n.oif = static_cast<int>(oif);
+    n.weight = static_cast<uint32_t>(weight);
+    out.push_back(n);
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<netlink::RouteInfo> RouteFromJson(const json& j) {
   netlink::RouteInfo r;
   ASSIGN_OR_RETURN(r.dst, Prefix(j, "dst"));
@@ -122,6 +164,9 @@ Result<netlink::RouteInfo> RouteFromJson(const json& j) {
   r.type = static_cast<uint8_t>(type);
   ASSIGN_OR_RETURN(r.gateway, OptAddr(j, "gateway"));
   ASSIGN_OR_RETURN(r.prefsrc, OptAddr(j, "prefsrc"));
+  if (j.contains("nexthops")) {
+    ASSIGN_OR_RETURN(r.nexthops, NexthopsFromJson(j.at("nexthops"), r.family()));
+  }
   return r;
 }
 

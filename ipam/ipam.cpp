@@ -214,16 +214,23 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
     return Error(Code::kIpam, what + ": " + plugin + " printed more than " + std::to_string(kMaxOutputBytes) +
                                   " bytes; an IPAM result is far smaller");
 
+  return ReadOutput(type, command, x.out, status);
+}
+
+Result<nlohmann::json> ReadOutput(const std::string& type, const std::string& command, const std::string& out,
+                                  int status) {
+  const std::string what = "ipam " + type + " " + command;
+  // Bounded like every JSON from outside (base/json_parse.h): a plugin that
+  // prints a deeply nested value gets an error, not our stack.
   std::optional<Error> bad_json;
   nlohmann::json parsed;
-  if (!x.out.empty()) {
-    auto p = base::ParseJson(x.out, "the output of " + what);
+  if (!out.empty()) {
+    auto p = base::ParseJson(out, "the output of " + what);
     if (p.ok())
       parsed = std::move(p).value();
     else
       bad_json = std::move(p).error();
   }
-  const std::string& out = x.out;
   const bool exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (exited_ok) {
     if (bad_json) return Error(Code::kIpam, bad_json->msg, out.substr(0, 512));

@@ -62,4 +62,10 @@ class ExecExecutor : public Executor {
   uint32_t time_limit_ms_ = kDefaultTimeLimitMs;
 };
 
+/// What a plugin's run means: its stdout `out` (what was read of it) and its
+/// wait status. Exit 0: the JSON value printed (null when nothing); else the
+/// plugin's CNI error (code 11 passes through) or what became of it.
+base::Result<nlohmann::json> ReadOutput(const std::string& type, const std::string& command,
+                                        const std::string& out, int status);
+
 }  // namespace ipam

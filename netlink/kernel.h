@@ -62,11 +62,24 @@ struct AddrInfo {
   bool operator==(const AddrInfo&) const = default;
 };
 
+/// One leg of a multipath route (RTA_MULTIPATH).
+struct Nexthop {
+  std::optional<IpAddress> gateway;
+  int oif = 0;
+  uint32_t weight = 1;  ///< as `ip route` shows it (1..256): the kernel's rtnh_hops + 1
+
+  bool operator==(const Nexthop&) const = default;
+};
+
 struct RouteInfo {
   IpPrefix dst;  ///< len 0 = default route; family from dst.addr
+  /// A single-path route's nexthop. Of a multipath route: the leg through the
+  /// link ListRoutes(oif) was asked for, else the first leg.
   std::optional<IpAddress> gateway;
   std::optional<IpAddress> prefsrc;
   int oif = 0;
+  /// Every leg of a multipath route (two or more); empty for a single path.
+  std::vector<Nexthop> nexthops;
   uint32_t table = kTableMain;
   uint32_t metric = 0;
   uint8_t scope = kScopeUniverse;
@@ -122,9 +135,16 @@ class Kernel {
   virtual Status AddAddr(const AddrInfo& addr) = 0;
   virtual Status DelAddr(const AddrInfo& addr) = 0;
 
-  /// Routes of every table, both families; oif > 0 keeps only routes through it.
+  /// Routes of every table, both families; oif > 0 keeps only routes through
+  /// it (a multipath route when one of its legs is).
   virtual Result<std::vector<RouteInfo>> ListRoutes(int oif) = 0;
+  /// NLM_F_CREATE | NLM_F_EXCL: EEXIST when the table already has a route of
+  /// that dst and metric, whatever its nexthop.
   virtual Status AddRoute(const RouteInfo& route) = 0;
+  /// NLM_F_CREATE | NLM_F_APPEND (`ip route append`): next to the routes of
+  /// the same dst and metric (IPv4: another route; IPv6 with a gateway:
+  /// another leg of their multipath route). EEXIST only for an identical one.
+  virtual Status AppendRoute(const RouteInfo& route) = 0;
   virtual Status DelRoute(const RouteInfo& route) = 0;
 
   virtual Result<std::vector<RuleInfo>> ListRules() = 0;

@@ -94,16 +94,27 @@ std::optional<AddrInfo> ToAddrInfo(rtnl_addr* addr) {
   return info;
 }
 
-std::optional<RouteInfo> ToRouteInfo(rtnl_route* route) {
+std::optional<RouteInfo> ToRouteInfo(rtnl_route* route, int through) {
   const int family = rtnl_route_get_family(route);
   if (!IsIp(family)) return std::nullopt;
   RouteInfo info;
   info.dst = PrefixOf(rtnl_route_get_dst(route), family);
-  if (rtnl_route_get_nnexthops(route) > 0) {
-    rtnl_nexthop* nh = rtnl_route_nexthop_n(route, 0);
-    info.oif = rtnl_route_nh_get_ifindex(nh);
-    info.gateway = FromNlAddr(rtnl_route_nh_get_gateway(nh));
+  const int count = rtnl_route_get_nnexthops(route);
+  for (int i = 0; i < count; ++i) {
+    rtnl_nexthop* nh = rtnl_route_nexthop_n(route, i);
+    // libnl keeps the kernel's rtnh_hops, which is the weight minus one.
+    info.nexthops.push_back(Nexthop{FromNlAddr(rtnl_route_nh_get_gateway(nh)), rtnl_route_nh_get_ifindex(nh),
+                                    rtnl_route_nh_get_weight(nh) + 1u});
   }
+  if (!info.nexthops.empty()) {
+    const Nexthop* leg = &info.nexthops.front();
+    for (const Nexthop& n : info.nexthops)
+      if (through > 0 && n.oif == through) leg = &n;
+    info.oif = leg->oif;
+    info.gateway = leg->gateway;
+  }
+  // One nexthop is a single-path route: RTA_OIF and RTA_GATEWAY say it all.
+  if (info.nexthops.size() < 2) info.nexthops.clear();
   info.prefsrc = FromNlAddr(rtnl_route_get_pref_src(route));
   info.table = rtnl_route_get_table(route);
   info.metric = rtnl_route_get_priority(route);
@@ -170,12 +181,19 @@ base::Result<nl::RoutePtr> MakeRoute(const RouteInfo& info, bool for_delete) {
     if (!src) return NoMemory();
     if (rtnl_route_set_pref_src(route.get(), src.get()) < 0) return Invalid("bad preferred source");
   }
-  if (info.oif > 0 || info.gateway) {
+  // A multipath route's legs travel in RTA_MULTIPATH (libnl uses it for two
+  // or more nexthops); a single path in RTA_OIF and RTA_GATEWAY.
+  std::vector<Nexthop> legs = info.nexthops;
+  if (legs.size() < 2) legs = {Nexthop{info.gateway, info.oif, 1}};
+  for (const Nexthop& leg : legs) {
+    if (leg.oif <= 0 && !leg.gateway) continue;
+    if (leg.weight < 1 || leg.weight > 256) return Invalid("a nexthop's weight is outside 1..256");
     nl::NexthopPtr nh(rtnl_route_nh_alloc());
     if (!nh) return NoMemory();
-    if (info.oif > 0) rtnl_route_nh_set_ifindex(nh.get(), info.oif);
-    if (info.gateway) {
-      nl::AddrPtr gw = ToNlAddr(*info.gateway, info.gateway->BitLength());
+    if (leg.oif > 0) rtnl_route_nh_set_ifindex(nh.get(), leg.oif);
+    rtnl_route_nh_set_weight(nh.get(), static_cast<uint8_t>(leg.weight - 1));
+    if (leg.gateway) {
+      nl::AddrPtr gw = ToNlAddr(*leg.gateway, leg.gateway->BitLength());
       if (!gw) return NoMemory();
       rtnl_route_nh_set_gateway(nh.get(), gw.get());
     }
@@ -205,8 +223,17 @@ std::string Describe(const AddrInfo& a) { return a.local.ToString() + " dev " + 
 
 std::string Describe(const RouteInfo& r) {
   std::string s = r.dst.ToString();
-  if (r.gateway) s += " via " + r.gateway->ToString();
-  if (r.oif > 0) s += " dev " + std::to_string(r.oif);
+  if (r.nexthops.size() > 1) {
+    for (const Nexthop& n : r.nexthops) {
+      s += " nexthop";
+      if (n.gateway) s += " via " + n.gateway->ToString();
+      if (n.oif > 0) s += " dev " + std::to_string(n.oif);
+      s += " weight " + std::to_string(n.weight);
+    }
+  } else {
+    if (r.gateway) s += " via " + r.gateway->ToString();
+    if (r.oif > 0) s += " dev " + std::to_string(r.oif);
+  }
   s += " table " + std::to_string(r.table) + " metric " + std::to_string(r.metric);
   return s;
 }

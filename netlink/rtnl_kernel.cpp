@@ -227,7 +227,7 @@ class RtnlKernel final : public Kernel {
                      sock_.Dump(kDumpRoutes, [] { return DumpRequest(RTM_GETROUTE, rtmsg{}); }));
     std::vector<RouteInfo> out;
     ForEach<rtnl_route>(objects, RTM_NEWROUTE, [&](rtnl_route* r) {
-      auto info = rtnl::ToRouteInfo(r);
+      auto info = rtnl::ToRouteInfo(r, oif);
       if (info && (oif <= 0 || info->oif == oif)) out.push_back(*info);
     });
     return out;
@@ -238,6 +238,12 @@ class RtnlKernel final : public Kernel {
     ASSIGN_OR_RETURN(nl::RoutePtr r, WithWhat(rtnl::MakeRoute(route, false), what));
     // rtnl_route_add adds NLM_F_CREATE itself.
     return sock_.Run(what, [&](nl_sock* sk) { return rtnl_route_add(sk, r.get(), NLM_F_EXCL); });
+  }
+
+  Status AppendRoute(const RouteInfo& route) override {
+    const std::string what = "RTM_NEWROUTE (append) " + rtnl::Describe(route);
+    ASSIGN_OR_RETURN(nl::RoutePtr r, WithWhat(rtnl::MakeRoute(route, false), what));
+    return sock_.Run(what, [&](nl_sock* sk) { return rtnl_route_add(sk, r.get(), NLM_F_APPEND); });
   }
 
   Status DelRoute(const RouteInfo& route) override {

@@ -84,6 +84,9 @@ class TimedKernel final : public netlink::Kernel {
   Status AddRoute(const netlink::RouteInfo& r) override {
     return Time("AddRoute", [&] { return k_->AddRoute(r); });
   }
+  Status AppendRoute(const netlink::RouteInfo& r) override {
+    return Time("AppendRoute", [&] { return k_->AppendRoute(r); });
+  }
   Status DelRoute(const netlink::RouteInfo& r) override {
     return Time("DelRoute", [&] { return k_->DelRoute(r); });
   }

@@ -89,11 +89,16 @@ class FakeKernel final : public netlink::Kernel {
 
   Result<std::vector<RouteInfo>> ListRoutes(int oif) override {
     std::vector<RouteInfo> out;
-    for (const RouteInfo& r : ns().routes)
+    for (RouteInfo r : ns().routes) {
+      // A multipath route is through every leg's device, and names that leg.
+      for (const netlink::Nexthop& n : r.nexthops)
+        if (oif != 0 && n.oif == oif) std::tie(r.oif, r.gateway) = std::tie(n.oif, n.gateway);
       if (oif == 0 || r.oif == oif) out.push_back(r);
+    }
     return out;
   }
-  Status AddRoute(const RouteInfo& route) override;
+  Status AddRoute(const RouteInfo& route) override { return InsertRoute(route, false); }
+  Status AppendRoute(const RouteInfo& route) override { return InsertRoute(route, true); }
   Status DelRoute(const RouteInfo& route) override;
 
   Result<std::vector<RuleInfo>> ListRules() override { return ns().rules; }
@@ -106,6 +111,9 @@ class FakeKernel final : public netlink::Kernel {
   // Counts and logs a mutating call; returns the injected error when this is
   // the call World::FailCall picked.
   std::optional<Error> Begin(const std::string& what) { return world_->Begin(ns().name + " " + what, what); }
+
+  // AddRoute (NLM_F_EXCL) and AppendRoute (NLM_F_APPEND).
+  Status InsertRoute(const RouteInfo& in, bool append);
 
   // The kernel's refusal of the call Begin logged last.
   Error Fail(const std::string& what, int err) { return world_->Fail(what, err); }
@@ -315,11 +323,15 @@ Status FakeKernel::DelAddr(const AddrInfo& addr) {
 
 // --- routes ------------------------------------------------------------------
 
-Status FakeKernel::AddRoute(const RouteInfo& in) {
-  const std::string what = "AddRoute " + DescribeRoute(in);
+Status FakeKernel::InsertRoute(const RouteInfo& in, bool append) {
+  const std::string what = (append ? "AppendRoute " : "AddRoute ") + DescribeRoute(in);
   if (auto e = Begin(what)) return *e;
   RouteInfo route = in;
   if (route.table == 0) route.table = netlink::kTableMain;  // RT_TABLE_UNSPEC means main
+  // A multipath route is its legs (RTA_MULTIPATH); listed, it names the first.
+  if (route.nexthops.size() == 1) route.nexthops.clear();
+  if (!route.nexthops.empty())
+    std::tie(route.oif, route.gateway) = std::tie(in.nexthops[0].oif, in.nexthops[0].gateway);
   const int family = route.family();
   if (!KnownFamily(family)) return Fail(what, EAFNOSUPPORT);
   if (route.dst.len < 0 || route.dst.len > route.dst.addr.BitLength() || route.dst != route.dst.Network())
@@ -348,8 +360,9 @@ Status FakeKernel::AddRoute(const RouteInfo& in) {
                                    [&](const AddrInfo& a) { return a.local.addr == *route.prefsrc; });
     if (!local) return Fail(what, EINVAL);
   }
+  // NLM_F_EXCL refuses any route of the key; NLM_F_APPEND only an identical one.
   for (const RouteInfo& r : n.routes)
-    if (World::SameRouteKey(r, route)) return Fail(what, EEXIST);
+    if (World::SameRouteKey(r, route) && (!append || r == route)) return Fail(what, EEXIST);
   n.routes.push_back(route);
   return base::Ok();
 }

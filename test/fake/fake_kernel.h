@@ -22,7 +22,10 @@
 //    a gateway on-link through a direct route on that oif in its table or main
 //    (ENETUNREACH; IPv6 link-local gateways always are), a prefsrc that is an
 //    address of the namespace (EINVAL) and dst without host bits (EINVAL);
-//    table 0 means main. Same table+family+dst+metric is EEXIST.
+//    table 0 means main. Same table+family+dst+metric is EEXIST; AppendRoute
+//    refuses (EEXIST) only an identical route. A multipath route is listed
+//    through each leg's device and removed whole when one leg's device
+//    leaves (IPv4's way; IPv6 drops only that leg: not modelled).
 //  - DelRoute matches like the kernel: table, dst, and the metric, oif,
 //    gateway, prefsrc, protocol and type when they are set (metric 0 = any,
 //    the lowest matching metric goes first); scope is not compared.

@@ -229,7 +229,12 @@ void World::AddPrefixRoutes(Netns& ns, int index) {
 }
 
 void World::RemoveRoutesVia(Netns& ns, int index) {
-  std::erase_if(ns.routes, [&](const RouteInfo& r) { return r.oif == index; });
+  // A multipath route goes whole when one leg's device leaves, as IPv4's
+  // does (IPv6 drops just that leg: not modelled).
+  std::erase_if(ns.routes, [&](const RouteInfo& r) {
+    return r.oif == index || std::any_of(r.nexthops.begin(), r.nexthops.end(),
+                                         [&](const netlink::Nexthop& n) { return n.oif == index; });
+  });
 }
 
 void World::RemoveAddrAt(Netns& ns, size_t pos) {

@@ -5,7 +5,10 @@
 // the kernel replaced by the in-memory node of fuzz_node.h; a seccomp filter
 // (fuzz_sandbox.h) traps any syscall that would reach the kernel's network
 // configuration. Input format: fuzz_input.h. Each input runs on a fresh node
-// and an empty data dir.
+// and an empty data dir. Between invocations an input can plant files in the
+// data dir (state files, claims, shares: what the plugin reads back as
+// hostile input), set what IPAM prints, and hand a conflist to the
+// installer's edit.
 //
 // Besides crashes, leaks, UB and timeouts, it aborts when an invocation
 //  - exits with anything but 0 or 1, or prints anything but one JSON line
@@ -15,15 +18,23 @@
 //    (an exception escaped: a bug by definition);
 //  - fails an ADD (except code 102, rollback incomplete), or runs CHECK,
 //    STATUS or VERSION, or fails on bad input (codes 1, 4, 6, 7), and the
-//    node or the data dir's files differ afterwards.
+//    node or the data dir's files differ afterwards (a file an @file section
+//    planted may be gone: a stale claim or share cleaned up).
 //
 // dataDir and logFile: every config that parses has them replaced with paths
 // in this process's temp dir before the plugin sees it (a config that does
 // not parse never reaches a file), so nothing is written outside it.
 //
+// A conflist aborts when the installer's edit crashes, fails with a code other
+// than 6 or 7, or succeeds with a result that does not hold exactly one
+// erdma-cni entry, is not accepted by a second install as up to date, or
+// (uninstall) still holds one.
+//
 // ERDMA_FUZZ_TRACE=1 prints every invocation and its outcome to stderr.
 // ERDMA_FUZZ_EXPECT=1 checks seeds: an invocation with FUZZ_EXPECT=N must
 // exit 0 (N = 0) or fail with code N.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -39,6 +50,7 @@
 #include "cni/run.h"
 #include "conf/config.h"
 #include "conf/version.h"
+#include "install/conflist.h"
 #include "test/fuzz/fuzz_input.h"
 #include "test/fuzz/fuzz_node.h"
 #include "test/fuzz/fuzz_sandbox.h"
@@ -77,6 +89,22 @@ std::string DataFiles() {
        it.increment(ec)) {
     if (!it->is_regular_file(ec)) continue;
     out += it->path().string() + " " + std::to_string(it->file_size(ec)) + "\n";
+  }
+  return out;
+}
+
+// Files this input planted with @file: a failed command may remove one (a
+// stale claim or share it met is cleaned up), but changes nothing else.
+std::set<std::string> g_planted;
+
+// `before` without the lines of planted files that are gone in `after`.
+std::string WithoutRemovedPlants(const std::string& before, const std::string& after) {
+  std::string out;
+  std::istringstream lines(before);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string path = line.substr(0, line.rfind(' '));
+    const bool gone = after.find(path + " ") == std::string::npos;
+    if (!(gone && g_planted.count(path))) out += line + "\n";
   }
   return out;
 }
@@ -160,7 +188,9 @@ void RunOne(fuzz::Node& node, const fuzz::Invocation& inv) {
     const std::string node_after = node.Everything();
     if (node_after != node_before)
       Die("the node changed:\n" + node_before + "\n=> after:\n" + node_after, inv, out);
-    if (DataFiles() != files_before) Die("the data dir changed", inv, out);
+    if (const std::string files_after = DataFiles();
+        files_after != WithoutRemovedPlants(files_before, files_after))
+      Die("the data dir changed:\n" + files_before + "=> after:\n" + files_after, inv, out);
   }
 
   if (g_expect) {
@@ -169,6 +199,76 @@ void RunOne(fuzz::Node& node, const fuzz::Invocation& inv) {
       Die("seed expected " + e->second + ", got exit " + std::to_string(rc) + " code " + std::to_string(code),
           inv, out);
   }
+}
+
+// An @file section: `bytes` at `rel` (fuzz::SafeDataPath) under the data
+// dir. Each component is made or opened relative to its parent's fd without
+// following links, so nothing lands outside the data dir whatever the plugin
+// left there.
+void PlantFile(const std::string& rel, const std::string& bytes) {
+  ::mkdir(g_dirs.data.c_str(), 0700);
+  int dir = ::open(g_dirs.data.c_str(), O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  std::string_view rest = rel;
+  while (dir >= 0) {
+    const size_t slash = rest.find('/');
+    const std::string part(rest.substr(0, slash));
+    if (slash == std::string_view::npos) {
+      const int fd = ::openat(dir, part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd >= 0) {
+        g_planted.insert(g_dirs.data + "/" + rel);
+        for (size_t off = 0; off < bytes.size();) {
+          const ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
+          if (n <= 0) break;
+          off += static_cast<size_t>(n);
+        }
+        ::close(fd);
+      }
+      break;
+    }
+    ::mkdirat(dir, part.c_str(), 0700);
+    const int next = ::openat(dir, part.c_str(), O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    ::close(dir);
+    dir = next;
+    rest.remove_prefix(slash + 1);
+  }
+  if (dir >= 0) ::close(dir);
+}
+
+[[noreturn]] void DieConflist(const std::string& what, const std::string& text) {
+  std::fprintf(stderr, "\n==fuzz oracle== conflist: %s\n--- conflist (%zu bytes):\n%.2000s\n", what.c_str(),
+               text.size(), text.c_str());
+  std::abort();
+}
+
+void ExpectDocumented(const base::Error& e, const std::string& what, const std::string& text) {
+  if (e.code != base::Code::kDecoding && e.code != base::Code::kInvalidConfig)
+    DieConflist(what + " failed with code " + std::to_string(static_cast<int>(e.code)) + ": " + e.msg, text);
+}
+
+// An @conflist section through the installer's pure edit, at each placement.
+void EditConflist(const std::string& text) {
+  const install::Json entry = {{"type", install::kPluginType}, {"device", {{"name", "eth1"}}}};
+  install::Placement last;
+  install::Placement first{install::Placement::Kind::kIndex, "", 0};
+  install::Placement after{install::Placement::Kind::kAfter, "portmap", 0};
+  for (const install::Placement* where : {&last, &first, &after}) {
+    auto edit = install::PlanInstall(text, entry, *where);
+    if (!edit.ok()) {
+      ExpectDocumented(edit.error(), "install at " + where->Describe(), text);
+      continue;
+    }
+    if (install::CountOurs(edit->doc) != 1) DieConflist("install left other than one erdma-cni entry", text);
+    const std::string result = edit->changed ? edit->text : text;
+    auto again = install::PlanInstall(result, entry, *where);
+    if (!again.ok()) DieConflist("installing into the installed result failed: " + again.error().msg, result);
+    if (again->changed) DieConflist("installing twice changed the result again", result);
+  }
+  auto removed = install::PlanUninstall(text);
+  if (!removed.ok()) {
+    ExpectDocumented(removed.error(), "uninstall", text);
+    return;
+  }
+  if (install::CountOurs(removed->doc) != 0) DieConflist("uninstall left an erdma-cni entry", text);
 }
 
 }  // namespace
@@ -199,12 +299,29 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const auto invocations = fuzz::ParseInput(std::string_view(reinterpret_cast<const char*>(data), size));
+  const auto sections = fuzz::ParseInput(std::string_view(reinterpret_cast<const char*>(data), size));
   {
-    fuzz::Node node(fuzz::ParseNodeOptions(invocations.front().env), g_dirs.sysfs);
-    for (const auto& inv : invocations) RunOne(node, inv);
+    const fuzz::Invocation none;
+    const fuzz::Invocation* first = &none;
+    for (const auto& s : sections)
+      if (s.kind == fuzz::Section::Kind::kInvocation) {
+        first = &s.invocation;
+        break;
+      }
+    fuzz::Node node(fuzz::ParseNodeOptions(first->env), g_dirs.sysfs);
+    for (const auto& s : sections) {
+      switch (s.kind) {
+        case fuzz::Section::Kind::kInvocation: RunOne(node, s.invocation); break;
+        case fuzz::Section::Kind::kFile: PlantFile(s.arg, s.bytes); break;
+        case fuzz::Section::Kind::kIpam:
+          node.SetIpamOutput({s.bytes, s.arg.empty() ? 0 : std::stoi(s.arg)});
+          break;
+        case fuzz::Section::Kind::kConflist: EditConflist(s.bytes); break;
+      }
+    }
   }
   base::Log::Configure("", base::LogLevel::kError);
+  g_planted.clear();
   std::error_code ec;
   fs::remove_all(g_dirs.data, ec);
   fs::remove(g_dirs.log, ec);

@@ -26,7 +26,8 @@ IpAddress A(const char* s) { return *IpAddress::Parse(s); }
 // CNI_PATH, versions checked, results in the version it was asked for.
 class FakeIpam : public ipam::Executor {
  public:
-  explicit FakeIpam(std::vector<std::string> cni_path) : cni_path_(std::move(cni_path)) {}
+  FakeIpam(std::vector<std::string> cni_path, const std::optional<IpamOutput>* output)
+      : cni_path_(std::move(cni_path)), output_(output) {}
 
   base::Result<json> Run(const std::string& type, const std::string& command,
                          const std::string& config) override {
@@ -57,6 +58,8 @@ class FakeIpam : public ipam::Executor {
                    "ipam " + type + ": incompatible CNI versions; config is \"" + version + "\"");
     if (command != "ADD") return json();
     if (type == "fail") return Error(Code::kIpam, "ipam " + type + ": no IP addresses available");
+    // Bytes an @ipam section made the plugin print, read as a real run's are.
+    if (*output_) return ipam::ReadOutput(type, command, (*output_)->bytes, ((*output_)->exit & 0xff) << 8);
     if (ipam) {
       if (auto it = ipam->find("fuzzError"); it != ipam->end() && it->is_string())
         return Error(Code::kIpam, "ipam " + type + ": " + it->get<std::string>());
@@ -71,6 +74,7 @@ class FakeIpam : public ipam::Executor {
 
  private:
   std::vector<std::string> cni_path_;
+  const std::optional<IpamOutput>* output_;
 };
 
 netlink::AddrInfo Addr(int index, const char* prefix, uint32_t flags) {
@@ -161,6 +165,13 @@ Node::Node(const NodeOptions& opts, std::string sysfs_root) : sysfs_root_(std::m
   Must(host->AddRoute(Route("10.9.0.0/24", eth2, 201)));
   Must(host->AddRoute(Route("0.0.0.0/0", eth2, 201, "10.9.0.1")));
   Must(host->AddRoute(Route("fd00:9::/64", eth2, 201)));
+  // Routes DEL must put back next to others of their destination and metric:
+  // one appended through eth2 after eth1's, and a multipath route over both.
+  Must(host->AddRoute(Route("198.51.100.0/24", eth1, 200, "10.9.0.1")));
+  Must(host->AppendRoute(Route("198.51.100.0/24", eth2, 200, "10.9.0.1")));
+  netlink::RouteInfo multi = Route("203.0.113.0/24", eth1, 7, "10.9.0.1");
+  multi.nexthops = {{A("10.9.0.1"), eth1, 1}, {A("10.9.0.1"), eth2, 3}};
+  Must(host->AddRoute(multi));
   world_.AddLink(World::kRoot, {0, "eth3", "00:16:3e:10:f8:b2", 1500, false, ""});
   const int pf = world_.AddLink(World::kRoot, {0, "ens1f0", "b8:59:9f:00:00:10", 1500, true, ""});
   const int vf0 = world_.AddLink(World::kRoot, {0, "ens1f0v0", "52:54:00:aa:00:02", 1500, false, ""});
@@ -217,7 +228,7 @@ Node::Node(const NodeOptions& opts, std::string sysfs_root) : sysfs_root_(std::m
 base::Result<std::unique_ptr<netlink::Kernel>> Node::OpenHost() { return world_.Kernel(fake::World::kRoot); }
 
 std::unique_ptr<ipam::Executor> Node::Ipam(const std::vector<std::string>& cni_path) {
-  return std::make_unique<FakeIpam>(cni_path);
+  return std::make_unique<FakeIpam>(cni_path, &ipam_output_);
 }
 
 void Node::Prepare(cni::Context& ctx) {

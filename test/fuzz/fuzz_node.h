@@ -7,7 +7,9 @@
 //  - root: lo; eth0 (primary, 172.16.0.10/24, default via 172.16.0.1);
 //    eth1 and eth2, ENI stand-ins as a node agent leaves them
 //    (10.9.0.10/24 and 10.9.0.11/24 + fd00:9::11/64, noprefixroute, subnet
-//    and default routes at metric 200/201), eth3 (an ENI left down), cali0
+//    and default routes at metric 200/201; 198.51.100.0/24 via eth1 and,
+//    appended, via eth2 at metric 200; 203.0.113.0/24 multipath over both
+//    at metric 7), eth3 (an ENI left down), cali0
 //    (a veth whose peer is pod0's eth0).
 //  - /run/netns/pod0 (also /var/run/netns/pod0): lo and a Terway-like eth0
 //    172.16.0.5/24 with a default route; /run/netns/pod1 (also
@@ -28,7 +30,9 @@
 //    (other CNI_PATH entries hold nothing). Type "fail" fails ADD; an `ipam`
 //    object may carry "fuzzResult" (returned by ADD as is), "fuzzError" (a
 //    message ADD fails with) and "fuzzVersions" (what VERSION answers;
-//    default 0.3.0..1.0.0, as Debian's plugins).
+//    default 0.3.0..1.0.0, as Debian's plugins). After SetIpamOutput, ADD
+//    prints those bytes and exits with that status instead (ipam::ReadOutput
+//    reads them, as it reads a real plugin's).
 #pragma once
 
 #include <map>
@@ -63,6 +67,12 @@ NodeOptions ParseNodeOptions(const std::map<std::string, std::string>& env);
 /// Makes the fake sysfs tree under `root` (once per process).
 void MakeSysfs(const std::string& root);
 
+/// What an IPAM plugin prints for ADD, and its exit status.
+struct IpamOutput {
+  std::string bytes;
+  int exit = 0;
+};
+
 class Node : public cni::Backend {
  public:
   Node(const NodeOptions& opts, std::string sysfs_root);
@@ -80,6 +90,9 @@ class Node : public cni::Backend {
   /// UEID and sysctl, as text: equal before and after = nothing changed.
   std::string Everything();
 
+  /// What every IPAM plugin prints for ADD from now on.
+  void SetIpamOutput(IpamOutput output) { ipam_output_ = std::move(output); }
+
  private:
   std::string sysfs_root_;
   fake::World world_;
@@ -87,6 +100,7 @@ class Node : public cni::Backend {
   fake::SmcWorld smc_{world_};
   fake::VfWorld vfs_{world_};
   fake::FakeOpener opener_{world_};
+  std::optional<IpamOutput> ipam_output_;
 };
 
 }  // namespace fuzz

@@ -59,10 +59,11 @@ cp "$here"/corpus/* "$scratch/corpus/"
 seeds=$(find "$scratch/corpus" -type f | wc -l)
 
 # The plugin logs every error to stderr; keep libFuzzer's lines and the reports.
+# The log holds the bytes of fuzzed inputs: grep -a reads it as text regardless.
 plugin_log='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z (debug|info|warn|error) \['
 fail() {
   echo "FAILED: $1"
-  grep -Ev "$plugin_log" "$scratch/log" | tail -n 150
+  grep -aEv "$plugin_log" "$scratch/log" | tail -n 150
   if compgen -G "$scratch/artifacts/*" >/dev/null; then
     mkdir -p "$artifacts"
     cp "$scratch"/artifacts/* "$artifacts/"
@@ -80,7 +81,7 @@ opts=(-timeout=5 -rss_limit_mb=1024 -max_len=16384 -dict="$here/cni.dict"
 #    longer reaches what it was written for would quietly cost coverage.
 ERDMA_FUZZ_EXPECT=1 "$binary" "${opts[@]}" -runs=0 "$scratch/corpus" >"$scratch/log" 2>&1 ||
   fail "a seed did not give its expected outcome, or crashed"
-seed_line=$(grep -E '^#[0-9]+[[:space:]]+INITED' "$scratch/log" | tail -n1 || true)
+seed_line=$(grep -aE '^#[0-9]+[[:space:]]+INITED' "$scratch/log" | tail -n1 || true)
 echo "seeds: $seeds files, all outcomes as expected; $seed_line"
 
 # 2. Fuzz. New inputs go to the scratch corpus only.
@@ -89,8 +90,8 @@ start=$(date +%s)
   fail "libFuzzer stopped with a finding"
 elapsed=$(($(date +%s) - start))
 
-last=$(grep -E '^#[0-9]+[[:space:]]' "$scratch/log" | tail -n1 || true)
-stat() { grep -E "^stat::$1:" "$scratch/log" | awk '{print $2}'; }
+last=$(grep -aE '^#[0-9]+[[:space:]]' "$scratch/log" | tail -n1 || true)
+stat() { grep -aE "^stat::$1:" "$scratch/log" | awk '{print $2}'; }
 cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$last")
 ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$last")
 corp=$(sed -nE 's/.* corp: ([0-9]+)\/.*/\1/p' <<<"$last")
