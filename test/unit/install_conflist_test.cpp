@@ -175,7 +175,7 @@ TEST_CASE("install refuses a conflist nested deeper than the JSON bound, saying 
   auto out = install::PlanInstall(deep, Entry(), Last());
   REQUIRE_FALSE(out.ok());
   CHECK(out.error().code == Code::kDecoding);
-  CHECK(out.error().msg.find("nests JSON deeper than 64 levels") != std::string::npos);
+  CHECK(out.error().msg.find("JSON nested deeper than 64 levels") != std::string::npos);
   // Uninstall and the entry file read the same way.
   CHECK_FALSE(install::PlanUninstall(deep).ok());
   CHECK(install::ParseObject(std::string(100, '[') + std::string(100, ']')).error().msg.find("deeper") !=
