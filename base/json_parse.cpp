@@ -12,7 +12,8 @@ Result<nlohmann::json> ParseJson(std::string_view text, const std::string& what,
   // nlohmann's lexer takes one for the end of input: `{...}\0<anything>`
   // would pass as the object alone.
   if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
-    return Error(Code::kDecoding, what + " holds a NUL byte at offset " + std::to_string(nul) + "; it must be JSON text");
+    return Error(Code::kDecoding,
+                 what + " holds a NUL byte at offset " + std::to_string(nul) + "; it must be JSON text");
   try {
     return json::parse(
         text.begin(), text.end(),
@@ -24,7 +25,8 @@ Result<nlohmann::json> ParseJson(std::string_view text, const std::string& what,
         },
         /*allow_exceptions=*/true, /*ignore_comments=*/false);
   } catch (const TooDeep&) {
-    return Error(Code::kDecoding, what + ": JSON nested deeper than " + std::to_string(max_depth) + " levels");
+    return Error(Code::kDecoding,
+                 what + ": JSON nested deeper than " + std::to_string(max_depth) + " levels");
   } catch (const json::exception& e) {
     return Error(Code::kDecoding, what + " is not valid JSON", e.what());
   } catch (const std::exception& e) {

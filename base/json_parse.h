@@ -18,6 +18,7 @@ inline constexpr int kMaxJsonDepth = 64;
 /// The JSON value of `text`, or kDecoding naming `what` ("config",
 /// "IPAM output", "state file /run/...") and why: not JSON, a NUL byte, or
 /// nested deeper than `max_depth`.
-Result<nlohmann::json> ParseJson(std::string_view text, const std::string& what, int max_depth = kMaxJsonDepth);
+Result<nlohmann::json> ParseJson(std::string_view text, const std::string& what,
+                                 int max_depth = kMaxJsonDepth);
 
 }  // namespace base

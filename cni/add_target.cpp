@@ -44,9 +44,15 @@ base::Status RefuseNodeOwnDevice(Context& ctx, const netlink::LinkInfo& dev) {
       for (const netlink::RouteInfo& r : routes)
         if (r.family() == family && r.table == netlink::kTableMain && r.dst.len == 0 && r.type == 1)
           best = std::min(best.value_or(r.metric), r.metric);
+      // Any leg of a multipath default counts: the node routes through each.
+      const auto through_dev = [&dev](const netlink::RouteInfo& r) {
+        return r.oif == dev.index ||
+               std::any_of(r.nexthops.begin(), r.nexthops.end(),
+                           [&dev](const netlink::Nexthop& h) { return h.oif == dev.index; });
+      };
       for (const netlink::RouteInfo& r : routes)
         if (best && r.family() == family && r.table == netlink::kTableMain && r.dst.len == 0 && r.type == 1 &&
-            r.metric == *best && r.oif == dev.index && why.empty())
+            r.metric == *best && through_dev(r) && why.empty())
           why =
               std::string("carries the node's ") + (family == AF_INET6 ? "IPv6" : "IPv4") + " default route";
     }

@@ -145,9 +145,9 @@ std::string StateStore::FileName(const std::string& container_id, const std::str
 }
 
 std::string StateStore::Locate(const std::string& container_id, const std::string& if_name) const {
-  const std::string path = PathFor(container_id, if_name);
+  std::string path = PathFor(container_id, if_name);
   if (base::PathExists(path)) return path;
-  const std::string legacy = Dir() + "/" + LegacyFileName(container_id, if_name);
+  std::string legacy = Dir() + "/" + LegacyFileName(container_id, if_name);
   if (!base::PathExists(legacy)) return path;
   auto st = Load(legacy);
   if (st.ok()) return *st && (*st)->container_id == container_id && (*st)->if_name == if_name ? legacy : path;

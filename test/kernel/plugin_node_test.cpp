@@ -289,4 +289,12 @@ TEST_CASE("move mode refuses lo and the node's default-route device, and the nod
   CHECK(kt::LinkExists(t.pod(), "net1"));
   REQUIRE(kt::RunPlugin(WithNode(kt::Call(t, "DEL", cid1, "net1", config("eth1")), allowing)).exit == 0);
   CHECK(kt::SettledDiff(before_allowed, t.node()) == "");
+
+  // A multipath default at the lowest metric: its second leg's device is the node's too.
+  kt::ShOk("ip -n " + t.node() + " route add default metric 100 nexthop via " + kt::kGateway4 +
+           " dev eth1 nexthop via " + kt::kGateway4 + " dev eth2");
+  Refused(t, WithNode(kt::Call(t, "ADD", t.ContainerId("leg2"), "net1", config("eth2")), strict), 7,
+          {"eth2, which carries the node's IPv4 default route"}, own);
+  CHECK(kt::StateFiles(t.DataDir()).empty());
+  kt::ShOk("ip -n " + t.node() + " route del default metric 100");
 }

@@ -202,7 +202,7 @@ TEST_CASE("a claim naming lo, an all-zero MAC or a state outside a network direc
   const std::string devices = d.path + "/devices";
   REQUIRE(base::MakePrivateDirs(devices).ok());
   const std::string state = d.path + "/erdma/" + cni::StateStore::FileName("c1", "lo");
-  auto claim = [&](const std::string& file, json j) { Write(devices + "/" + file, j.dump()); };
+  auto claim = [&](const std::string& file, const json& j) { Write(devices + "/" + file, j.dump()); };
   json good = {{"network", "erdma"}, {"containerID", "c1"},        {"ifName", "lo"}, {"state", state},
                {"device", "eth1"},   {"mac", "00:16:3e:10:f8:b0"}, {"pci", ""}};
   json zero = good;

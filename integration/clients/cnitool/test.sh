@@ -317,7 +317,7 @@ scenario_terway() {
   expect_our_interface erdma0 10.9.0.11/24
   expect_pod erdma0 10.9.0.11/24
   expect_default_via_eth0
-  [[ -f $dir/erdma/terway-chainer/$cid-eth0 ]] || fail "no erdma-cni state $cid-eth0 after ADD"
+  [[ -f $dir/erdma/terway-chainer/@$cid@eth0 ]] || fail "no erdma-cni state @$cid@eth0 after ADD"
   jq -e '.result.interfaces | any(.[]; .name == "erdma0")' "/var/lib/cni/results/terway-chainer-$cid-eth0" \
     >/dev/null || fail "libcni's cached result does not list erdma0"
   grep -q "pod=default/$pod_name" "$dir/erdma.log" || fail "erdma-cni's log does not name the pod from CNI_ARGS"

@@ -61,6 +61,7 @@ network_backend = "cni"
 network_config_dir = "$scratch/net.d"
 cni_plugin_dirs = ["$scratch/bin"]
 [engine]
+conmon_env_vars = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "ERDMA_CNI_NODE_CONFIG=$scratch/node.json"]
 cgroup_manager = "cgroupfs"
 events_logger = "none"
 tmp_dir = "$scratch/tmp"
@@ -72,6 +73,14 @@ graphroot = "$scratch/graph"
 runroot = "$scratch/run"
 CONF
 export CONTAINERS_CONF="$scratch/containers.conf" CONTAINERS_STORAGE_CONF="$scratch/storage.conf"
+# The node file (docs/security.md): the scenarios' dataDirs and logs live under $scratch; eth1
+# carries each node's only default route. podman hands its environment to the plugins it runs;
+# conmon, whose `podman container cleanup` sends the DEL of a container that stopped, gets only
+# CONTAINERS_CONF and what `conmon_env_vars` lists.
+printf '{"dataDirs": ["%s/"], "logFiles": ["%s/"], "allowNodeDevices": ["eth1"]}\n' "$scratch" "$scratch" \
+  >"$scratch/node.json"
+chmod 0644 "$scratch/node.json"
+export ERDMA_CNI_NODE_CONFIG="$scratch/node.json"
 
 cleanup() {
   set +e

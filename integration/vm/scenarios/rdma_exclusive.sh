@@ -50,7 +50,7 @@ check_output eth1-home 'inet 10.9.0.11/24' ip addr show eth1
 
 # Pod b's netns dies without DEL: the veth dies with it, its rxe with the veth.
 ip netns del pb
-check netns-lost test -e "$DATA/erdma/pb-net1"
+check netns-lost test -e "$DATA/erdma/@pb@net1"
 check del-after-loss cni DEL pb "" net1 "$(conf "$C" eth2)"
 expect_eq no-state "" "$(ls "$DATA/erdma" 2>/dev/null)"
 topo_down
