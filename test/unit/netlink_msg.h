@@ -7,8 +7,8 @@
 #include <netlink/attr.h>
 #include <netlink/msg.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
