@@ -64,7 +64,7 @@ bool SafeDataPath(std::string_view path) {
     if (part.empty() || part == "." || part == ".." || ++components > 4) return false;
     for (char c : part)
       if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-            c == '_' || c == '-'))
+            c == '_' || c == '-' || c == '@' || c == '%'))
         return false;
     if (slash == std::string_view::npos) return true;
     path.remove_prefix(slash + 1);

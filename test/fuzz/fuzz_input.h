@@ -13,7 +13,8 @@
 //   @file PATH   `bytes` become the file PATH under the data dir before the
 //                next invocation runs: "erdma/<state name>", "devices/eth1",
 //                "children/eth1/<share>". PATH is 1..4 components of
-//                [A-Za-z0-9._-], none "." or ".."; anything else is dropped.
+//                [A-Za-z0-9._@%-] (state names are "@<cid>@<ifname>"), none
+//                "." or ".."; anything else is dropped.
 //                Directories are made 0700, the file 0600, never through a link.
 //   @ipam [EXIT] what every IPAM plugin prints for ADD from now on, and its
 //                exit status (0..255, default 0), read by the plugin's own
