@@ -78,25 +78,34 @@ struct Node {
     pod_ns = world.AddNetns("pod");
     opener.Map("/run/netns/pod", pod_ns);
     world.AddLink(pod_ns, {0, "lo", "", 65536, true, ""});
-    eth1 = world.AddLink(fake::World::kRoot, {0, "eth1", "00:16:3e:10:f8:b0", 1500, true, ""});
+    eth1 = AddEni("eth1", "00:16:3e:10:f8:b0", "10.9.0.10/24", 200, /*append_default=*/false);
+    world.ClearCalls();
+  }
+
+  /// A node ENI stand-in as the node agent leaves it: up, `addr` without a
+  /// prefix route, the subnet at `subnet_metric` and a default via 10.9.0.1
+  /// at metric 200, added or (`append_default`) appended next to another's.
+  int AddEni(const std::string& name, const std::string& mac, const std::string& addr, uint32_t subnet_metric,
+             bool append_default) {
+    const int index = world.AddLink(fake::World::kRoot, {0, name, mac, 1500, true, ""});
     REQUIRE(
-        host->AddAddr({eth1, P("10.9.0.10/24"), netlink::kScopeUniverse, netlink::kAddrFlagNoPrefixRoute, {}})
+        host->AddAddr({index, P(addr.c_str()), netlink::kScopeUniverse, netlink::kAddrFlagNoPrefixRoute, {}})
             .ok());
     netlink::RouteInfo subnet;
     subnet.dst = P("10.9.0.0/24");
-    subnet.oif = eth1;
-    subnet.metric = 200;
+    subnet.oif = index;
+    subnet.metric = subnet_metric;
     subnet.scope = netlink::kScopeLink;
     subnet.protocol = netlink::kProtoBoot;
     REQUIRE(host->AddRoute(subnet).ok());
     netlink::RouteInfo def;
     def.dst = P("0.0.0.0/0");
     def.gateway = A("10.9.0.1");
-    def.oif = eth1;
+    def.oif = index;
     def.metric = 200;
     def.protocol = netlink::kProtoBoot;
-    REQUIRE(host->AddRoute(def).ok());
-    world.ClearCalls();
+    REQUIRE((append_default ? host->AppendRoute(def) : host->AddRoute(def)).ok());
+    return index;
   }
 
   conf::Config Config(const std::string& extra = "") {

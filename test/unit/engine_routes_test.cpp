@@ -10,27 +10,8 @@ namespace {
 // eth2 on the node with its default route appended after eth1's, at eth1's
 // metric: an exclusive add of it meets EEXIST from eth1's.
 struct AppendedNode : Node {
-  int eth2 = world.AddLink(fake::World::kRoot, {0, "eth2", "00:16:3e:10:f8:b1", 1500, true, ""});
-  AppendedNode() {
-    REQUIRE(
-        host->AddAddr({eth2, P("10.9.0.20/24"), netlink::kScopeUniverse, netlink::kAddrFlagNoPrefixRoute, {}})
-            .ok());
-    netlink::RouteInfo subnet;
-    subnet.dst = P("10.9.0.0/24");
-    subnet.oif = eth2;
-    subnet.metric = 201;
-    subnet.scope = netlink::kScopeLink;
-    subnet.protocol = netlink::kProtoBoot;
-    REQUIRE(host->AddRoute(subnet).ok());
-    netlink::RouteInfo def;
-    def.dst = P("0.0.0.0/0");
-    def.gateway = A("10.9.0.1");
-    def.oif = eth2;
-    def.metric = 200;
-    def.protocol = netlink::kProtoBoot;
-    REQUIRE(host->AppendRoute(def).ok());
-    world.ClearCalls();
-  }
+  int eth2 = AddEni("eth2", "00:16:3e:10:f8:b1", "10.9.0.20/24", 201, /*append_default=*/true);
+  AppendedNode() { world.ClearCalls(); }
   conf::Config Eth2() {
     auto cfg =
         conf::Parse(R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","device":{"name":"eth2"},)"
