@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 
 namespace base {
 namespace {
@@ -94,56 +95,57 @@ Result<UniqueFd> WalkPrivateDirs(const std::string& path, bool create) {
 
 }  // namespace
 
-Status MakePrivateDirs(const std::string& path) {
-  RETURN_IF_ERROR(WalkPrivateDirs(path, /*create=*/true));
-  return Ok();
+namespace {
+
+// The directories this process checked (WalkPrivateDirs), by path: every file
+// operation below is relative to the descriptor of the checked inode, so a
+// directory swapped for a symlink after the check cannot redirect it. An
+// entry whose directory was removed since (no links left) is walked again.
+std::map<std::string, UniqueFd>& CheckedDirs() {
+  static std::map<std::string, UniqueFd> dirs;
+  return dirs;
 }
 
-Status CheckPrivateDir(const std::string& path) {
-  RETURN_IF_ERROR(WalkPrivateDirs(path, /*create=*/false));
-  return Ok();
-}
-
-Status WriteFileAtomic(const std::string& path, const std::string& data) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  // O_EXCL: a file already at the temp name (a crashed writer of the same pid
-  // before a reboot, or something planted) is removed, never written through.
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd.valid() && errno == EEXIST && ::unlink(tmp.c_str()) == 0)
-    fd = UniqueFd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd.valid()) return SysError("create " + tmp, errno);
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd.get(), data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::unlink(tmp.c_str());
-      return SysError("write " + tmp, err);
-    }
-    off += static_cast<size_t>(n);
+// The checked descriptor of `dir`; -1 when it (or a parent) does not exist.
+Result<int> DirFd(const std::string& dir, bool create) {
+  auto& dirs = CheckedDirs();
+  if (auto it = dirs.find(dir); it != dirs.end()) {
+    struct stat st {};
+    if (::fstat(it->second.get(), &st) == 0 && st.st_nlink > 0) return it->second.get();
+    dirs.erase(it);
   }
-  fd.Reset();
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return SysError("rename " + tmp, err);
-  }
-  return Ok();
+  ASSIGN_OR_RETURN(UniqueFd fd, WalkPrivateDirs(dir, create));
+  if (!fd.valid()) return -1;
+  const int raw = fd.get();
+  dirs[dir] = std::move(fd);
+  return raw;
 }
 
-Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes) {
-  // O_NONBLOCK: a FIFO planted at the path must not hang the plugin (it is
-  // refused below as not a regular file); regular files ignore the flag.
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
-  if (!fd.valid()) return SysError("open " + path, errno);
+// A file of a checked directory: the directory's descriptor (-1: missing) and
+// the file's name, which is one component.
+struct Entry {
+  int dirfd;
+  std::string name;
+};
+
+Result<Entry> Split(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash + 1 == path.size())
+    return Error(Code::kIo, "not a file in a directory: " + path);
+  std::string name = path.substr(slash + 1);
+  if (name == "." || name == "..") return Error(Code::kIo, path + ": \".\" and \"..\" are not allowed");
+  ASSIGN_OR_RETURN(int fd, DirFd(slash == 0 ? "/" : path.substr(0, slash), false));
+  return Entry{fd, std::move(name)};
+}
+
+Result<std::string> ReadAll(int fd, const std::string& path, size_t max_bytes) {
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return SysError("stat " + path, errno);
+  if (::fstat(fd, &st) != 0) return SysError("stat " + path, errno);
   if (!S_ISREG(st.st_mode)) return Error(Code::kIo, path + " is not a regular file");
   std::string out;
   char buf[8192];
   for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
       return SysError("read " + path, errno);
@@ -155,23 +157,9 @@ Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes) 
   return out;
 }
 
-Status RemoveFile(const std::string& path) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return SysError("unlink " + path, errno);
-  return Ok();
-}
-
-namespace {
-
-// Entries of one d_type directly in `dir`, sorted; a missing dir is empty.
-Result<std::vector<std::string>> ListEntries(const std::string& dir, unsigned char type) {
+// Entries of one d_type directly in the directory `fd` (taken over), sorted.
+Result<std::vector<std::string>> ListEntries(int fd, const std::string& dir, unsigned char type) {
   std::vector<std::string> names;
-  // O_NOFOLLOW: a symlink in place of a directory we own (children/<parent>)
-  // must not make us list, and then remove, the files of its target.
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return names;
-    return SysError("opendir " + dir, errno);
-  }
   DIR* d = ::fdopendir(fd);
   if (!d) {
     int err = errno;
@@ -187,32 +175,143 @@ Result<std::vector<std::string>> ListEntries(const std::string& dir, unsigned ch
   return names;
 }
 
+// Entries of a checked directory; a missing one is empty.
+Result<std::vector<std::string>> ListPrivate(const std::string& dir, unsigned char type) {
+  ASSIGN_OR_RETURN(int dirfd, DirFd(dir, false));
+  if (dirfd < 0) return std::vector<std::string>();
+  // A descriptor of its own: readdir's position must not be shared.
+  int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return SysError("opendir " + dir, errno);
+  return ListEntries(fd, dir, type);
+}
+
+constexpr int kNoDir = ENOENT;
+
 }  // namespace
 
-Result<std::vector<std::string>> ListFiles(const std::string& dir) { return ListEntries(dir, DT_REG); }
+namespace {
 
-Result<std::vector<std::string>> ListDirs(const std::string& dir) { return ListEntries(dir, DT_DIR); }
+// Walks `path` again, whatever was checked before, and keeps the result.
+Status Recheck(const std::string& path, bool create) {
+  CheckedDirs().erase(path);
+  ASSIGN_OR_RETURN(UniqueFd fd, WalkPrivateDirs(path, create));
+  if (fd.valid()) CheckedDirs()[path] = std::move(fd);
+  return Ok();
+}
+
+}  // namespace
+
+Status MakePrivateDirs(const std::string& path) { return Recheck(path, /*create=*/true); }
+
+Status CheckPrivateDir(const std::string& path) { return Recheck(path, /*create=*/false); }
+
+Status WriteFileAtomic(const std::string& path, const std::string& data) {
+  ASSIGN_OR_RETURN(Entry at, Split(path));
+  if (at.dirfd < 0) return SysError("create " + path, kNoDir);
+  const std::string tmp = at.name + ".tmp." + std::to_string(::getpid());
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
+  // O_EXCL: a file already at the temp name (a crashed writer of the same pid
+  // before a reboot, or something planted) is removed, never written through.
+  UniqueFd fd(::openat(at.dirfd, tmp.c_str(), kFlags, 0600));
+  if (!fd.valid() && errno == EEXIST && ::unlinkat(at.dirfd, tmp.c_str(), 0) == 0)
+    fd = UniqueFd(::openat(at.dirfd, tmp.c_str(), kFlags, 0600));
+  if (!fd.valid()) return SysError("create " + path + ".tmp", errno);
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd.get(), data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::unlinkat(at.dirfd, tmp.c_str(), 0);
+      return SysError("write " + path + ".tmp", err);
+    }
+    off += static_cast<size_t>(n);
+  }
+  fd.Reset();
+  if (::renameat(at.dirfd, tmp.c_str(), at.dirfd, at.name.c_str()) != 0) {
+    int err = errno;
+    ::unlinkat(at.dirfd, tmp.c_str(), 0);
+    return SysError("rename " + path + ".tmp", err);
+  }
+  return Ok();
+}
+
+Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes) {
+  ASSIGN_OR_RETURN(Entry at, Split(path));
+  if (at.dirfd < 0) return SysError("open " + path, kNoDir);
+  // O_NONBLOCK: a FIFO planted at the path must not hang the plugin (it is
+  // refused as not a regular file); regular files ignore the flag.
+  UniqueFd fd(::openat(at.dirfd, at.name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
+  if (!fd.valid()) return SysError("open " + path, errno);
+  return ReadAll(fd.get(), path, max_bytes);
+}
+
+Result<std::string> ReadKernelFile(const std::string& path, size_t max_bytes) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
+  if (!fd.valid()) return SysError("open " + path, errno);
+  return ReadAll(fd.get(), path, max_bytes);
+}
+
+Status RemoveFile(const std::string& path) {
+  ASSIGN_OR_RETURN(Entry at, Split(path));
+  if (at.dirfd >= 0 && ::unlinkat(at.dirfd, at.name.c_str(), 0) != 0 && errno != ENOENT)
+    return SysError("unlink " + path, errno);
+  return Ok();
+}
+
+Status RenameFile(const std::string& path, const std::string& new_name) {
+  ASSIGN_OR_RETURN(Entry at, Split(path));
+  if (at.dirfd < 0) return SysError("rename " + path, kNoDir);
+  if (new_name.empty() || new_name.find('/') != std::string::npos || new_name == "." || new_name == "..")
+    return Error(Code::kIo, "not a file name: " + new_name);
+  if (::renameat(at.dirfd, at.name.c_str(), at.dirfd, new_name.c_str()) != 0)
+    return SysError("rename " + path, errno);
+  return Ok();
+}
+
+void RemoveDirIfEmpty(const std::string& path) {
+  auto at = Split(path);
+  if (!at.ok() || at->dirfd < 0) return;
+  if (::unlinkat(at->dirfd, at->name.c_str(), AT_REMOVEDIR) == 0) CheckedDirs().erase(path);
+}
+
+Result<std::vector<std::string>> ListFiles(const std::string& dir) { return ListPrivate(dir, DT_REG); }
+
+Result<std::vector<std::string>> ListDirs(const std::string& dir) { return ListPrivate(dir, DT_DIR); }
+
+Result<std::vector<std::string>> ListKernelDirs(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return SysError("opendir " + dir, errno);
+  return ListEntries(fd, dir, DT_DIR);
+}
 
 bool PathExists(const std::string& path) {
+  auto at = Split(path);
   struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
+  return at.ok() && at->dirfd >= 0 && ::fstatat(at->dirfd, at->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 Result<FileLock> FileLock::Acquire(const std::string& path, int wait_ms) {
+  ASSIGN_OR_RETURN(Entry at, Split(path));
+  if (at.dirfd < 0) return SysError("open lock " + path, kNoDir);
+  // Our own descriptor of the directory, for Unlink after the cache moved on.
+  UniqueFd dir(::fcntl(at.dirfd, F_DUPFD_CLOEXEC, 0));
+  if (!dir.valid()) return SysError("open lock " + path, errno);
   timespec start{};
   clock_gettime(CLOCK_MONOTONIC, &start);
   long sleep_us = 200;
   for (;;) {
-    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    UniqueFd fd(::openat(dir.get(), at.name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!fd.valid()) return SysError("open lock " + path, errno);
     if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
       // The previous holder may have unlinked the file after we opened it:
       // only the inode currently at `path` counts.
       struct stat held {
       }, now{};
-      if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_ino == now.st_ino &&
-          held.st_dev == now.st_dev)
-        return FileLock(std::move(fd), path);
+      if (::fstat(fd.get(), &held) == 0 &&
+          ::fstatat(dir.get(), at.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+          held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+        return FileLock(std::move(fd), std::move(dir), std::move(at.name), path);
       continue;
     }
     if (errno != EWOULDBLOCK && errno != EINTR) return SysError("flock " + path, errno);
@@ -227,6 +326,6 @@ Result<FileLock> FileLock::Acquire(const std::string& path, int wait_ms) {
   }
 }
 
-void FileLock::Unlink() { ::unlink(path_.c_str()); }
+void FileLock::Unlink() { ::unlinkat(dir_.get(), name_.c_str(), 0); }
 
 }  // namespace base

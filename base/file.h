@@ -1,6 +1,13 @@
 // Files the plugin owns: state, claims. Never follows symlinks, writes
 // atomically (temp + rename; no fsync: state only has to survive the process
 // being killed, a reboot destroys every pod netns anyway).
+//
+// A `path` given to the functions below names a file (or directory) directly
+// in a private directory: that directory is walked from "/" and checked once
+// per process (as MakePrivateDirs says), and the file is then opened, created,
+// renamed, removed, listed and locked relative to the checked directory's
+// descriptor (openat, renameat, unlinkat), with O_NOFOLLOW. A directory that
+// fails the check makes every operation in it fail (kIo) instead.
 #pragma once
 
 #include <string>
@@ -23,20 +30,30 @@ Status MakePrivateDirs(const std::string& path);
 /// the error MakePrivateDirs would give otherwise. Creates nothing.
 Status CheckPrivateDir(const std::string& path);
 
-/// Writes `data` to `path` via `path.tmp.<pid>` (created O_EXCL) and rename(2); mode 0600.
+/// Writes `data` to `path` via `path.tmp.<pid>` (created O_EXCL) and renameat(2); mode 0600.
 Status WriteFileAtomic(const std::string& path, const std::string& data);
 
 /// Reads a regular file of at most `max_bytes` without following a symlink.
 /// ENOENT gives an Error with sys_errno == ENOENT (callers test for it).
 Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes);
 
-/// unlink(2); a missing file is success.
+/// A file of /sys or /proc (written by the kernel, so the symlinks on its
+/// path are the kernel's): O_NOFOLLOW on the last component only.
+Result<std::string> ReadKernelFile(const std::string& path, size_t max_bytes);
+
+/// unlinkat(2); a missing file is success.
 Status RemoveFile(const std::string& path);
+/// renameat(2) of `path` to `new_name` in the same directory.
+Status RenameFile(const std::string& path, const std::string& new_name);
+/// Removes the directory `path` when it is empty; silent otherwise.
+void RemoveDirIfEmpty(const std::string& path);
 
 /// Regular files directly in `dir` (names only, sorted, hidden ones left out); a missing dir is empty.
 Result<std::vector<std::string>> ListFiles(const std::string& dir);
 /// Directories directly in `dir` (names only, sorted, no "." or "..").
 Result<std::vector<std::string>> ListDirs(const std::string& dir);
+/// ListDirs of a kernel directory (/proc), which is not checked as private.
+Result<std::vector<std::string>> ListKernelDirs(const std::string& dir);
 
 bool PathExists(const std::string& path);
 
@@ -52,8 +69,11 @@ class FileLock {
   void Unlink();
 
  private:
-  FileLock(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  FileLock(UniqueFd fd, UniqueFd dir, std::string name, std::string path)
+      : fd_(std::move(fd)), dir_(std::move(dir)), name_(std::move(name)), path_(std::move(path)) {}
   UniqueFd fd_;
+  UniqueFd dir_;  // the checked directory the lock file is in
+  std::string name_;
   std::string path_;
 };
 

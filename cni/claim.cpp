@@ -222,7 +222,7 @@ std::vector<ClaimOwner> LiveShares(const std::string& children_dir, const std::s
     (void)base::RemoveFile(dir + "/" + f);
     base::Log::Info("removed the stale share " + dir + "/" + f + ": its attachment's state is gone");
   }
-  if (live.empty()) ::rmdir(dir.c_str());
+  if (live.empty()) base::RemoveDirIfEmpty(dir);
   return live;
 }
 

@@ -312,9 +312,8 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
   if (!base::PathExists(path)) return base::Ok();
   // Kept for a post-mortem, out of the way of later ADDs, DELs and GC.
   const std::string aside = path + ".unreadable";
-  if (::rename(path.c_str(), aside.c_str()) != 0)
-    return Error(Code::kIo, "moving the unreadable state " + path + " aside: " + std::strerror(errno), "",
-                 errno);
+  if (Status moved = base::RenameFile(path, aside.substr(aside.rfind('/') + 1)); !moved.ok())
+    return std::move(moved).error().WithContext("moving the unreadable state " + path + " aside");
   base::Log::Warn("unreadable state kept as " + aside);
   return base::Ok();
 }

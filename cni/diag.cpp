@@ -167,7 +167,7 @@ json Memlock(const DiagOptions& opts, const DiagSources& src, std::vector<std::s
   // A pod's processes, not the node's: only with --netns.
   if (src.netns_inode == 0 || opts.netns.empty()) return out;
   const std::string want = "net:[" + std::to_string(src.netns_inode) + "]";
-  auto pids = base::ListDirs(opts.proc_root);
+  auto pids = base::ListKernelDirs(opts.proc_root);
   if (!pids.ok()) return out;
   bool limited = false;
   for (const auto& pid : *pids) {

@@ -44,7 +44,7 @@ std::vector<std::string> Entries(const std::string& dir) {
 }
 
 std::string FirstLine(const std::string& path) {
-  auto text = base::ReadFileNoFollow(path, 256);
+  auto text = base::ReadKernelFile(path, 256);
   if (!text.ok()) return "";
   std::string s = *text;
   const size_t nl = s.find('\n');

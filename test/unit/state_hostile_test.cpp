@@ -268,6 +268,64 @@ TEST_CASE("a state directory others may write, or reached through a symlink, is 
   }
 }
 
+TEST_CASE("state files are used through the directory that was checked, not a symlink put in its place",
+          "[state][hostile][dir]") {
+  Dir d;
+  const std::string net = d.path + "/data/erdma";
+  REQUIRE(base::MakePrivateDirs(net).ok());
+  REQUIRE(base::WriteFileAtomic(net + "/old", "x").ok());
+  // Swapped after the check: the checked directory moves away and a symlink
+  // to a directory outside the state dir takes its name.
+  fs::create_directory(d.path + "/victim");
+  Write(d.path + "/victim/keep", "victim");
+  fs::rename(net, d.path + "/data/moved");
+  fs::create_directory_symlink(d.path + "/victim", net);
+
+  REQUIRE(base::WriteFileAtomic(net + "/new", "y").ok());
+  CHECK(base::RenameFile(net + "/new", "renamed").ok());
+  auto files = base::ListFiles(net);
+  REQUIRE(files.ok());
+  CHECK(*files == std::vector<std::string>{"old", "renamed"});
+  auto keep = base::ReadFileNoFollow(net + "/keep", 64);
+  REQUIRE_FALSE(keep.ok());
+  CHECK(keep.error().sys_errno == ENOENT);
+  CHECK(base::RemoveFile(net + "/keep").ok());
+  {
+    auto lock = base::FileLock::Acquire(net + "/lock", 100);
+    REQUIRE(lock.ok());
+    lock->Unlink();
+  }
+  // Everything happened in the checked directory; the symlink's target is untouched.
+  CHECK(fs::exists(d.path + "/data/moved/renamed"));
+  CHECK_FALSE(fs::exists(d.path + "/data/moved/lock"));
+  std::vector<std::string> victim;
+  for (const auto& e : fs::directory_iterator(d.path + "/victim")) victim.push_back(e.path().filename());
+  CHECK(victim == std::vector<std::string>{"keep"});
+  // The next check of the path (the next command) sees the symlink and refuses it.
+  auto again = base::CheckPrivateDir(net);
+  REQUIRE_FALSE(again.ok());
+  CHECK_THAT(again.error().msg, Catch::Contains("symlink"));
+  CHECK_FALSE(base::WriteFileAtomic(net + "/new", "y").ok());
+  CHECK(victim.size() == 1);
+}
+
+TEST_CASE("a file in a directory that was never checked is used only after the directory passes the check",
+          "[state][hostile][dir]") {
+  Dir d;
+  const std::string open = d.path + "/open";
+  fs::create_directory(open);
+  REQUIRE(::chmod(open.c_str(), 0777) == 0);
+  auto w = base::WriteFileAtomic(open + "/state", "x");
+  REQUIRE_FALSE(w.ok());
+  CHECK_THAT(w.error().msg, Catch::Contains("0777"));
+  CHECK_FALSE(fs::exists(open + "/state"));
+  Write(open + "/planted", "x");
+  CHECK_FALSE(base::ReadFileNoFollow(open + "/planted", 64).ok());
+  CHECK_FALSE(base::ListFiles(open).ok());
+  CHECK_FALSE(base::FileLock::Acquire(open + "/lock", 100).ok());
+  CHECK_FALSE(fs::exists(open + "/lock"));
+}
+
 TEST_CASE("ADD refuses a container ID too long for its state file name; DEL accepts the old limit",
           "[state][hostile][env]") {
   for (size_t len : {size_t{193}, size_t{244}, size_t{256}}) {
