@@ -1,18 +1,15 @@
-// ADD: select the device, claim it, journal, move it into the pod, configure
-// it there; on any failure undo everything done so far.
-#include <cerrno>
-
+// ADD, one pipeline for every mode: the driver finds the device, the
+// pipeline holds it (claim or share: only here), the driver reads what it
+// needs and plans, the pipeline journals and applies the plan and builds the
+// result; on any failure it undoes everything done so far.
 #include "base/log.h"
-#include "cni/add_common.h"
 #include "cni/claim.h"
 #include "cni/commands.h"
-#include "cni/device.h"
+#include "cni/driver.h"
 #include "cni/ipam_versions.h"
 #include "cni/journal.h"
 #include "cni/plan.h"
-#include "cni/rdma.h"
 #include "cni/result.h"
-#include "cni/smcr.h"
 #include "cni/state.h"
 #include "ipam/inherit.h"
 
@@ -24,34 +21,34 @@ using base::Result;
 using base::Status;
 using nlohmann::json;
 
-std::string PodIfName(const Context& ctx) {
-  // Chained after a primary plugin, CNI_IFNAME is the primary's interface.
-  return ctx.cfg.chained() ? ctx.cfg.if_name : ctx.env.ifname;
-}
+namespace {
 
+// The addresses of an IPAM result; kIpam when there are none.
 Result<std::vector<ipam::IpConfig>> IpsFromIpam(const json& result) {
   ASSIGN_OR_RETURN(auto ips, ParseIpamIps(result));
   std::vector<ipam::IpConfig> out;
   for (const auto& ip : ips) out.push_back(ipam::IpConfig{ip.address, ip.gateway});
-  if (out.empty()) return Error(Code::kIpam, "ipam " + std::string("returned no IP addresses"));
+  if (out.empty()) return Error(Code::kIpam, "ipam returned no IP addresses");
   return out;
 }
 
+// Journals the IPAM step and runs IPAM ADD. A plugin that never started (not
+// on CNI_PATH) allocated nothing: no IPAM DEL is owed, not by the rollback
+// nor by any later DEL.
 Result<json> RunIpamAdd(Context& ctx, Journal& journal, StepEnv& env) {
   StepIpam step{ctx.cfg.ipam_type, IpamDelegateConfig(ctx.cfg)};
   RETURN_IF_ERROR(journal.Run({step}, env));
   auto r = ctx.ipam.Run(step.type, "ADD", step.config.dump());
-  // A plugin that never started (not on CNI_PATH) allocated nothing: no
-  // IPAM DEL is owed, not by the rollback nor by any later DEL.
   if (!r.ok() && r.error().changed_nothing) journal.DropLast();
   return r;
 }
 
+// After a failed ADD: undoes the journal; with everything undone, removes the
+// state and returns `err`; otherwise keeps the state for DEL (code 102).
 Error RollBack(Error err, AttachmentState& st, StepEnv& env, Journal& journal, const StateStore& store,
                const std::string& path) {
   std::vector<Error> undo = UndoSteps(st, env);
   if (!undo.empty()) {
-    // Keep the state: DEL finishes what rollback could not.
     (void)journal.Persist();
     Error joined = JoinErrors(undo, "rollback");
     return Error(Code::kRollbackIncomplete,
@@ -62,12 +59,82 @@ Error RollBack(Error err, AttachmentState& st, StepEnv& env, Journal& journal, c
   return err;
 }
 
-namespace {
+// What the pipeline holds for an attachment, released when ADD gives up
+// before the journal could (Release) or kept for DEL (Keep).
+class DeviceHold {
+ public:
+  DeviceHold(Context& ctx, const StateStore& store, std::string path)
+      : ctx_(ctx), store_(store), path_(std::move(path)) {}
+  DeviceHold(const DeviceHold&) = delete;
+  DeviceHold& operator=(const DeviceHold&) = delete;
+  ~DeviceHold() {
+    if (!kept_) Release();
+  }
 
-json BuildResult(const Context& ctx, const AttachmentState& st, const netlink::LinkInfo& pod_link,
-                 const std::vector<ipam::IpConfig>& ips, const std::string& pci_id) {
-  ResultInterface iface{st.pod_if_name, pod_link.mac, ctx.env.netns, std::nullopt, st.rdma_device, pci_id};
-  if (ctx.cfg.mtu) iface.mtu = *ctx.cfg.mtu;
+  // The one place a device is taken for an attachment: locks its claim;
+  // code 11 when a live attachment owns it, or children of other pods hang
+  // from it (their shares); re-reads the device under the lock.
+  Status Claim(Target& t) {
+    ASSIGN_OR_RETURN(claim_, DeviceClaim::Lock(store_.DevicesDir(), t.held_name, ctx_.lock_wait_ms));
+    const std::optional<ClaimOwner> prior = claim_->Owner();
+    fresh_ = !prior;
+    if (prior && ClaimIsLive(*prior)) return InUseError(t.described, *prior);
+    auto sharers = LiveShares(store_.ChildrenDir(), t.held_name);
+    if (!sharers.empty()) return SharedError(t.described, t.held_name, sharers);
+    if (!t.device) return base::Ok();
+    // Another ADD may have taken it between the driver's lookup and the lock.
+    ASSIGN_OR_RETURN(auto locked, ctx_.host.FindLinkByIndex(t.device->index));
+    if (!locked || locked->name != t.device->name)
+      return Error(Code::kTryAgainLater, t.described + " was taken by another pod while we waited for it");
+    t.device = *locked;
+    return base::Ok();
+  }
+
+  // Writes who holds the device: the claim's owner, or (a child) the state
+  // and then the parent's share, since a share whose state is missing is stale.
+  Status Own(const Target& t, const Plan& plan) {
+    const conf::Config& cfg = ctx_.cfg;
+    const std::string mac = t.device ? t.device->mac : "";
+    if (claim_) {
+      Status s = claim_->SetOwner(
+          ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.held_name, mac, t.pci,
+                     plan.vf && !plan.vf->applied.empty() ? StepToJson(*plan.vf) : json()});
+      owned_ = s.ok();  // from here the rollback's outcome decides
+      return s;
+    }
+    if (t.hold != Hold::kShare) return base::Ok();
+    shared_ = true;
+    RETURN_IF_ERROR(store_.Save(path_, plan.state));
+    return ShareParent(
+        store_.DevicesDir(), store_.ChildrenDir(), t.held_name,
+        ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.held_name, mac, "", json()},
+        ctx_.lock_wait_ms);
+  }
+
+  void Keep() { kept_ = true; }
+  void Release() {
+    kept_ = true;
+    // A claim that had an owner before us is that (stale) owner's file until
+    // we own it; the rollback (or our Own) made it ours.
+    if (claim_ && (fresh_ || owned_)) claim_->Remove();
+    if (shared_) {
+      (void)store_.Remove(path_);
+      DropShares(store_.DevicesDir(), store_.ChildrenDir(), path_, ctx_.lock_wait_ms);
+    }
+  }
+
+ private:
+  Context& ctx_;
+  const StateStore& store_;
+  std::string path_;
+  std::optional<DeviceClaim> claim_;
+  bool fresh_ = false, owned_ = false, shared_ = false, kept_ = false;
+};
+
+json BuildResult(const Context& ctx, const Plan& plan, const AttachmentState& st, const std::string& mac,
+                 const std::vector<ipam::IpConfig>& ips, const std::string& pci) {
+  ResultInterface iface{st.pod_if_name, mac, ctx.env.netns, std::nullopt, st.rdma_device, pci};
+  if (ctx.cfg.mtu && plan.link) iface.mtu = *ctx.cfg.mtu;
   std::vector<ResultIp> rips;
   for (const auto& ip : ips) rips.push_back(ResultIp{ip.address, ip.gateway});
   std::vector<ResultRoute> routes;
@@ -85,38 +152,17 @@ json BuildResult(const Context& ctx, const AttachmentState& st, const netlink::L
   return AppendToResult(ctx.cfg.prev_result, ctx.cfg.cni_version, iface, rips, routes);
 }
 
-// A child shares its parent's RDMA device, which is possible only where
-// every netns sees it: shared mode. A Soft-RoCE device on the child is the
-// child's own and may go exclusive.
-Status CheckChildRdma(const conf::Config& cfg, const netlink::LinkInfo& parent, const RdmaPlan& plan) {
-  const char* mode = conf::ModeName(cfg.mode);
-  if (plan.pair && plan.mode == netlink::NetnsMode::kExclusive)
-    return Error(Code::kInvalidConfig,
-                 std::string("rdma.netnsMode: ") + mode + " children share " + parent.name +
-                     "'s RDMA device " + plan.pair->device.name +
-                     ", and in exclusive mode an RDMA device lives in one netns only; use shared mode "
-                     "(rdma.netnsMode \"shared\"), or mode \"move\" or \"vf\" to give the pod a device "
-                     "of its own");
-  const bool erdma = plan.pair && (plan.pair->how == netlink::kPairedByErdmaGuid ||
-                                   plan.pair->device.name.rfind("erdma", 0) == 0);
-  if (erdma && cfg.mode == conf::Mode::kMacvlan && cfg.macvlan.mode != conf::MacvlanMode::kPassthru)
-    base::Log::Warn(std::string("macvlan.mode \"") + conf::MacvlanModeName(cfg.macvlan.mode) + "\" on " +
-                    parent.name +
-                    ", an eRDMA ENI: the VPC drops frames from a MAC the ENI does not own, "
-                    "so this child's traffic will not leave the node; use macvlan.mode \"passthru\" or "
-                    "mode \"ipvlan\"");
-  return base::Ok();
-}
-
-// The pod-side handles SMC-R steps use; they live as long as the journal's env.
-struct SmcHandles {
+// The pod-side handles of the journal's steps; they live as long as its env.
+struct PodHandles {
+  std::unique_ptr<netlink::Rdma> rdma;
   std::unique_ptr<netlink::Sysctl> sysctl;
   std::unique_ptr<netlink::Smc> smc;
 };
 
-// Plans SMC-R for the target in the pod and runs the steps through the journal.
-base::Status ApplySmcr(Context& ctx, const SmcrTarget& target, Journal& journal, StepEnv& env,
-                       SmcHandles& h) {
+// Plans SMC-R for the target in the pod (it reads the pod's sysctls and SMC
+// tables) and runs the steps through the journal.
+Status ApplySmcr(Context& ctx, const Plan& plan, Journal& journal, StepEnv& env, PodHandles& h,
+                 const StateStore& store) {
   ASSIGN_OR_RETURN(h.sysctl, ctx.netns.OpenSysctl(ctx.env.netns));
   auto smc = ctx.netns.OpenSmc(ctx.env.netns);
   std::optional<Error> smc_error;
@@ -126,77 +172,24 @@ base::Status ApplySmcr(Context& ctx, const SmcrTarget& target, Journal& journal,
     smc_error = std::move(smc).error();
   env.pod_sysctl = h.sysctl.get();
   env.pod_smc = h.smc.get();
-  StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
   const std::string self = journal.path();
   env.ueid_in_use = [store, self](const std::string& ueid) { return UeidUsedElsewhere(store, self, ueid); };
+  SmcrTarget target = *plan.smcr;
+  std::unique_ptr<netlink::Smc> node_smc;
+  if (plan.smcr_node_port_check) {
+    auto n = ctx.netns.OpenSmc("");
+    if (n.ok()) node_smc = std::move(n).value();
+    target.node_smc = node_smc.get();
+  }
   ASSIGN_OR_RETURN(auto steps, PlanSmcr(ctx.cfg, target, *h.sysctl, h.smc.get(),
                                         smc_error ? &*smc_error : nullptr, env.ueid_in_use));
   base::Log::Info("SMC-R for " + target.ifname + ": " + std::to_string(steps.size()) + " step(s)");
   return journal.Run(steps, env);
 }
 
-// Mode none: no netdev moves. Chained after the primary plugin, SMC-R goes on
-// its interface (CNI_IFNAME) and prevResult passes through unchanged.
-Result<json> AddNone(Context& ctx, const StateStore& store, const std::string& path) {
-  const conf::Config& cfg = ctx.cfg;
-  json result = ConvertResult(
-      cfg.prev_result.is_null() ? json{{"cniVersion", cfg.cni_version}} : cfg.prev_result, cfg.cni_version);
-  if (cfg.rdma.netns_mode == conf::RdmaConfig::NetnsMode::kExclusive)
-    return Error(Code::kInvalidConfig,
-                 "rdma.netnsMode: mode \"none\" leaves the RDMA device on the node; "
-                 "use \"shared\" or \"auto\"");
-
-  // The RDMA checks of shared mode, when a device is selected: it exists,
-  // pairs, its port is ACTIVE; its netdev's MAC is the PNET ID.
-  std::optional<netlink::PairMatch> pair;
-  std::string pnet_mac;
-  if (!cfg.device.value.empty()) {
-    auto host_rdma = ctx.netns.OpenRdma("");
-    netlink::Rdma* rdma = host_rdma.ok() ? host_rdma->get() : nullptr;
-    const DeviceQuery query = QueryFor(cfg.device);
-    ASSIGN_OR_RETURN(auto device, FindDevice(ctx.host, rdma, query, ctx.sysfs_root));
-    if (!device)
-      return Error(Code::kDeviceNotFound,
-                   query.Describe() + " is not on the node; fix " + cfg.device.Describe());
-    pnet_mac = device->mac;
-    conf::RdmaConfig rc = cfg.rdma;
-    rc.soft_roce = false;
-    ASSIGN_OR_RETURN(
-        RdmaPlan plan,
-        PrepareRdma(rc, *device, rdma, host_rdma.ok() ? nullptr : &host_rdma.error(), ctx.sysfs_root, ""));
-    pair = plan.pair;
-  }
-  if (!cfg.smcr_wanted) return result;  // nothing to change, nothing to remember
-
-  AttachmentState st;
-  st.network = cfg.name;
-  st.container_id = ctx.env.container_id;
-  st.if_name = ctx.env.ifname;
-  st.netns = ctx.env.netns;
-  st.pod_if_name = ctx.env.ifname;
-  if (pair) {
-    st.rdma_device = pair->device.name;
-    st.rdma_mode = "shared";
-  }
-  Journal journal(store, path, st);
-  StepEnv env{ctx.host};
-  SmcHandles smc;
-  // The primary's interface is not an RDMA netdev: its pnet entry needs an
-  // RDMA port with the same ID on the node; warn when there is none.
-  auto node_smc = ctx.netns.OpenSmc("");
-  Status applied =
-      ApplySmcr(ctx, SmcrTarget{ctx.env.ifname, pnet_mac, false, node_smc.ok() ? node_smc->get() : nullptr},
-                journal, env, smc);
-  if (applied.ok()) {
-    st.complete = true;
-    st.result = result;
-    applied = journal.Persist();
-  }
-  if (applied.ok()) return result;
-  return RollBack(std::move(applied).error(), st, env, journal, store, path);
-}
-
 }  // namespace
+
+std::string PodIfName(const Context& ctx) { return ctx.cfg.chained() ? ctx.cfg.if_name : ctx.env.ifname; }
 
 Result<json> Add(Context& ctx) {
   const conf::Config& cfg = ctx.cfg;
@@ -207,7 +200,6 @@ Result<json> Add(Context& ctx) {
   RETURN_IF_ERROR(store.Prepare());
   const std::string path = store.PathFor(ctx.env.container_id, ctx.env.ifname);
   const std::string pod_name = PodIfName(ctx);
-
   {
     // Under this name, or an older erdma-cni's.
     auto existing = store.Load(store.Locate(ctx.env.container_id, ctx.env.ifname));
@@ -218,138 +210,77 @@ Result<json> Add(Context& ctx) {
       return Error(Code::kTryAgainLater, "attachment " + ctx.env.container_id + "/" + ctx.env.ifname +
                                              " already exists (" + path + "); run DEL for it first");
   }
-  if (cfg.mode == conf::Mode::kNone) return AddNone(ctx, store, path);
 
-  // 1. The device, on the node, claimed by us. RDMA netlink is optional:
-  // a kernel without it fails socket() at once.
+  // 1. The device, on the node, held for us. RDMA netlink is optional: a
+  // kernel without it fails socket() at once.
+  const Driver& driver = DriverFor(cfg.mode);
   auto host_rdma = ctx.netns.OpenRdma("");
-  netlink::Rdma* rdma = host_rdma.ok() ? host_rdma->get() : nullptr;
-  ASSIGN_OR_RETURN(AddTarget target,
-                   FindAddTarget(ctx, store, path, rdma, host_rdma.ok() ? nullptr : &host_rdma.error()));
-  if (target.done) return std::move(*target.done);
-  const netlink::LinkInfo& device = target.device;
-  const std::optional<VfTarget>& vf = target.vf;
-  std::optional<DeviceClaim>& claim = target.claim;
-  NewClaimGuard unowned(claim, target.new_claim);
+  const RdmaAccess rdma{host_rdma.ok() ? host_rdma->get() : nullptr,
+                        host_rdma.ok() ? nullptr : &host_rdma.error()};
+  ASSIGN_OR_RETURN(Target target, driver.Find(ctx, store, rdma));
+  DeviceHold holding(ctx, store, path);
+  if (target.hold == Hold::kAlone) RETURN_IF_ERROR(holding.Claim(target));
 
-  // 2. The pod.
-  ASSIGN_OR_RETURN(auto clash, pod->FindLink(pod_name));
-  if (clash)
-    return Error(Code::kInvalidConfig, (cfg.chained() ? "ifName" : "CNI_IFNAME") +
-                                           std::string(": the pod already has an interface named ") +
-                                           pod_name + "; choose another name");
-  ASSIGN_OR_RETURN(auto pod_rules, pod->ListRules());
-  ASSIGN_OR_RETURN(auto pod_routes, pod->ListRoutes(0));
-  ASSIGN_OR_RETURN(uint32_t table, ChooseTable(cfg.routing, pod_rules, pod_routes));
-
-  // 3. What the device looks like now: what DEL puts back.
-  AttachmentState st;
-  st.network = cfg.name;
-  st.container_id = ctx.env.container_id;
-  st.if_name = ctx.env.ifname;
-  st.netns = ctx.env.netns;
-  st.pod_if_name = pod_name;
-  st.table = table;
-  std::optional<StepChild> child_step;
-  std::optional<StepVf> vf_step;
-  if (vf) {
-    StepVf planned = PlanVf(cfg, *vf);
-    if (!planned.applied.empty()) vf_step = std::move(planned);
-  }
-  if (cfg.child()) {
-    child_step = ChildStep(cfg, device, pod_name);
-  } else {
-    st.origin.name = device.name;
-    st.origin.index = device.index;
-    st.origin.mac = device.mac;
-    st.origin.mtu = device.mtu;
-    st.origin.up = device.up;
-    st.origin.kind = device.kind;
-    ASSIGN_OR_RETURN(auto addrs, ctx.host.ListAddrs(device.index));
-    ASSIGN_OR_RETURN(auto routes, ctx.host.ListRoutes(device.index));
-    st.origin.addrs = RestorableAddrs(addrs);
-    st.origin.routes = RestorableRoutes(routes);
+  // 2. The pod: our name is free; the policy table.
+  uint32_t table = 0;
+  if (target.enters_pod) {
+    ASSIGN_OR_RETURN(auto clash, pod->FindLink(pod_name));
+    if (clash)
+      return Error(Code::kInvalidConfig, (cfg.chained() ? "ifName" : "CNI_IFNAME") +
+                                             std::string(": the pod already has an interface named ") +
+                                             pod_name + "; choose another name");
+    ASSIGN_OR_RETURN(auto pod_rules, pod->ListRules());
+    ASSIGN_OR_RETURN(auto pod_routes, pod->ListRoutes(0));
+    ASSIGN_OR_RETURN(table, ChooseTable(cfg.routing, pod_rules, pod_routes));
   }
 
-  // 3b. RDMA: mode, pairing; nothing changes yet (a mode switch aside).
-  const std::string soft_name = "rxe_" + ctx.env.container_id.substr(0, 12) + "_" + pod_name;
-  ASSIGN_OR_RETURN(RdmaPlan rdma_plan,
-                   PrepareRdma(cfg.rdma, device, rdma, host_rdma.ok() ? nullptr : &host_rdma.error(),
-                               ctx.sysfs_root, soft_name));
-  if (cfg.child()) RETURN_IF_ERROR(CheckChildRdma(cfg, device, rdma_plan));
-  std::unique_ptr<netlink::Rdma> pod_rdma;
-  if (rdma_plan.active()) {
-    ASSIGN_OR_RETURN(pod_rdma, ctx.netns.OpenRdma(ctx.env.netns));
+  // 3. What the device looks like now, and the plan.
+  RETURN_IF_ERROR(driver.Resolve(ctx, rdma, target));
+  ASSIGN_OR_RETURN(Plan plan, driver.MakePlan(ctx, target, pod_name, table));
+  json passed = ConvertResult(
+      cfg.prev_result.is_null() ? json{{"cniVersion", cfg.cni_version}} : cfg.prev_result, cfg.cni_version);
+  if (plan.nothing) return passed;
+  PodHandles handles;
+  if (plan.link && target.rdma.active()) {
+    ASSIGN_OR_RETURN(handles.rdma, ctx.netns.OpenRdma(ctx.env.netns));
   }
-
-  if (claim)
-    RETURN_IF_ERROR(claim->SetOwner(
-        ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device.name, device.mac,
-                   PciAddressOf(ctx.sysfs_root, device.name), vf_step ? StepToJson(*vf_step) : json()}));
-  unowned.Disarm();  // from here the journal's rollback removes it
-  if (cfg.child()) {
-    // The state first: a share whose state is missing is stale.
-    Status shared = store.Save(path, st);
-    if (shared.ok())
-      shared = ShareParent(store.DevicesDir(), store.ChildrenDir(), device.name,
-                           ClaimOwner{cfg.name, ctx.env.container_id, ctx.env.ifname, path, device.name,
-                                      device.mac, "", json()},
-                           ctx.lock_wait_ms);
-    if (!shared.ok()) {
-      (void)store.Remove(path);
-      DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms);
-      return std::move(shared).error();
-    }
-  }
+  AttachmentState& st = plan.state;
+  RETURN_IF_ERROR(holding.Own(target, plan));
   Journal journal(store, path, st);
-  StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma, pod_rdma.get()};
+  StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma.host, handles.rdma.get()};
   env.host_vf = target.vfs.get();
-  SmcHandles smc;
 
   // 4. Apply, journaled; any failure rolls everything back.
   auto apply = [&]() -> Result<json> {
     // VF settings go through the PF before the VF moves, and come off last.
-    if (vf_step) RETURN_IF_ERROR(journal.Run({*vf_step}, env));
+    if (plan.vf) RETURN_IF_ERROR(journal.Run({*plan.vf}, env));
     std::vector<ipam::IpConfig> ips;
-    if (cfg.addresses == conf::AddressMode::kInherit) {
+    if (plan.addresses == conf::AddressMode::kInherit) {
       ips = ipam::Inherit(st.origin.addrs, st.origin.routes);
-    } else if (cfg.addresses == conf::AddressMode::kIpam) {
+    } else if (plan.addresses == conf::AddressMode::kIpam) {
       ASSIGN_OR_RETURN(json r, RunIpamAdd(ctx, journal, env));
       ASSIGN_OR_RETURN(ips, IpsFromIpam(r));
     }
-    // The link's arrival, its configuration and its RDMA device in one
-    // state write: the pod-side steps are planned before the link has its
-    // pod-side index (0 for now), which Journal::Run fills in once the move
-    // or the child's creation gives it.
-    std::vector<Step> link_steps;
-    if (child_step)
-      link_steps.emplace_back(*child_step);
-    else
-      link_steps.emplace_back(StepMove{pod_name});
-    // Drivers differ in whether a MAC set through the PF reaches the VF's
-    // netdev (mlx5 does not until the VF driver reloads): set it there too,
-    // while the link is still down from the move.
-    if (vf && cfg.mac) link_steps.emplace_back(StepMac{*cfg.mac});
-    for (Step& s : PlanPodConfig(cfg, 0, table, ips)) link_steps.push_back(std::move(s));
-    const bool exclusive = rdma_plan.mode == netlink::NetnsMode::kExclusive;
-    if (rdma_plan.pair) {
-      st.rdma_device = rdma_plan.pair->device.name;
-      if (exclusive) link_steps.emplace_back(StepRdmaMove{st.rdma_device});
-    } else if (!rdma_plan.soft_name.empty()) {
-      // Soft-RoCE dies when its netdev changes netns, so it is made on the
-      // pod side once the link is there; in exclusive mode it registers on
-      // the node and moves in.
-      st.rdma_device = rdma_plan.soft_name;
-      link_steps.emplace_back(StepSoftRdma{st.rdma_device});
-      if (exclusive) link_steps.emplace_back(StepRdmaMove{st.rdma_device});
+    // The link's arrival, its configuration and its RDMA device in one state
+    // write: the pod-side steps are planned before the link has its pod-side
+    // index (0 for now), which Journal::Run fills in once the move or the
+    // child's creation gives it.
+    if (plan.link) {
+      st.rdma_device = plan.rdma_device;
+      st.rdma_mode = plan.rdma_mode;
+      RETURN_IF_ERROR(journal.Run(plan.link(ips), env));
     }
-    if (!st.rdma_device.empty()) st.rdma_mode = netlink::NetnsModeName(rdma_plan.mode);
-    RETURN_IF_ERROR(journal.Run(link_steps, env));
-    if (cfg.smcr_wanted)
-      RETURN_IF_ERROR(ApplySmcr(ctx, SmcrTarget{pod_name, device.mac, true, nullptr}, journal, env, smc));
-    ASSIGN_OR_RETURN(auto link, pod->FindLinkByIndex(env.pod_index));
-    if (!link) return Error(Code::kKernel, pod_name + " vanished from the pod during ADD");
-    json result = BuildResult(ctx, st, *link, ips, vf ? vf->sriov.pci : std::string());
+    if (plan.smcr) RETURN_IF_ERROR(ApplySmcr(ctx, plan, journal, env, handles, store));
+    json result = passed;
+    if (!plan.pass_through) {
+      std::string mac = plan.result_mac;
+      if (plan.link) {
+        ASSIGN_OR_RETURN(auto link, pod->FindLinkByIndex(env.pod_index));
+        if (!link) return Error(Code::kKernel, pod_name + " vanished from the pod during ADD");
+        mac = link->mac;
+      }
+      result = BuildResult(ctx, plan, st, mac, ips, target.vf ? target.pci : "");
+    }
     st.complete = true;
     st.result = result;
     RETURN_IF_ERROR(journal.Persist());
@@ -358,24 +289,18 @@ Result<json> Add(Context& ctx) {
 
   Result<json> result = apply();
   if (result.ok()) {
-    base::Log::Info(
-        std::string(cfg.child() ? "attached a " + std::string(conf::ModeName(cfg.mode)) + " child of "
-                    : vf ? "attached VF " + vf->sriov.pci + " (vf " + std::to_string(vf->sriov.vf) + " of " +
-                               vf->pf.name + "), netdev "
-                         : "attached ") +
-        device.name + " as " + pod_name + " (table " + std::to_string(table) +
-        (st.rdma_device.empty() ? std::string() : ", RDMA device " + st.rdma_device + " " + st.rdma_mode) +
-        ")");
+    holding.Keep();
+    base::Log::Info(plan.attached);
     return result;
   }
   Error err = std::move(result).error();
   base::Log::Error("ADD failed: " + err.msg + (err.details.empty() ? "" : " (" + err.details + ")") +
                    "; rolling back");
   Error back = RollBack(err, st, env, journal, store, path);
-  if (back.code != Code::kRollbackIncomplete) {
-    if (claim) claim->Remove();
-    if (cfg.child()) DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms);
-  }
+  if (back.code == Code::kRollbackIncomplete)
+    holding.Keep();
+  else
+    holding.Release();
   return back;
 }
 

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "cni/claim.h"
 #include "cni/commands.h"
+#include "cni/driver.h"
 #include "cni/ipam_versions.h"
 #include "cni/journal.h"
 #include "cni/state.h"
@@ -226,7 +227,7 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
   };
 
   // A moved device: its claim names this attachment, the device and its MAC.
-  const bool vf = ctx.cfg.mode == conf::Mode::kVf;
+  const Driver& driver = DriverFor(ctx.cfg.mode);
   std::optional<ClaimOwner> owner = ClaimOf(store.DevicesDir(), path);
   std::optional<DeviceClaim> claim;
   if (owner) {
@@ -251,7 +252,7 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
         vf_step = std::get<StepVf>(*step);
       else
         base::Log::Warn("the claim's VF settings cannot be read; they stay as ADD made them");
-    } else if (vf) {
+    } else if (driver.ThroughPf()) {
       base::Log::Warn(
           "VF settings ADD made through the PF stay as they are: the claim does not record their old "
           "values (ADD changed none, or an older erdma-cni made it); `ip link show` on the PF lists them");
@@ -271,7 +272,7 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
       // A VF's netdev may carry the MAC the runtime asked for (the config
       // DEL gets has it too); the move home recognises it by that as well
       // and puts the claim's MAC back.
-      home = MoveHome(o, pod_name, env, vf && ctx.cfg.mac ? *ctx.cfg.mac : std::string());
+      home = MoveHome(o, pod_name, env, driver.ThroughPf() && ctx.cfg.mac ? *ctx.cfg.mac : std::string());
       if (home.ok())
         base::Log::Warn("returned " + o.name + " to the node without its addresses and routes (only the " +
                         "state knew them); the node agent or an operator must restore them");
@@ -286,16 +287,8 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
     if (home.ok()) claim->Remove();
     keep(std::move(home));
   }
-  // A child: the pod's link of our name and kind, and its share of the parent.
-  if (ctx.cfg.child()) {
-    if (pod) {
-      StepChild c;
-      c.spec.kind = conf::ModeName(ctx.cfg.mode);
-      c.spec.name = pod_name;
-      keep(DeleteChild(c, env));
-    }
-    if (errors.empty()) DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms);
-  }
+  // What only the mode knows (a child: its link in the pod, its share).
+  driver.Salvage(ctx, store, path, env, pod_name, errors);
   // Our policy rules outlive the device (rules belong to the netns): those at
   // our priority, `from` an address, into a table that lost every route.
   if (pod) keep(RemoveOrphanRules(*pod, ctx.cfg.routing.rule_priority));
@@ -338,7 +331,7 @@ Status Del(Context& ctx) {
     if (ClaimOf(store.DevicesDir(), path))
       return Salvage(ctx, store, path, Error(Code::kState, "state file missing, device claim present"));
     // A child's share outlives its state only if a DEL died in between.
-    if (ctx.cfg.child()) DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms);
+    DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms);
     base::Log::Info("no state for this attachment: nothing to do");
     return base::Ok();
   }

@@ -8,6 +8,7 @@
 #include "cni/claim.h"
 #include "cni/commands.h"
 #include "cni/device.h"
+#include "cni/driver.h"
 #include "cni/ipam_versions.h"
 #include "cni/journal.h"
 #include "cni/sriov.h"
@@ -106,8 +107,7 @@ Status StatusCmd(Context& ctx) {
     auto rdma = ctx.netns.OpenRdma("");
     ASSIGN_OR_RETURN(auto dev, FindDevice(ctx.host, rdma.ok() ? rdma->get() : nullptr, q, ctx.sysfs_root));
     // A VF bound to vfio-pci has no netdev: the PCI device is what counts.
-    const bool vf_present = ctx.cfg.mode == conf::Mode::kVf && !q.pci.empty() &&
-                            FindVf(ctx.sysfs_root, q.pci, ctx.cfg.device.Describe()).ok();
+    const bool vf_present = DriverFor(ctx.cfg.mode).PresentWithoutNetdev(ctx, q);
     if (!dev && !vf_present && !FindClaim(store.DevicesDir(), q.name, q.mac, q.pci))
       return Error(Code::kNotAvailable, q.Describe() + " is not on the node and not attached to a pod; fix " +
                                             ctx.cfg.device.Describe());

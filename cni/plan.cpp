@@ -106,20 +106,4 @@ std::vector<Step> PlanPodConfig(const conf::Config& cfg, int pod_index, uint32_t
   return steps;
 }
 
-StepChild ChildStep(const conf::Config& cfg, const netlink::LinkInfo& parent, const std::string& pod_name) {
-  StepChild c;
-  c.parent = parent.name;
-  c.spec.kind = conf::ModeName(cfg.mode);
-  c.spec.parent_index = parent.index;
-  c.spec.name = pod_name;
-  if (cfg.mode == conf::Mode::kMacvlan) {
-    c.spec.mode = static_cast<uint32_t>(cfg.macvlan.mode);
-    c.spec.source_macs = cfg.macvlan.source_macs;
-    if (cfg.mac) c.spec.mac = *cfg.mac;
-  } else {
-    c.spec.mode = static_cast<uint32_t>(cfg.ipvlan.mode);
-  }
-  return c;
-}
-
 }  // namespace cni

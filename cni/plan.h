@@ -37,8 +37,4 @@ std::vector<netlink::AddrInfo> RestorableAddrs(const std::vector<netlink::AddrIn
 std::vector<Step> PlanPodConfig(const conf::Config& cfg, int pod_index, uint32_t table,
                                 const std::vector<ipam::IpConfig>& ips);
 
-/// The macvlan/ipvlan child of `parent` that ADD creates in the pod as
-/// `pod_name` (cfg.mode is kMacvlan or kIpvlan).
-StepChild ChildStep(const conf::Config& cfg, const netlink::LinkInfo& parent, const std::string& pod_name);
-
 }  // namespace cni

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "cni/device.h"
+#include "cni/driver.h"
 #include "cni/journal.h"
 #include "cni/plan.h"
 #include "cni/rdma.h"

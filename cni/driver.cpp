@@ -1,0 +1,138 @@
+// What the drivers share: the registry, the link's steps in the pod, and
+// finding a device on the node.
+#include "cni/driver.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+
+#include "cni/claim.h"
+#include "cni/plan.h"
+#include "conf/node.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Result;
+
+const Driver& MoveDriver();
+const Driver& ChildDriver();
+const Driver& VfDriver();
+const Driver& NoneDriver();
+
+const Driver& DriverFor(conf::Mode mode) {
+  switch (mode) {
+    case conf::Mode::kMacvlan:
+    case conf::Mode::kIpvlan: return ChildDriver();
+    case conf::Mode::kVf: return VfDriver();
+    case conf::Mode::kNone: return NoneDriver();
+    case conf::Mode::kMove: break;
+  }
+  return MoveDriver();
+}
+
+AttachmentState NewState(const Context& ctx, const std::string& pod_name, uint32_t table) {
+  AttachmentState st;
+  st.network = ctx.cfg.name;
+  st.container_id = ctx.env.container_id;
+  st.if_name = ctx.env.ifname;
+  st.netns = ctx.env.netns;
+  st.pod_if_name = pod_name;
+  st.table = table;
+  return st;
+}
+
+std::pair<std::string, std::string> RdmaOf(const RdmaPlan& rdma) {
+  std::string device = rdma.pair ? rdma.pair->device.name : rdma.soft_name;
+  if (device.empty()) return {};
+  return {device, netlink::NetnsModeName(rdma.mode)};
+}
+
+std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, bool set_mac, uint32_t table,
+                            const RdmaPlan& rdma, const std::vector<ipam::IpConfig>& ips) {
+  std::vector<Step> steps{std::move(arrival)};
+  // Drivers differ in whether a MAC set through the PF reaches the VF's
+  // netdev (mlx5 does not until the VF driver reloads): set it there too,
+  // while the link is still down from the move.
+  if (set_mac && cfg.mac) steps.emplace_back(StepMac{*cfg.mac});
+  for (Step& s : PlanPodConfig(cfg, 0, table, ips)) steps.push_back(std::move(s));
+  const bool exclusive = rdma.mode == netlink::NetnsMode::kExclusive;
+  if (rdma.pair) {
+    if (exclusive) steps.emplace_back(StepRdmaMove{rdma.pair->device.name});
+  } else if (!rdma.soft_name.empty()) {
+    // Soft-RoCE dies when its netdev changes netns, so it is made on the pod
+    // side once the link is there; in exclusive mode it registers on the
+    // node and moves in.
+    steps.emplace_back(StepSoftRdma{rdma.soft_name});
+    if (exclusive) steps.emplace_back(StepRdmaMove{rdma.soft_name});
+  }
+  return steps;
+}
+
+Result<netlink::LinkInfo> FindOnNode(Context& ctx, const StateStore& store, const RdmaAccess& rdma,
+                                     const DeviceQuery& query) {
+  ASSIGN_OR_RETURN(auto device, FindDevice(ctx.host, rdma.host, query, ctx.sysfs_root));
+  if (device) return std::move(*device);
+  if (auto owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci))
+    return InUseError(query.Describe(), *owner);
+  if (!query.rdma.empty() && !rdma.host)
+    return Error(Code::kRdmaUnavailable,
+                 ctx.cfg.device.Describe() +
+                     " names an RDMA device but the node's kernel has no RDMA netlink: " +
+                     (rdma.error ? rdma.error->msg : ""));
+  return Error(Code::kDeviceNotFound, query.Describe() + " is not on the node; fix " +
+                                          ctx.cfg.device.Describe() + " or check `ip link` on the node");
+}
+
+// Taking `lo` or the device that carries the node's default route away from
+// the node cuts the node (kubelet, the runtime, this plugin's next DEL) off
+// its network: a config, possibly a namespace user's, may not do it; the
+// node admin may, by naming the device in the node file. Checked before
+// anything changes, the claim included.
+base::Status RefuseNodeOwnDevice(Context& ctx, const netlink::LinkInfo& dev) {
+  // run.cpp always sets the node policy; unit tests on fake nodes whose one
+  // device carries the only default route leave it out.
+  if (!ctx.node) return base::Ok();
+  const conf::NodePolicy& node = *ctx.node;
+  for (const std::string& allowed : node.allow_node_devices)
+    if (allowed == dev.name) return base::Ok();
+  std::string why;
+  // The loopback device is the first one of every netns.
+  if (dev.name == "lo" || dev.index == 1) {
+    why = "is the node's loopback device";
+  } else {
+    // The node's default route per family is the one with the lowest metric
+    // in main; secondary ENIs often carry defaults at higher metrics (the
+    // node agent's) and stay attachable.
+    ASSIGN_OR_RETURN(auto routes, ctx.host.ListRoutes(0));
+    for (int family : {AF_INET, AF_INET6}) {
+      std::optional<uint32_t> best;
+      for (const netlink::RouteInfo& r : routes)
+        if (r.family() == family && r.table == netlink::kTableMain && r.dst.len == 0 && r.type == 1)
+          best = std::min(best.value_or(r.metric), r.metric);
+      // Any leg of a multipath default counts: the node routes through each.
+      const auto through_dev = [&dev](const netlink::RouteInfo& r) {
+        return r.oif == dev.index ||
+               std::any_of(r.nexthops.begin(), r.nexthops.end(),
+                           [&dev](const netlink::Nexthop& h) { return h.oif == dev.index; });
+      };
+      for (const netlink::RouteInfo& r : routes)
+        if (best && r.family() == family && r.table == netlink::kTableMain && r.dst.len == 0 && r.type == 1 &&
+            r.metric == *best && through_dev(r) && why.empty())
+          why =
+              std::string("carries the node's ") + (family == AF_INET6 ? "IPv6" : "IPv4") + " default route";
+    }
+  }
+  if (why.empty()) return base::Ok();
+  return Error(Code::kInvalidConfig,
+               ctx.cfg.device.Describe() + " selects " + dev.name + ", which " + why + "; mode " +
+                   conf::ModeName(ctx.cfg.mode) +
+                   " would take it from the node. Select another device, or, if the node can do without it, "
+                   "the node admin adds \"" +
+                   dev.name + "\" to allowNodeDevices in the node file (" +
+                   (node.source.starts_with("/") ? node.source : std::string(conf::kNodeConfigPath)) +
+                   ", docs/security.md)");
+}
+
+}  // namespace cni

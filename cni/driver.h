@@ -1,0 +1,150 @@
+// A driver per mode: what differs between moving a device (move), making a
+// macvlan/ipvlan child of it (child), handing over an SR-IOV VF (vf) and
+// SMC-R on the primary's interface only (none). The ADD pipeline in add.cpp
+// is the same for every mode:
+//
+//   Find (the device on the node) -> hold it (claim or share, add.cpp only)
+//   -> Resolve (read what the plan needs) -> MakePlan (pure) -> journal and
+//   apply, rolling back on failure -> result.
+//
+// Adding a mode is one driver and one line in DriverFor. Internal to cni/.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "cni/commands.h"
+#include "cni/device.h"
+#include "cni/journal.h"
+#include "cni/rdma.h"
+#include "cni/smcr.h"
+#include "cni/state.h"
+#include "cni/vf.h"
+#include "ipam/ipam.h"
+
+namespace cni {
+
+class StateStore;
+
+/// The node's RDMA netlink: null when the kernel has none, `error` saying why.
+struct RdmaAccess {
+  netlink::Rdma* host = nullptr;
+  const base::Error* error = nullptr;
+};
+
+/// How the pipeline holds the device for the attachment.
+enum class Hold {
+  kNone,   ///< nothing is taken from the node (mode none)
+  kAlone,  ///< a claim: the device is this attachment's alone (move, vf)
+  kShare,  ///< a share of the parent, which children of many pods hold (child)
+};
+
+/// What a driver found on the node, and then read about it. Nothing changed.
+struct Target {
+  Hold hold = Hold::kNone;
+  /// On the node: the device to move, the VF's netdev, or the child's parent.
+  std::optional<netlink::LinkInfo> device;
+  /// What the claim or share is named by (the device's name; a user-space
+  /// VF's PCI address), and how errors name what the config selected.
+  std::string held_name;
+  std::string described;
+  /// Whether a link enters the pod under the pod-side name (not for mode
+  /// none and a VF on a user-space driver).
+  bool enters_pod = true;
+  std::unique_ptr<netlink::Vf> vfs;  ///< mode vf: the node's VF handle
+  std::optional<VfTarget> vf;        ///< mode vf: the VF, its PF and what the PF says
+  // Resolve's reads:
+  std::vector<netlink::AddrInfo> addrs;  ///< the moved device's, on the node
+  std::vector<netlink::RouteInfo> routes;
+  std::string pci;  ///< the device's PCI address ("" when none)
+  RdmaPlan rdma;
+};
+
+/// What ADD does, decided before anything changes: the state it journals
+/// into and its steps, in order.
+struct Plan {
+  AttachmentState state;     ///< names, table, and what DEL restores of the device
+  std::optional<StepVf> vf;  ///< first: a VF's settings through its PF (the claim keeps them too)
+  conf::AddressMode addresses = conf::AddressMode::kNone;
+  /// Bring the link into the pod and configure it, given the addresses
+  /// (IPAM's or inherited). Empty when nothing enters the pod.
+  std::function<std::vector<Step>(const std::vector<ipam::IpConfig>&)> link;
+  /// Recorded in the state with the link steps.
+  std::string rdma_device, rdma_mode;
+  std::optional<SmcrTarget> smcr;
+  bool smcr_node_port_check = false;  ///< warn when no node RDMA port has the pnet ID (mode none)
+  /// The result: prevResult passed through (mode none), or with our
+  /// interface added, its MAC from the pod link or `result_mac` when no
+  /// link enters the pod.
+  bool pass_through = false;
+  std::string result_mac;
+  /// Nothing to change and nothing to remember: the result is all.
+  bool nothing = false;
+  std::string attached;  ///< the log line of a successful ADD
+};
+
+class Driver {
+ public:
+  virtual ~Driver() = default;
+  /// The device the config selects, on the node; code 5/110 when it is not
+  /// there, 7 for what this mode cannot do with it. Changes nothing.
+  virtual base::Result<Target> Find(Context& ctx, const StateStore& store, const RdmaAccess& rdma) const = 0;
+  /// With the device held: reads what the plan needs into `t`. RDMA's
+  /// setSystemMode may switch the kernel's RDMA netns mode here (PrepareRdma).
+  virtual base::Status Resolve(Context& ctx, const RdmaAccess& rdma, Target& t) const = 0;
+  /// Pure: the plan from the config, the target and the pod's table.
+  virtual base::Result<Plan> MakePlan(const Context& ctx, const Target& t, const std::string& pod_name,
+                                      uint32_t table) const = 0;
+
+  /// DEL without a readable state (del.cpp): undoes what only this mode
+  /// knows, from the config and the kernel, appending what failed.
+  virtual void Salvage(Context& ctx, const StateStore& store, const std::string& path, StepEnv& env,
+                       const std::string& pod_name, std::vector<base::Error>& errors) const {
+    (void)ctx, (void)store, (void)path, (void)env, (void)pod_name, (void)errors;
+  }
+  /// Whether ADD sets the device's settings through a PF (vf): the claim
+  /// keeps them, and the device may carry the config's MAC.
+  virtual bool ThroughPf() const { return false; }
+  /// STATUS: whether the device `query` selects is there though it has no
+  /// netdev on the node (a VF bound to vfio-pci).
+  virtual bool PresentWithoutNetdev(const Context& ctx, const DeviceQuery& query) const {
+    (void)ctx, (void)query;
+    return false;
+  }
+};
+
+const Driver& DriverFor(conf::Mode mode);
+
+/// Our interface's name in the pod: ifName when chained (CNI_IFNAME is the
+/// primary's), else CNI_IFNAME.
+std::string PodIfName(const Context& ctx);
+
+/// The state every plan starts from: the attachment's names.
+AttachmentState NewState(const Context& ctx, const std::string& pod_name, uint32_t table);
+
+/// The steps that bring a link into the pod (`arrival`: the move or the
+/// child's creation) and configure it with `ips`, then its RDMA device.
+std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, bool set_mac, uint32_t table,
+                            const RdmaPlan& rdma, const std::vector<ipam::IpConfig>& ips);
+/// The RDMA device the link steps pair or make, and its mode ("" when none).
+std::pair<std::string, std::string> RdmaOf(const RdmaPlan& rdma);
+
+/// Finds the device a query selects on the node, or the error saying why it
+/// is not there (in use by another attachment: 11; not there: 5 or 110).
+base::Result<netlink::LinkInfo> FindOnNode(Context& ctx, const StateStore& store, const RdmaAccess& rdma,
+                                           const DeviceQuery& query);
+
+/// The macvlan/ipvlan child of `parent` that ADD creates in the pod as
+/// `pod_name` (the child driver's arrival step).
+StepChild ChildStep(const conf::Config& cfg, const netlink::LinkInfo& parent, const std::string& pod_name);
+
+/// Code 7 when `dev` is `lo` or carries the node's default route, unless the
+/// node file allows it (allowNodeDevices): modes that take a device from the
+/// node would cut the node off its network.
+base::Status RefuseNodeOwnDevice(Context& ctx, const netlink::LinkInfo& dev);
+
+}  // namespace cni

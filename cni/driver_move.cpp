@@ -1,0 +1,80 @@
+// Mode move: the node's device itself (an eRDMA ENI, an RDMA NIC) goes into
+// the pod, and home again on DEL exactly as it was.
+#include "cni/driver.h"
+#include "cni/plan.h"
+
+namespace cni {
+
+using base::Result;
+using base::Status;
+
+Status ResolveMoved(Context& ctx, const RdmaAccess& rdma, Target& t) {
+  const netlink::LinkInfo& dev = *t.device;
+  ASSIGN_OR_RETURN(t.addrs, ctx.host.ListAddrs(dev.index));
+  ASSIGN_OR_RETURN(t.routes, ctx.host.ListRoutes(dev.index));
+  if (t.pci.empty()) t.pci = PciAddressOf(ctx.sysfs_root, dev.name);
+  const std::string soft_name = "rxe_" + ctx.env.container_id.substr(0, 12) + "_" + PodIfName(ctx);
+  ASSIGN_OR_RETURN(t.rdma, PrepareRdma(ctx.cfg.rdma, dev, rdma.host, rdma.error, ctx.sysfs_root, soft_name));
+  return base::Ok();
+}
+
+Plan PlanMoved(const Context& ctx, const Target& t, const std::string& pod_name, uint32_t table,
+               bool set_mac) {
+  const conf::Config& cfg = ctx.cfg;
+  const netlink::LinkInfo& dev = *t.device;
+  Plan plan;
+  plan.state = NewState(ctx, pod_name, table);
+  DeviceOrigin& o = plan.state.origin;
+  o.name = dev.name;
+  o.index = dev.index;
+  o.mac = dev.mac;
+  o.mtu = dev.mtu;
+  o.up = dev.up;
+  o.kind = dev.kind;
+  o.addrs = RestorableAddrs(t.addrs);
+  o.routes = RestorableRoutes(t.routes);
+  plan.addresses = cfg.addresses;
+  plan.link = [&cfg, pod_name, set_mac, table, rdma = t.rdma](const std::vector<ipam::IpConfig>& ips) {
+    return LinkSteps(cfg, StepMove{pod_name}, set_mac, table, rdma, ips);
+  };
+  std::tie(plan.rdma_device, plan.rdma_mode) = RdmaOf(t.rdma);
+  if (cfg.smcr_wanted) plan.smcr = SmcrTarget{pod_name, dev.mac, true, nullptr};
+  plan.attached =
+      dev.name + " as " + pod_name + " (table " + std::to_string(table) +
+      (plan.rdma_device.empty() ? "" : ", RDMA device " + plan.rdma_device + " " + plan.rdma_mode) + ")";
+  return plan;
+}
+
+namespace {
+
+class Move : public Driver {
+ public:
+  Result<Target> Find(Context& ctx, const StateStore& store, const RdmaAccess& rdma) const override {
+    const DeviceQuery query = QueryFor(ctx.cfg.device);
+    Target t;
+    ASSIGN_OR_RETURN(t.device, FindOnNode(ctx, store, rdma, query));
+    RETURN_IF_ERROR(RefuseNodeOwnDevice(ctx, *t.device));
+    t.hold = Hold::kAlone;
+    t.held_name = t.device->name;
+    t.described = query.Describe();
+    return t;
+  }
+  Status Resolve(Context& ctx, const RdmaAccess& rdma, Target& t) const override {
+    return ResolveMoved(ctx, rdma, t);
+  }
+  Result<Plan> MakePlan(const Context& ctx, const Target& t, const std::string& pod_name,
+                        uint32_t table) const override {
+    Plan plan = PlanMoved(ctx, t, pod_name, table, false);
+    plan.attached = "attached " + plan.attached;
+    return plan;
+  }
+};
+
+}  // namespace
+
+const Driver& MoveDriver() {
+  static const Move driver;
+  return driver;
+}
+
+}  // namespace cni
