@@ -2,6 +2,8 @@
 // pipeline holds it (claim or share: only here), the driver reads what it
 // needs and plans, the pipeline journals and applies the plan and builds the
 // result; on any failure it undoes everything done so far.
+#include <algorithm>
+
 #include "base/log.h"
 #include "cni/claim.h"
 #include "cni/commands.h"
@@ -57,6 +59,34 @@ Error RollBack(Error err, AttachmentState& st, StepEnv& env, Journal& journal, c
   }
   (void)store.Remove(path);
   return err;
+}
+
+// The addresses the pod asked for (CNI_ARGS IP, runtimeConfig.ips) where
+// erdma-cni, not an IPAM plugin, gives the addresses: they must be the
+// device's own (addresses "inherit"); with none given, none can be honoured.
+Status CheckRequestedIps(const conf::Config& cfg, const Plan& plan) {
+  if (cfg.requested_ips.empty() || plan.addresses == conf::AddressMode::kIpam) return base::Ok();
+  const std::string& key = cfg.requested_ips_key;
+  if (plan.addresses == conf::AddressMode::kNone)
+    return Error(Code::kInvalidConfig, key + ": this attachment gives the pod no address (mode " +
+                                           conf::ModeName(cfg.mode) + "); remove the request");
+  const auto have = ipam::Inherit(plan.state.origin.addrs, plan.state.origin.routes);
+  std::string listed;
+  for (const auto& ip : have) listed += (listed.empty() ? "" : ", ") + ip.address.ToString();
+  for (size_t i = 0; i < cfg.requested_ips.size(); ++i) {
+    const netlink::IpPrefix& want = cfg.requested_ips[i];
+    const bool exact = cfg.requested_ips_exact[i];
+    const bool found = std::any_of(have.begin(), have.end(), [&](const ipam::IpConfig& ip) {
+      return ip.address.addr == want.addr && (!exact || ip.address.len == want.len);
+    });
+    if (!found)
+      return Error(Code::kInvalidConfig,
+                   key + ": " + (exact ? want.ToString() : want.addr.ToString()) + " is not an address of " +
+                       plan.state.origin.name + " (" + (listed.empty() ? "it has none" : listed) +
+                       "), and addresses \"inherit\" gives the pod the device's own; request one of them, or "
+                       "set addresses \"ipam\" with an IPAM plugin that takes requests");
+  }
+  return base::Ok();
 }
 
 // What the pipeline holds for an attachment, released when ADD gives up
@@ -237,6 +267,7 @@ Result<json> Add(Context& ctx) {
   // 3. What the device looks like now, and the plan.
   RETURN_IF_ERROR(driver.Resolve(ctx, rdma, target));
   ASSIGN_OR_RETURN(Plan plan, driver.MakePlan(ctx, target, pod_name, table));
+  RETURN_IF_ERROR(CheckRequestedIps(cfg, plan));
   json passed = ConvertResult(
       cfg.prev_result.is_null() ? json{{"cniVersion", cfg.cni_version}} : cfg.prev_result, cfg.cni_version);
   if (plan.nothing) return passed;

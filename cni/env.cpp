@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <set>
 #include <utility>
 
 #include "conf/names.h"
@@ -150,6 +151,25 @@ base::Result<Env> ParseEnv(const Getenv& getenv) {
 
   if (auto a = Lookup(getenv, "CNI_ARGS")) {
     ASSIGN_OR_RETURN(env.args, ParseCniArgs(*a));
+  }
+  // The CNI convention: a key the plugin does not know is an error unless
+  // IgnoreUnknown is set; ADD only, as DEL must always be able to finish.
+  if (env.command == Command::kAdd) {
+    auto ignore = env.args.find("IgnoreUnknown");
+    const bool lenient = ignore != env.args.end() && (ignore->second == "1" || ignore->second == "true" ||
+                                                      ignore->second == "True" || ignore->second == "TRUE");
+    static const std::set<std::string> kKnown = {"IgnoreUnknown",
+                                                 "K8S_POD_NAMESPACE",
+                                                 "K8S_POD_NAME",
+                                                 "K8S_POD_INFRA_CONTAINER_ID",
+                                                 "K8S_POD_UID",
+                                                 "MAC",
+                                                 "IP"};
+    for (const auto& [key, value] : env.args)
+      if (!lenient && !kKnown.contains(key))
+        return InvalidEnv("CNI_ARGS: unknown key " + Quoted(key) +
+                          "; erdma-cni reads K8S_POD_NAMESPACE, K8S_POD_NAME, K8S_POD_INFRA_CONTAINER_ID, "
+                          "K8S_POD_UID, MAC and IP; add IgnoreUnknown=1 to pass others");
   }
   return env;
 }

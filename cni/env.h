@@ -31,8 +31,8 @@ using Getenv = std::function<const char*(const char*)>;
 /// kInvalidEnv naming the variable and what it must hold.
 base::Result<Env> ParseEnv(const Getenv& getenv);
 
-/// Parses CNI_ARGS: "K=V;K2=V2". Unknown keys are fine only with IgnoreUnknown
-/// set (to "1"/"true"), but since we accept every key we only validate shape.
+/// Parses CNI_ARGS: "K=V;K2=V2" (shape only; ParseEnv refuses, for ADD, keys
+/// it does not know unless IgnoreUnknown is "1" or "true").
 base::Result<std::map<std::string, std::string>> ParseCniArgs(std::string_view text);
 
 }  // namespace cni

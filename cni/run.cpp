@@ -139,6 +139,9 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostrea
       env->command == Command::kDel || env->command == Command::kGc || env->command == Command::kStatus;
   auto cfg = conf::Parse(stdin_bytes, lenient);
   if (!cfg.ok()) return Fail(out, BestEffortVersion(stdin_bytes), cfg.error());
+  if (env->command == Command::kAdd)
+    if (auto s = conf::ApplyRuntimeRequests(*cfg, env->args); !s.ok())
+      return Fail(out, cfg->cni_version, s.error());
   const std::string& version = cfg->cni_version;
 
   if ((env->command == Command::kGc || env->command == Command::kStatus) &&

@@ -340,6 +340,7 @@ base::Result<Config> ParseChecked(std::string_view stdin_bytes, bool for_del) {
   c.ipvlan = modes.ipvlan;
   c.vf = std::move(modes.vf);
   c.mac = std::move(modes.mac);
+  c.runtime_mac = modes.runtime_mac;
   RETURN_IF_ERROR(ParseRouting(root, c));
   RETURN_IF_ERROR(ParseRdma(root, c.rdma));
   RETURN_IF_ERROR(ParseSmcr(root, c.smcr));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -54,6 +55,12 @@ struct Config {
   IpvlanConfig ipvlan;
   VfConfig vf;
   std::optional<std::string> mac;  ///< MAC for a macvlan child or a VF (config, args or runtime)
+  bool runtime_mac = false;        ///< `mac` is the runtime's (runtimeConfig.mac, args.cni.mac)
+  /// Addresses the pod asked for (ApplyRuntimeRequests): `exact` when a
+  /// length was given; `key` names where they came from.
+  std::vector<netlink::IpPrefix> requested_ips;
+  std::vector<bool> requested_ips_exact;
+  std::string requested_ips_key;
   std::string if_name = "erdma0";  ///< our interface's name when chained
   std::optional<uint32_t> mtu;
   AddressMode addresses = AddressMode::kInherit;
@@ -96,5 +103,13 @@ inline constexpr size_t kMaxConfigBytes = 1 << 20;
 /// `for_del`: DEL and GC must work with a minimal config ({cniVersion,name,type});
 /// device selection is then optional.
 base::Result<Config> Parse(std::string_view stdin_bytes, bool for_del = false);
+
+/// The pod's own requests, after Parse: runtimeConfig.ips, and (standalone
+/// only: chained, they are the primary plugin's) CNI_ARGS MAC= and IP=
+/// (podman's --mac-address, --ip). A MAC is honoured in modes macvlan and vf
+/// and refused (code 7, naming the mode) in the others; addresses go to IPAM
+/// unchanged, are checked against the device's with addresses "inherit"
+/// (cni/add.cpp), and are refused with addresses "none".
+base::Status ApplyRuntimeRequests(Config& c, const std::map<std::string, std::string>& cni_args);
 
 }  // namespace conf

@@ -1,7 +1,9 @@
 #include "conf/modes.h"
 
+#include <algorithm>
 #include <limits>
 
+#include "conf/config.h"
 #include "conf/fields.h"
 #include "conf/names.h"
 
@@ -37,6 +39,17 @@ std::optional<std::string> UnicastMac(const json& v) {
 }
 
 constexpr const char* kMacFix = ": must be a unicast MAC address like \"02:00:00:3b:00:01\"";
+
+// A MAC the runtime asks for (`key`) is honoured where the mode makes the
+// pod's link (macvlan) or sets it through the PF (vf).
+Status CheckRuntimeMac(const std::string& key, const std::string& mode, const std::string& drop) {
+  if (mode == "macvlan" || mode == "vf") return base::Ok();
+  return Invalid(key + ": mode " + Quote(mode) +
+                 (mode == "ipvlan"
+                      ? " children share their parent's MAC; "
+                      : " keeps the device's own MAC (an ENI's MAC is bound to it by the cloud); ") +
+                 drop + " or use mode \"macvlan\" or \"vf\"");
+}
 
 Status ParseMacvlan(const json& b, MacvlanConfig& out, std::optional<std::string>& mac) {
   if (!b.is_object()) return Invalid("macvlan: must be an object, e.g. {\"mode\": \"passthru\"}");
@@ -224,11 +237,9 @@ base::Result<ModeOptions> ParseModeOptions(const json& root, const std::string& 
   const json* cni_args = args && args->is_object() ? Get(*args, "cni") : nullptr;
   if (cni_args && cni_args->is_object()) RETURN_IF_ERROR(take_mac(Get(*cni_args, "mac"), "args.cni.mac"));
   if (runtime_mac) {
-    if (mode != "macvlan" && mode != "vf")
-      return Invalid(runtime_mac_key + ": mode " + Quote(mode) +
-                     " keeps the device's own MAC (an ENI's MAC is bound to it by the cloud); "
-                     "drop the \"mac\" capability or use mode \"macvlan\" or \"vf\"");
+    RETURN_IF_ERROR(CheckRuntimeMac(runtime_mac_key, mode, "drop the \"mac\" capability"));
     o.mac = runtime_mac;
+    o.runtime_mac = true;
   }
   if (rc && rc->is_object()) {
     if (const json* g = Get(*rc, "infinibandGUID")) {
@@ -242,6 +253,59 @@ base::Result<ModeOptions> ParseModeOptions(const json& root, const std::string& 
                    ": a passthru macvlan takes its parent's MAC, and setting one would change the "
                    "parent's; remove the MAC or use another macvlan.mode");
   return o;
+}
+
+Status ApplyRuntimeRequests(Config& c, const std::map<std::string, std::string>& cni_args) {
+  // runtimeConfig.ips (capability "ips"): addresses, with or without a length.
+  std::vector<std::string> ips;
+  std::string key;
+  if (const json* v = Get(c.runtime_config, "ips")) {
+    key = "runtimeConfig.ips";
+    if (!v->is_array()) return Invalid(key + ": must be an array of addresses like \"10.9.0.7/24\"");
+    for (const json& ip : *v) {
+      if (!ip.is_string()) return Invalid(key + ": must be an array of addresses like \"10.9.0.7/24\"");
+      ips.push_back(ip.get<std::string>());
+    }
+  }
+  // CNI_ARGS MAC= and IP= (podman --mac-address, --ip) are the pod's only when
+  // this plugin makes the pod's interface: chained, they are the primary's.
+  if (!c.chained()) {
+    if (auto mac = cni_args.find("MAC"); mac != cni_args.end()) {
+      std::optional<std::string> m = UnicastMac(json(mac->second));
+      if (!m) return Invalid(std::string("CNI_ARGS MAC") + kMacFix);
+      RETURN_IF_ERROR(CheckRuntimeMac("CNI_ARGS MAC", ModeName(c.mode),
+                                      "remove MAC from CNI_ARGS (podman: "
+                                      "drop --mac-address)"));
+      if (c.mode == Mode::kMacvlan && c.macvlan.mode == MacvlanMode::kPassthru)
+        return Invalid(
+            "CNI_ARGS MAC: a passthru macvlan takes its parent's MAC, and setting one would change the "
+            "parent's; remove MAC from CNI_ARGS or use another macvlan.mode");
+      // The capability (runtimeConfig.mac) wins over CNI_ARGS, which wins over the config's own.
+      if (!c.runtime_mac) c.mac = m;
+    }
+    if (auto ip = cni_args.find("IP"); ip != cni_args.end() && ips.empty()) {
+      key = "CNI_ARGS IP";
+      for (size_t at = 0; at <= ip->second.size();) {
+        const size_t comma = std::min(ip->second.find(',', at), ip->second.size());
+        ips.push_back(ip->second.substr(at, comma - at));
+        at = comma + 1;
+      }
+    }
+  }
+  for (const std::string& text : ips) {
+    auto prefix = netlink::IpPrefix::Parse(text, /*allow_bare=*/true);
+    if (!prefix) return Invalid(key + ": " + Quote(text) + " is not an IP address like \"10.9.0.7\"");
+    c.requested_ips.push_back(*prefix);
+    c.requested_ips_exact.push_back(text.find('/') != std::string::npos);
+  }
+  c.requested_ips_key = key;
+  // With IPAM the plugin gets them unchanged (CNI_ARGS and runtimeConfig are
+  // in its environment and config); without, nothing could honour them.
+  if (!ips.empty() && c.addresses == AddressMode::kNone)
+    return Invalid(key +
+                   ": addresses is \"none\", so this network gives the pod no address; remove the request "
+                   "or set addresses \"ipam\" with an IPAM plugin that takes it (host-local, static)");
+  return base::Ok();
 }
 
 }  // namespace conf

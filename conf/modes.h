@@ -56,6 +56,7 @@ struct ModeOptions {
   /// The MAC the pod's interface gets (macvlan child, VF): runtimeConfig.mac
   /// (capability "mac"), then args.cni.mac, then macvlan.mac / vf.mac.
   std::optional<std::string> mac;
+  bool runtime_mac = false;  ///< `mac` came from runtimeConfig or args.cni
 };
 
 /// Parses `macvlan`, `ipvlan`, `vf`, runtimeConfig.mac/infinibandGUID and

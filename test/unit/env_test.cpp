@@ -267,3 +267,27 @@ TEST_CASE("pod name needs both the namespace and the name") {
 }
 
 }  // namespace
+
+TEST_CASE("env refuses an unknown CNI_ARGS key on ADD unless IgnoreUnknown is set") {
+  Vars vars = AddVars();
+  vars["CNI_ARGS"] = "K8S_POD_NAME=p;FOO=bar";
+  auto r = Parse(vars);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == Code::kInvalidEnv);
+  CHECK_THAT(r.error().msg, Catch::Contains("\"FOO\"") && Catch::Contains("IgnoreUnknown=1"));
+  for (const char* on : {"1", "true", "True"}) {
+    vars["CNI_ARGS"] = std::string("IgnoreUnknown=") + on + ";FOO=bar";
+    CHECK(Parse(vars).ok());
+  }
+  vars["CNI_ARGS"] = "IgnoreUnknown=0;FOO=bar";
+  CHECK_FALSE(Parse(vars).ok());
+  // Every key erdma-cni or its runtimes use is known.
+  vars["CNI_ARGS"] =
+      "K8S_POD_NAMESPACE=n;K8S_POD_NAME=p;K8S_POD_INFRA_CONTAINER_ID=c;K8S_POD_UID=u;MAC=02:00:00:00:00:01;"
+      "IP=10.9.0.7";
+  CHECK(Parse(vars).ok());
+  // DEL always finishes: it does not judge the keys.
+  vars["CNI_COMMAND"] = "DEL";
+  vars["CNI_ARGS"] = "FOO=bar";
+  CHECK(Parse(vars).ok());
+}

@@ -1,5 +1,6 @@
 // conf/modes.cpp: the macvlan, ipvlan and vf blocks, the runtime MAC and GUID.
 #include <catch2/catch.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,7 @@ const std::vector<Bad> kBad = {
     {R"({"mode": "ipvlan", "ipvlan": {"mode": "l4"}})", "ipvlan.mode: \"l4\" is not an ipvlan mode"},
     {R"({"mode": "ipvlan", "ipvlan": {"mac": "02:00:00:00:00:01"}})", "ipvlan.mac: ipvlan children share"},
     {R"({"mode": "ipvlan", "runtimeConfig": {"mac": "02:00:00:00:00:01"}})",
-     "runtimeConfig.mac: mode \"ipvlan\" keeps the device's own MAC"},
+     "runtimeConfig.mac: mode \"ipvlan\" children share their parent's MAC"},
     {R"({"runtimeConfig": {"mac": "02:00:00:00:00:01"}})", "runtimeConfig.mac: mode \"move\" keeps"},
     {R"({"args": {"cni": {"mac": "02:00:00:00:00:01"}}})", "args.cni.mac: mode \"move\" keeps"},
     {R"({"mode": "macvlan", "runtimeConfig": {"mac": "zz"}})",
@@ -140,4 +141,76 @@ TEST_CASE("mode options: vf settings are read and the GUID normalised") {
   CHECK(c->vf.max_tx_rate == 1000u);
   CHECK(c->vf.ib_guid == "00:11:22:33:44:55:66:aa");
   CHECK(c->vf.any());
+}
+
+namespace {
+
+// Parse, then the pod's requests (CNI_ARGS given as pairs).
+base::Result<conf::Config> WithRequests(const char* patch, const std::map<std::string, std::string>& args) {
+  ASSIGN_OR_RETURN(conf::Config c, ParseWith(patch));
+  RETURN_IF_ERROR(conf::ApplyRuntimeRequests(c, args));
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "runtime requests: CNI_ARGS MAC is honoured by macvlan and vf, refused by move and ipvlan naming the "
+    "mode") {
+  const std::map<std::string, std::string> mac{{"MAC", "02:AA:00:00:00:07"}};
+  for (const char* patch : {R"({"mode": "macvlan"})", R"({"mode": "vf"})"}) {
+    INFO(patch);
+    auto c = WithRequests(patch, mac);
+    REQUIRE(c.ok());
+    CHECK(c->mac == "02:aa:00:00:00:07");
+  }
+  for (const auto& [patch, says] : std::vector<std::pair<const char*, const char*>>{
+           {R"({"mode": "move"})", "CNI_ARGS MAC: mode \"move\" keeps the device's own MAC"},
+           {R"({"mode": "ipvlan"})", "CNI_ARGS MAC: mode \"ipvlan\" children share their parent's MAC"},
+           {R"({"mode": "macvlan", "macvlan": {"mode": "passthru"}})", "CNI_ARGS MAC: a passthru macvlan"}}) {
+    INFO(patch);
+    auto c = WithRequests(patch, mac);
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.error().code == Code::kInvalidConfig);
+    CHECK_THAT(c.error().msg, Catch::StartsWith(says));
+  }
+  auto bad = WithRequests(R"({"mode": "macvlan"})", {{"MAC", "03:00:00:00:00:01"}});
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().msg, Catch::StartsWith("CNI_ARGS MAC: must be a unicast MAC"));
+  // runtimeConfig.mac (the capability) wins over CNI_ARGS, which wins over the config's.
+  auto rc = WithRequests(R"({"mode": "macvlan", "runtimeConfig": {"mac": "02:00:00:00:00:0a"}})", mac);
+  REQUIRE(rc.ok());
+  CHECK(rc->mac == "02:00:00:00:00:0a");
+  auto cfg = WithRequests(R"({"mode": "macvlan", "macvlan": {"mac": "02:00:00:00:00:0b"}})", mac);
+  REQUIRE(cfg.ok());
+  CHECK(cfg->mac == "02:aa:00:00:00:07");
+  // Chained, CNI_ARGS belong to the primary plugin: ignored, even in move mode.
+  auto chained = WithRequests(R"({"prevResult": {"cniVersion": "1.0.0"}})",
+                              {{"MAC", "02:00:00:00:00:01"}, {"IP", "10.0.0.9"}});
+  REQUIRE(chained.ok());
+  CHECK_FALSE(chained->mac);
+  CHECK(chained->requested_ips.empty());
+}
+
+TEST_CASE(
+    "runtime requests: CNI_ARGS IP and runtimeConfig.ips are read for IPAM and inherit, refused without "
+    "addresses") {
+  auto ip = WithRequests(R"({})", {{"IP", "10.9.0.7,fd00::7"}});
+  REQUIRE(ip.ok());
+  REQUIRE(ip->requested_ips.size() == 2);
+  CHECK(ip->requested_ips[0].ToString() == "10.9.0.7/32");
+  CHECK_FALSE(ip->requested_ips_exact[0]);
+  CHECK(ip->requested_ips_key == "CNI_ARGS IP");
+  auto rc = WithRequests(R"({"runtimeConfig": {"ips": ["10.9.0.7/24"]}})", {{"IP", "10.9.0.8"}});
+  REQUIRE(rc.ok());
+  REQUIRE(rc->requested_ips.size() == 1);
+  CHECK(rc->requested_ips[0].ToString() == "10.9.0.7/24");
+  CHECK(rc->requested_ips_exact[0]);
+  CHECK(rc->requested_ips_key == "runtimeConfig.ips");
+  auto none = WithRequests(R"({"addresses": "none"})", {{"IP", "10.9.0.7"}});
+  REQUIRE_FALSE(none.ok());
+  CHECK_THAT(none.error().msg, Catch::StartsWith("CNI_ARGS IP: addresses is \"none\""));
+  auto junk = WithRequests(R"({"runtimeConfig": {"ips": ["ten"]}})", {});
+  REQUIRE_FALSE(junk.ok());
+  CHECK_THAT(junk.error().msg, Catch::StartsWith("runtimeConfig.ips: \"ten\" is not an IP address"));
 }

@@ -32,7 +32,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$here/../common.sh"
 
-all_scenarios=(lifecycle kill two)
+all_scenarios=(lifecycle kill two mac)
 if (($#)); then scenarios=("$@"); else scenarios=("${all_scenarios[@]}"); fi
 for s in "${scenarios[@]}"; do
   [[ " ${all_scenarios[*]} " == *" $s "* ]] || { echo "usage: $0 [${all_scenarios[*]}]..." >&2; exit 2; }
@@ -275,6 +275,55 @@ scenario_two() {
   # erdma-cni alone in its chain names its interface after CNI_IFNAME.
   expect_in_pod "$ns" net1 t1
   podman_node rm -f -t 5 t1 >/dev/null 2>"$dir/err" || fail "podman rm -f exited $?"
+  expect_home "$before"
+  end_case
+}
+
+# macvlan_network NAME: an erdma-cni network, a macvlan child of eth1 (bridge), host-local.
+macvlan_network() {
+  cat >"$scratch/net.d/$1.conflist" <<CONF
+{
+  "cniVersion": "1.0.0",
+  "name": "$1",
+  "plugins": [
+    {
+      "type": "erdma-cni",
+      "mode": "macvlan",
+      "device": {"mac": "$eni_mac"},
+      "ipam": {"type": "host-local", "subnet": "10.9.0.0/24", "rangeStart": "10.9.0.100",
+               "rangeEnd": "10.9.0.140", "gateway": "10.9.0.1", "dataDir": "$dir/ipam"},
+      "dataDir": "$dir/erdma",
+      "logFile": "$dir/erdma.log",
+      "logLevel": "debug"
+    }
+  ]
+}
+CONF
+}
+
+# --mac-address and --ip (CNI_ARGS MAC= and IP=): a macvlan child gets both; a move network
+# refuses the MAC with a CNI error naming the mode, and the node stays as it was.
+scenario_mac() {
+  new_case mac
+  macvlan_network mv
+  erdma_network mv-move
+  local before ns
+  before="$(clients_snapshot "$node")"
+  podman_node run -d --name m1 --network mv --mac-address 02:aa:bb:00:00:09 --ip 10.9.0.123 \
+    localhost/erdma-podman-test:1 "${run_cmd[@]}" >"$dir/out" 2>"$dir/err" || fail "podman run exited $?"
+  ns="$(sandbox m1)"
+  nsenter --net="$ns" ip -j addr show dev eth0 >"$dir/pod-addr" 2>/dev/null || fail "eth0 is not in $ns"
+  jq -e '.[0].address == "02:aa:bb:00:00:09" and any(.[0].addr_info[]; .local == "10.9.0.123")' \
+    "$dir/pod-addr" >/dev/null || fail "eth0 in the container: $(jq -c . "$dir/pod-addr")"
+  podman_node rm -f -t 5 m1 >/dev/null 2>"$dir/err" || fail "podman rm -f exited $?"
+  expect_home "$before"
+  if podman_node run -d --name m2 --network mv-move --mac-address 02:aa:bb:00:00:0a \
+    localhost/erdma-podman-test:1 "${run_cmd[@]}" >"$dir/out" 2>"$dir/err"; then
+    fail "podman run with --mac-address on a move network succeeded"
+  fi
+  grep -q 'CNI_ARGS MAC: mode \\\?"move\\\?" keeps' "$dir/err" ||
+    fail "podman's error does not carry erdma-cni's: $(cat "$dir/err")"
+  podman_node rm -f -t 0 m2 >/dev/null 2>&1 || true
   expect_home "$before"
   end_case
 }
