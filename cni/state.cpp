@@ -211,11 +211,21 @@ Status StateStore::Save(const std::string& path, const AttachmentState& s) const
                                    std::to_string(kMaxStateBytes) +
                                    " erdma-cni reads back (a device with that many addresses and routes, or "
                                    "an IPAM result that large, cannot be attached)");
-  RETURN_IF_ERROR(base::WriteFileAtomic(path, text));
+  Status written = base::WriteFileAtomic(path, text);
+  // The DEL of this network's last attachment removes its empty directory,
+  // maybe since our Prepare: make it again.
+  if (!written.ok() && written.error().sys_errno == ENOENT && base::MakePrivateDirs(Dir()).ok())
+    written = base::WriteFileAtomic(path, text);
+  RETURN_IF_ERROR(std::move(written));
   return base::fault::Point("after", "state-write");
 }
 
-Status StateStore::Remove(const std::string& path) const { return base::RemoveFile(path); }
+Status StateStore::Remove(const std::string& path) const {
+  RETURN_IF_ERROR(base::RemoveFile(path));
+  // No empty directory is left for a network whose last attachment went.
+  if (path.starts_with(Dir() + "/")) base::RemoveDirIfEmpty(Dir());
+  return base::Ok();
+}
 
 Result<std::vector<std::string>> StateStore::List() const {
   ASSIGN_OR_RETURN(auto names, base::ListFiles(Dir()));

@@ -183,6 +183,8 @@ class StateStore {
   base::Result<std::optional<AttachmentState>> Load(const std::string& path) const;
   /// kState, writing nothing, when the text would exceed kMaxStateBytes.
   base::Status Save(const std::string& path, const AttachmentState& s) const;
+  /// Removes a state file, and the network's directory when it is left empty
+  /// (Save makes it again for an ADD that raced with that).
   base::Status Remove(const std::string& path) const;
   /// Paths of every state file of this network.
   base::Result<std::vector<std::string>> List() const;

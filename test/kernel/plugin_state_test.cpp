@@ -111,3 +111,21 @@ TEST_CASE(
   CHECK(Read(t.LogFile()).find("state file missing, device claim present") != std::string::npos);
   CHECK(kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", config)).exit == 0);
 }
+
+TEST_CASE("the last DEL of a network leaves no empty directory for it, and the next ADD makes it again") {
+  kt::Topology t;
+  const json config =
+      kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
+  const std::string net_dir = t.DataDir() + "/" + config.value("name", "");
+  for (int round = 0; round < 2; ++round) {
+    CAPTURE(round);
+    const std::string cid = t.ContainerId("tidy" + std::to_string(round));
+    kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
+    INFO("ADD: " << kt::Describe(add));
+    REQUIRE(add.exit == 0);
+    CHECK(kt::FileExists(net_dir));
+    REQUIRE(kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", config)).exit == 0);
+    CHECK_FALSE(kt::FileExists(net_dir));
+    CHECK(kt::FileExists(t.DataDir()));
+  }
+}
