@@ -2,7 +2,7 @@
 // wrote for each mode (test/fixtures/state/, README there) must still be read
 // the same way, pass CHECK, and DEL back to the node exactly as before ADD.
 // Pods stay attached across an upgrade, so a change of the state format
-// must keep every fixture passing. The hidden test at the end rewrites them.
+// must keep every fixture passing. The hidden test at the end wrote them.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
