@@ -8,12 +8,14 @@
 #include "cni/claim.h"
 #include "cni/commands.h"
 #include "cni/driver.h"
-#include "cni/ipam_versions.h"
 #include "cni/journal.h"
 #include "cni/plan.h"
 #include "cni/result.h"
 #include "cni/state.h"
+#include "conf/version.h"
 #include "ipam/inherit.h"
+#include "ipam/negotiate.h"
+#include "ipam/result.h"
 
 namespace cni {
 
@@ -25,20 +27,11 @@ using nlohmann::json;
 
 namespace {
 
-// The addresses of an IPAM result; kIpam when there are none.
-Result<std::vector<ipam::IpConfig>> IpsFromIpam(const json& result) {
-  ASSIGN_OR_RETURN(auto ips, ParseIpamIps(result));
-  std::vector<ipam::IpConfig> out;
-  for (const auto& ip : ips) out.push_back(ipam::IpConfig{ip.address, ip.gateway});
-  if (out.empty()) return Error(Code::kIpam, "ipam returned no IP addresses");
-  return out;
-}
-
 // Journals the IPAM step and runs IPAM ADD. A plugin that never started (not
 // on CNI_PATH) allocated nothing: no IPAM DEL is owed, not by the rollback
 // nor by any later DEL.
 Result<json> RunIpamAdd(Context& ctx, Journal& journal, StepEnv& env) {
-  StepIpam step{ctx.cfg.ipam_type, IpamDelegateConfig(ctx.cfg)};
+  StepIpam step{ctx.cfg.ipam_type, ipam::DelegateConfig(ctx.cfg)};
   RETURN_IF_ERROR(journal.Run({step}, env));
   auto r = ctx.ipam.Run(step.type, "ADD", step.config.dump());
   if (!r.ok() && r.error().changed_nothing) journal.DropLast();
@@ -165,8 +158,6 @@ json BuildResult(const Context& ctx, const Plan& plan, const AttachmentState& st
                  const std::vector<ipam::IpConfig>& ips, const std::string& pci) {
   ResultInterface iface{st.pod_if_name, mac, ctx.env.netns, std::nullopt, st.rdma_device, pci};
   if (ctx.cfg.mtu && plan.link) iface.mtu = *ctx.cfg.mtu;
-  std::vector<ResultIp> rips;
-  for (const auto& ip : ips) rips.push_back(ResultIp{ip.address, ip.gateway});
   std::vector<ResultRoute> routes;
   for (const auto& step : st.steps) {
     const auto* r = std::get_if<StepRoute>(&step);
@@ -179,7 +170,7 @@ json BuildResult(const Context& ctx, const Plan& plan, const AttachmentState& st
     if (r->route.scope != netlink::kScopeUniverse) rr.scope = r->route.scope;
     routes.push_back(rr);
   }
-  return AppendToResult(ctx.cfg.prev_result, ctx.cfg.cni_version, iface, rips, routes);
+  return AppendToResult(ctx.cfg.prev_result, ctx.cfg.cni_version, iface, ips, routes);
 }
 
 // The pod-side handles of the journal's steps; they live as long as its env.
@@ -268,7 +259,7 @@ Result<json> Add(Context& ctx) {
   RETURN_IF_ERROR(driver.Resolve(ctx, rdma, target));
   ASSIGN_OR_RETURN(Plan plan, driver.MakePlan(ctx, target, pod_name, table));
   RETURN_IF_ERROR(CheckRequestedIps(cfg, plan));
-  json passed = ConvertResult(
+  json passed = conf::ConvertResult(
       cfg.prev_result.is_null() ? json{{"cniVersion", cfg.cni_version}} : cfg.prev_result, cfg.cni_version);
   if (plan.nothing) return passed;
   PodHandles handles;
@@ -290,7 +281,7 @@ Result<json> Add(Context& ctx) {
       ips = ipam::Inherit(st.origin.addrs, st.origin.routes);
     } else if (plan.addresses == conf::AddressMode::kIpam) {
       ASSIGN_OR_RETURN(json r, RunIpamAdd(ctx, journal, env));
-      ASSIGN_OR_RETURN(ips, IpsFromIpam(r));
+      ASSIGN_OR_RETURN(ips, ipam::AddressesOf(r));
     }
     // The link's arrival, its configuration and its RDMA device in one state
     // write: the pod-side steps are planned before the link has its pod-side

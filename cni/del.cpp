@@ -12,10 +12,10 @@
 #include "cni/claim.h"
 #include "cni/commands.h"
 #include "cni/driver.h"
-#include "cni/ipam_versions.h"
 #include "cni/journal.h"
 #include "cni/state.h"
 #include "cni/vf.h"
+#include "ipam/negotiate.h"
 
 namespace cni {
 
@@ -294,7 +294,7 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
   if (pod) keep(RemoveOrphanRules(*pod, ctx.cfg.routing.rule_priority));
   // The address lease: IPAM DEL is idempotent.
   if (!ctx.cfg.ipam_type.empty()) {
-    auto r = ctx.ipam.Run(ctx.cfg.ipam_type, "DEL", IpamDelegateConfig(ctx.cfg).dump());
+    auto r = ctx.ipam.Run(ctx.cfg.ipam_type, "DEL", ipam::DelegateConfig(ctx.cfg).dump());
     if (!r.ok()) keep(std::move(r).error());
   }
   if (!errors.empty()) {

@@ -9,10 +9,10 @@
 #include "cni/commands.h"
 #include "cni/device.h"
 #include "cni/driver.h"
-#include "cni/ipam_versions.h"
 #include "cni/journal.h"
 #include "cni/sriov.h"
 #include "cni/state.h"
+#include "ipam/negotiate.h"
 
 namespace cni {
 
@@ -40,7 +40,7 @@ Status ForwardToIpam(Context& ctx, const std::string& command) {
     base::Log::Info("ipam " + ctx.cfg.ipam_type + " predates CNI 1.1.0; not forwarding " + command);
     return base::Ok();
   }
-  auto r = ctx.ipam.Run(ctx.cfg.ipam_type, command, IpamDelegateConfig(ctx.cfg).dump());
+  auto r = ctx.ipam.Run(ctx.cfg.ipam_type, command, ipam::DelegateConfig(ctx.cfg).dump());
   if (!r.ok()) return std::move(r).error();
   return base::Ok();
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "ipam/ipam.h"
 #include "netlink/ip.h"
 
 namespace cni {
@@ -23,10 +24,8 @@ struct ResultInterface {
   std::string pci_id;           ///< 1.1.0 only, as "pciID": the PCI address of the device (an SR-IOV VF)
 };
 
-struct ResultIp {
-  netlink::IpPrefix address;
-  std::optional<netlink::IpAddress> gateway;
-};
+/// An address of ours, with its gateway.
+using ResultIp = ipam::IpConfig;
 
 struct ResultRoute {
   netlink::IpPrefix dst;
@@ -42,14 +41,6 @@ struct ResultRoute {
 nlohmann::json AppendToResult(const nlohmann::json& prev, const std::string& version,
                               const ResultInterface& iface, const std::vector<ResultIp>& ips,
                               const std::vector<ResultRoute>& routes);
-
-/// Rewrites a result of any supported version as `version`: adds ips[].version
-/// ("4"/"6") before 1.0.0, removes it from 1.0.0 on, drops 1.1.0-only route
-/// and interface fields before 1.1.0, sets cniVersion. Unknown keys are kept.
-nlohmann::json ConvertResult(nlohmann::json result, const std::string& version);
-
-/// The IPs (and their gateways) of an IPAM plugin's result of any version.
-base::Result<std::vector<ResultIp>> ParseIpamIps(const nlohmann::json& ipam_result);
 
 /// The spec's error object.
 nlohmann::json ErrorJson(const std::string& version, const base::Error& e);

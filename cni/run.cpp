@@ -2,11 +2,11 @@
 
 #include "base/log.h"
 #include "cni/commands.h"
-#include "cni/ipam_versions.h"
 #include "cni/result.h"
 #include "conf/config.h"
 #include "conf/node.h"
 #include "conf/version.h"
+#include "ipam/negotiate.h"
 #include "netlink/netns.h"
 #include "netlink/rdma_socket.h"
 #include "netlink/rtnl_kernel.h"
@@ -170,7 +170,7 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostrea
   if (!host.ok()) return Fail(out, version, host.error());
   std::unique_ptr<ipam::Executor> exec = backend.Ipam(env->path);
   exec->SetTimeLimit(cfg->ipam_timeout_ms);
-  NegotiatingExecutor ipam(*exec);
+  ipam::NegotiatingExecutor ipam(*exec);
   Context ctx{*cfg, *env, **host, backend.Opener(), ipam};
   ctx.lock_wait_ms = static_cast<int>(cfg->lock_timeout_ms);
   ctx.node = &*node;

@@ -1,10 +1,14 @@
 #include "conf/version.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <compare>
 #include <cstdint>
+
+#include "netlink/ip.h"
 
 namespace conf {
 namespace {
@@ -62,6 +66,42 @@ std::optional<std::string> PickVersion(const std::vector<std::string>& offered) 
     if (!best || CompareVersions(v, *best) > 0) best = v;
   }
   return best;
+}
+
+nlohmann::json ConvertResult(nlohmann::json result, const std::string& version) {
+  if (!result.is_object()) return result;
+  result["cniVersion"] = version;
+  const bool want_ip_version = CompareVersions(version, "1.0.0") < 0;
+  const bool keep_1_1 = CompareVersions(version, "1.1.0") >= 0;
+
+  if (auto ips = result.find("ips"); ips != result.end() && ips->is_array()) {
+    for (auto& ip : *ips) {
+      if (!ip.is_object()) continue;
+      if (!want_ip_version) {
+        ip.erase("version");
+        continue;
+      }
+      auto a = ip.find("address");
+      if (a == ip.end() || !a->is_string()) continue;
+      if (auto p = netlink::IpPrefix::Parse(a->get<std::string>(), /*allow_bare=*/true))
+        ip["version"] = p->addr.family == AF_INET6 ? "6" : "4";
+    }
+  }
+  if (!keep_1_1) {
+    if (auto routes = result.find("routes"); routes != result.end() && routes->is_array()) {
+      for (auto& route : *routes) {
+        if (!route.is_object()) continue;
+        for (const char* k : {"mtu", "advmss", "priority", "table", "scope"}) route.erase(k);
+      }
+    }
+    if (auto ifs = result.find("interfaces"); ifs != result.end() && ifs->is_array()) {
+      for (auto& iface : *ifs) {
+        if (!iface.is_object()) continue;
+        for (const char* k : {"mtu", "socketPath", "pciID", "rdmaDevice"}) iface.erase(k);
+      }
+    }
+  }
+  return result;
 }
 
 }  // namespace conf

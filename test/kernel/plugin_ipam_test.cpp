@@ -1,7 +1,7 @@
 // Move mode with real IPAM plugins from Debian's containernetworking-plugins
 // (/usr/lib/cni/host-local and static), found on CNI_PATH and delegated to.
 // Those speak cniVersion up to 1.0.0; at 1.1.0 erdma-cni negotiates down
-// (cni/ipam_versions.h), so every version must work.
+// (ipam/negotiate.h), so every version must work.
 #include <catch2/catch.hpp>
 #include <filesystem>
 

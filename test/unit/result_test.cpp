@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "conf/version.h"
+#include "ipam/result.h"
 
 namespace {
 
@@ -148,7 +149,7 @@ TEST_CASE("a result in 1.1.0 converts to every version with the right fields") {
       {"dns", {{"nameservers", {"1.1.1.1"}}}},
       {"unknownTop", true},
   };
-  json r = cni::ConvertResult(src, v);
+  json r = conf::ConvertResult(src, v);
   CHECK(r["cniVersion"] == v);
   CHECK(r["unknownTop"] == true);
   CHECK(r["dns"] == src["dns"]);
@@ -175,23 +176,23 @@ TEST_CASE("a result in 0.3.0 converts to every version and back unchanged") {
   INFO(v);
   json src = TerwayPrev("0.3.0");
   src["ips"].push_back({{"address", "fd00::1/64"}, {"version", "6"}, {"interface", 0}});
-  json r = cni::ConvertResult(src, v);
+  json r = conf::ConvertResult(src, v);
   CHECK(r["ips"][0].contains("version") == Before(v, "1.0.0"));
   CHECK(r["ips"][1].contains("version") == Before(v, "1.0.0"));
   CHECK(r["interfaces"] == src["interfaces"]);
   CHECK(r["routes"] == src["routes"]);
-  CHECK(cni::ConvertResult(r, "0.3.0") == src);
+  CHECK(conf::ConvertResult(r, "0.3.0") == src);
 }
 
 TEST_CASE("converting fixes an ip version that disagrees with the address") {
-  json r = cni::ConvertResult({{"ips", {{{"address", "fd00::1/64"}, {"version", "4"}}}}}, "0.4.0");
+  json r = conf::ConvertResult({{"ips", {{{"address", "fd00::1/64"}, {"version", "4"}}}}}, "0.4.0");
   CHECK(r["ips"][0]["version"] == "6");
 }
 
 TEST_CASE("ipam ips are read from 1.x and 0.4.0 results") {
   json r1 = {{"cniVersion", "1.0.0"},
              {"ips", {{{"address", "10.9.0.5/24"}, {"gateway", "10.9.0.1"}}, {{"address", "fd00::5/64"}}}}};
-  auto ips = cni::ParseIpamIps(r1);
+  auto ips = ipam::ParseResult(r1);
   REQUIRE(ips.ok());
   REQUIRE(ips->size() == 2);
   CHECK((*ips)[0].address == Prefix("10.9.0.5/24"));
@@ -202,7 +203,7 @@ TEST_CASE("ipam ips are read from 1.x and 0.4.0 results") {
   json r04 = {
       {"cniVersion", "0.4.0"},
       {"ips", {{{"version", "4"}, {"address", "10.9.0.5/24"}, {"gateway", "10.9.0.1"}, {"interface", 0}}}}};
-  ips = cni::ParseIpamIps(r04);
+  ips = ipam::ParseResult(r04);
   REQUIRE(ips.ok());
   REQUIRE(ips->size() == 1);
   CHECK((*ips)[0].address.ToString() == "10.9.0.5/24");
@@ -212,7 +213,7 @@ TEST_CASE("ipam ips are read from 0.2.0 ip4 and ip6 objects") {
   json r = {{"cniVersion", "0.2.0"},
             {"ip4", {{"ip", "10.9.0.5/24"}, {"gateway", "10.9.0.1"}}},
             {"ip6", {{"ip", "fd00::5/64"}}}};
-  auto ips = cni::ParseIpamIps(r);
+  auto ips = ipam::ParseResult(r);
   REQUIRE(ips.ok());
   REQUIRE(ips->size() == 2);
   CHECK((*ips)[0].address == Prefix("10.9.0.5/24"));
@@ -220,7 +221,7 @@ TEST_CASE("ipam ips are read from 0.2.0 ip4 and ip6 objects") {
 }
 
 TEST_CASE("ipam results without ips give an empty list") {
-  auto ips = cni::ParseIpamIps({{"cniVersion", "1.0.0"}, {"ips", json::array()}});
+  auto ips = ipam::ParseResult({{"cniVersion", "1.0.0"}, {"ips", json::array()}});
   REQUIRE(ips.ok());
   CHECK(ips->empty());
 }
@@ -244,7 +245,7 @@ TEST_CASE("ipam garbage is refused with the IPAM code and the failing path") {
       {R"({"code": 11, "msg": "no addresses left"})", "no addresses left"},
   }));
   INFO(text);
-  auto r = cni::ParseIpamIps(json::parse(text));
+  auto r = ipam::ParseResult(json::parse(text));
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == Code::kIpam);
   CHECK_THAT(r.error().msg, Catch::Contains(fragment));

@@ -5,25 +5,25 @@
 #include "conf/config.h"
 #include "ipam/ipam.h"
 
-namespace cni {
+namespace ipam {
 
 /// What an IPAM plugin reads: the network config without prevResult (the
 /// IPAM has no use for it, and it would only bloat the journal), at the
 /// negotiated cniVersion.
-nlohmann::json IpamDelegateConfig(const conf::Config& cfg);
+nlohmann::json DelegateConfig(const conf::Config& cfg);
 
 /// Runs the inner executor; when the plugin fails and its VERSION answer does
 /// not list the config's cniVersion, runs it again at the highest version both
 /// support, with prevResult converted to that version. Costs nothing when the
 /// first run succeeds.
-class NegotiatingExecutor : public ipam::Executor {
+class NegotiatingExecutor : public Executor {
  public:
-  explicit NegotiatingExecutor(ipam::Executor& inner) : inner_(inner) {}
+  explicit NegotiatingExecutor(Executor& inner) : inner_(inner) {}
   base::Result<nlohmann::json> Run(const std::string& type, const std::string& command,
                                    const std::string& config) override;
 
  private:
-  ipam::Executor& inner_;
+  Executor& inner_;
 };
 
-}  // namespace cni
+}  // namespace ipam

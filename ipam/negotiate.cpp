@@ -1,15 +1,14 @@
-#include "cni/ipam_versions.h"
+#include "ipam/negotiate.h"
 
 #include <algorithm>
 #include <cerrno>
 
 #include "base/log.h"
-#include "cni/result.h"
 #include "conf/version.h"
 
-namespace cni {
+namespace ipam {
 
-nlohmann::json IpamDelegateConfig(const conf::Config& cfg) {
+nlohmann::json DelegateConfig(const conf::Config& cfg) {
   nlohmann::json c = cfg.raw;
   c.erase("prevResult");
   c["cniVersion"] = cfg.cni_version;
@@ -48,8 +47,8 @@ base::Result<json> NegotiatingExecutor::Run(const std::string& type, const std::
                   *pick);
   cfg["cniVersion"] = *pick;
   if (cfg.contains("prevResult") && cfg["prevResult"].is_object())
-    cfg["prevResult"] = ConvertResult(cfg["prevResult"], *pick);
+    cfg["prevResult"] = conf::ConvertResult(cfg["prevResult"], *pick);
   return inner_.Run(type, command, cfg.dump());
 }
 
-}  // namespace cni
+}  // namespace ipam
