@@ -11,16 +11,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 
 namespace base {
-namespace {
 
 Error SysError(const std::string& what, int err) {
   return Error(Code::kIo, what + ": " + std::strerror(err), "", err);
 }
-
-}  // namespace
 
 namespace {
 
@@ -95,6 +93,58 @@ Result<UniqueFd> WalkPrivateDirs(const std::string& path, bool create) {
 
 }  // namespace
 
+Result<std::string> ReadAll(int fd, const std::string& path, size_t max_bytes) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return SysError("stat " + path, errno);
+  if (!S_ISREG(st.st_mode)) return Error(Code::kIo, path + " is not a regular file");
+  std::string out;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return SysError("read " + path, errno);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes)
+      return Error(Code::kIo, path + " is larger than " + std::to_string(max_bytes) + " bytes");
+  }
+  return out;
+}
+
+Status WriteAll(int fd, std::string_view data, const std::string& what) {
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return SysError("write " + what, errno);
+    }
+    off += static_cast<size_t>(n);
+  }
+  return Ok();
+}
+
+Status WaitForFlock(int fd, int wait_ms, const std::string& what, const std::function<bool()>& held) {
+  timespec start{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  long sleep_us = 200;
+  for (;;) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      if (!held || held()) return Ok();
+      return Error(Code::kIo, what + " was replaced while being locked", "", EAGAIN);
+    }
+    if (errno != EWOULDBLOCK && errno != EINTR) return SysError("flock " + what, errno);
+    timespec t{};
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    long elapsed_ms = (t.tv_sec - start.tv_sec) * 1000 + (t.tv_nsec - start.tv_nsec) / 1000000;
+    if (elapsed_ms >= wait_ms) return Error(Code::kTryAgainLater, what + " is locked by another invocation");
+    ::usleep(static_cast<useconds_t>(sleep_us));
+    sleep_us = std::min(sleep_us * 2, 20000L);
+  }
+}
+
 namespace {
 
 // The directories this process checked (WalkPrivateDirs), by path: every file
@@ -136,25 +186,6 @@ Result<Entry> Split(const std::string& path) {
   if (name == "." || name == "..") return Error(Code::kIo, path + ": \".\" and \"..\" are not allowed");
   ASSIGN_OR_RETURN(int fd, DirFd(slash == 0 ? "/" : path.substr(0, slash), false));
   return Entry{fd, std::move(name)};
-}
-
-Result<std::string> ReadAll(int fd, const std::string& path, size_t max_bytes) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return SysError("stat " + path, errno);
-  if (!S_ISREG(st.st_mode)) return Error(Code::kIo, path + " is not a regular file");
-  std::string out;
-  char buf[8192];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return SysError("read " + path, errno);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-    if (out.size() > max_bytes) return Error(Code::kIo, path + " is larger than expected");
-  }
-  return out;
 }
 
 // Entries of one d_type directly in the directory `fd` (taken over), sorted.
@@ -216,16 +247,9 @@ Status WriteFileAtomic(const std::string& path, const std::string& data) {
   if (!fd.valid() && errno == EEXIST && ::unlinkat(at.dirfd, tmp.c_str(), 0) == 0)
     fd = UniqueFd(::openat(at.dirfd, tmp.c_str(), kFlags, 0600));
   if (!fd.valid()) return SysError("create " + path + ".tmp", errno);
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd.get(), data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::unlinkat(at.dirfd, tmp.c_str(), 0);
-      return SysError("write " + path + ".tmp", err);
-    }
-    off += static_cast<size_t>(n);
+  if (Status w = WriteAll(fd.get(), data, path + ".tmp"); !w.ok()) {
+    ::unlinkat(at.dirfd, tmp.c_str(), 0);
+    return w;
   }
   fd.Reset();
   if (::renameat(at.dirfd, tmp.c_str(), at.dirfd, at.name.c_str()) != 0) {
@@ -297,32 +321,24 @@ Result<FileLock> FileLock::Acquire(const std::string& path, int wait_ms) {
   // Our own descriptor of the directory, for Unlink after the cache moved on.
   UniqueFd dir(::fcntl(at.dirfd, F_DUPFD_CLOEXEC, 0));
   if (!dir.valid()) return SysError("open lock " + path, errno);
-  timespec start{};
-  clock_gettime(CLOCK_MONOTONIC, &start);
-  long sleep_us = 200;
   for (;;) {
     UniqueFd fd(::openat(dir.get(), at.name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!fd.valid()) return SysError("open lock " + path, errno);
-    if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
-      // The previous holder may have unlinked the file after we opened it:
-      // only the inode currently at `path` counts.
+    // The previous holder may have unlinked the file after we opened it:
+    // only the inode currently at `path` counts.
+    Status locked = WaitForFlock(fd.get(), wait_ms, path, [&] {
       struct stat held {
       }, now{};
-      if (::fstat(fd.get(), &held) == 0 &&
-          ::fstatat(dir.get(), at.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-          held.st_ino == now.st_ino && held.st_dev == now.st_dev)
-        return FileLock(std::move(fd), std::move(dir), std::move(at.name), path);
-      continue;
-    }
-    if (errno != EWOULDBLOCK && errno != EINTR) return SysError("flock " + path, errno);
-    timespec t{};
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    long elapsed_ms = (t.tv_sec - start.tv_sec) * 1000 + (t.tv_nsec - start.tv_nsec) / 1000000;
-    if (elapsed_ms >= wait_ms)
+      return ::fstat(fd.get(), &held) == 0 &&
+             ::fstatat(dir.get(), at.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+             held.st_ino == now.st_ino && held.st_dev == now.st_dev;
+    });
+    if (locked.ok()) return FileLock(std::move(fd), std::move(dir), std::move(at.name), path);
+    if (locked.error().sys_errno == EAGAIN) continue;
+    if (locked.error().code == Code::kTryAgainLater)
       return Error(Code::kTryAgainLater,
                    path + " is locked by another erdma-cni invocation; try again later");
-    ::usleep(static_cast<useconds_t>(sleep_us));
-    sleep_us = std::min(sleep_us * 2, 20000L);
+    return std::move(locked).error();
   }
 }
 

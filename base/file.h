@@ -10,13 +10,28 @@
 // fails the check makes every operation in it fail (kIo) instead.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/error.h"
 #include "base/fd.h"
 
 namespace base {
+
+/// Code kIo: "`what`: strerror(err)", sys_errno `err`.
+Error SysError(const std::string& what, int err);
+/// write(2) until all of `data` is written (EINTR retried); `what` names the file.
+Status WriteAll(int fd, std::string_view data, const std::string& what);
+/// Reads the regular file open at `fd` (named `path`), at most `max_bytes`.
+Result<std::string> ReadAll(int fd, const std::string& path, size_t max_bytes);
+/// An exclusive flock(2) on `fd`, retried with back-off for at most
+/// `wait_ms` (then kTryAgainLater). `held`, when given, is asked once the
+/// lock is taken whether it is on the right file; if not, an error with
+/// sys_errno EAGAIN (the caller opens the file again).
+Status WaitForFlock(int fd, int wait_ms, const std::string& what,
+                    const std::function<bool()>& held = nullptr);
 
 /// Creates `path` and its missing parents with mode 0700, walking from "/"
 /// one component at a time without following symlinks. Fails (kIo) when a

@@ -12,16 +12,16 @@
 #include <cstring>
 #include <vector>
 
+#include "base/file.h"
+
 namespace install {
 namespace {
+
+using base::SysError;
 
 using base::Code;
 using base::Error;
 using base::UniqueFd;
-
-Error SysError(const std::string& what, int err) {
-  return Error(Code::kIo, what + ": " + std::strerror(err), "", err);
-}
 
 std::string DirOf(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -33,19 +33,6 @@ std::string DirOf(const std::string& path) {
 std::string BaseOf(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-base::Status WriteAll(int fd, std::string_view data, const std::string& what) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return SysError("write " + what, errno);
-    }
-    off += static_cast<size_t>(n);
-  }
-  return base::Ok();
 }
 
 bool SameTime(const timespec& a, const timespec& b) { return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec; }
@@ -75,23 +62,7 @@ base::Result<FileStamp> Stamp(const std::string& path) {
 base::Result<std::string> ReadFile(const std::string& path, size_t max_bytes, bool follow) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW)));
   if (!fd.valid()) return SysError("open " + path, errno);
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return SysError("stat " + path, errno);
-  if (!S_ISREG(st.st_mode)) return Error(Code::kIo, path + " is not a regular file");
-  std::string out;
-  std::vector<char> buf(1 << 16);
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf.data(), buf.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return SysError("read " + path, errno);
-    }
-    if (n == 0) break;
-    out.append(buf.data(), static_cast<size_t>(n));
-    if (out.size() > max_bytes)
-      return Error(Code::kIo, path + " is larger than " + std::to_string(max_bytes) + " bytes");
-  }
-  return out;
+  return base::ReadAll(fd.get(), path, max_bytes);
 }
 
 base::Status ReplaceFile(const std::string& path, std::string_view data, mode_t mode, uid_t uid, gid_t gid,
@@ -107,7 +78,7 @@ base::Status ReplaceFile(const std::string& path, std::string_view data, mode_t 
     ::unlink(tmp.c_str());
     return e;
   };
-  if (auto s = WriteAll(fd.get(), data, tmp); !s.ok()) return fail(s.error());
+  if (auto s = base::WriteAll(fd.get(), data, tmp); !s.ok()) return fail(s.error());
   if (::fchmod(fd.get(), mode & 07777) != 0) return fail(SysError("chmod " + tmp, errno));
   // Without CAP_CHOWN only our own ids are possible; ask for others only
   // when the file we replace had them.
@@ -138,18 +109,11 @@ base::Status ReplaceFile(const std::string& path, std::string_view data, mode_t 
 base::Result<DirLock> DirLock::Acquire(const std::string& dir, int wait_ms) {
   UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid()) return SysError("open " + dir, errno);
-  timespec start{};
-  clock_gettime(CLOCK_MONOTONIC, &start);
-  for (;;) {
-    if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return DirLock(std::move(fd));
-    if (errno != EWOULDBLOCK && errno != EINTR) return SysError("flock " + dir, errno);
-    timespec t{};
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    long elapsed_ms = (t.tv_sec - start.tv_sec) * 1000 + (t.tv_nsec - start.tv_nsec) / 1000000;
-    if (elapsed_ms >= wait_ms)
-      return Error(Code::kTryAgainLater, dir + " is locked by another erdma-cni-install; try again later");
-    ::usleep(20000);
-  }
+  base::Status locked = base::WaitForFlock(fd.get(), wait_ms, dir);
+  if (locked.ok()) return DirLock(std::move(fd));
+  if (locked.error().code == Code::kTryAgainLater)
+    return Error(Code::kTryAgainLater, dir + " is locked by another erdma-cni-install; try again later");
+  return std::move(locked).error();
 }
 
 base::Result<std::string> FirstNetworkConfig(const std::string& dir) {
