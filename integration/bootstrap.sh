@@ -21,7 +21,7 @@ esac
 # What building the plugin and running the demo take.
 packages=(
   build-essential cmake pkg-config
-  libnl-3-dev libnl-route-3-dev nlohmann-json3-dev
+  libnl-3-dev libnl-route-3-dev libnl-genl-3-dev nlohmann-json3-dev
   iproute2 iputils-ping procps
 )
 if [[ "$what" == test ]]; then

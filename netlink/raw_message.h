@@ -13,11 +13,13 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "netlink/libnl_ptr.h"
-#include "netlink/raw_reply.h"
 
 namespace netlink::raw {
+
+using Bytes = std::vector<uint8_t>;  ///< one whole netlink message
 
 inline constexpr uint16_t kCommand = NLM_F_REQUEST | NLM_F_ACK;  ///< a command the kernel ACKs
 inline constexpr uint16_t kDump = NLM_F_REQUEST | NLM_F_DUMP;    ///< a dump, ended by NLMSG_DONE

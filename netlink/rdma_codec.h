@@ -12,15 +12,12 @@
 #include <vector>
 
 #include "base/error.h"
-#include "netlink/raw_reply.h"
+#include "netlink/raw_message.h"
 #include "netlink/rdma.h"
 
 namespace netlink::nldev {
 
 using Bytes = raw::Bytes;
-
-// The answers come in datagrams that raw::ReadDatagram (netlink/raw_reply.h)
-// splits into whole messages for the parsers below.
 
 /// nlmsg_type of an NLDEV command: RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op).
 uint16_t MessageType(uint16_t op);

@@ -4,10 +4,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <utility>
 
-#include "netlink/raw_socket.h"
 #include "netlink/rdma_codec.h"
+#include "netlink/transport.h"
 
 namespace netlink {
 namespace {
@@ -17,19 +18,16 @@ using base::Result;
 using base::Status;
 using nldev::Bytes;
 
-using raw::SysError;
-using raw::WithWhat;
-
 class RdmaSocket final : public Rdma {
  public:
-  RdmaSocket(raw::Socket sock, std::string where) : sock_(std::move(sock)), where_(std::move(where)) {}
+  RdmaSocket(Socket sock, Netns netns) : sock_(std::move(sock)), netns_(std::move(netns)) {}
 
   Result<NetnsMode> GetNetnsMode() override {
     const std::string what = "RDMA_NLDEV_CMD_SYS_GET";
-    ASSIGN_OR_RETURN(raw::Reply reply,
+    ASSIGN_OR_RETURN(std::vector<Bytes> answer,
                      sock_.Exchange(what, [](uint32_t seq) { return nldev::BuildSysGet(seq); }));
-    if (reply.messages.empty()) return SysError(what, EBADMSG, "the kernel acknowledged without an answer");
-    return WithWhat(nldev::ParseSysGet(reply.messages.front()), what);
+    if (answer.empty()) return SysError(what, EBADMSG, "the kernel acknowledged without an answer");
+    return WithWhat(nldev::ParseSysGet(answer.front()), what);
   }
 
   Status SetNetnsMode(NetnsMode mode) override {
@@ -40,7 +38,7 @@ class RdmaSocket final : public Rdma {
   Result<std::vector<RdmaDevice>> ListDevices() override {
     const std::string what = "RDMA_NLDEV_CMD_GET dump";
     ASSIGN_OR_RETURN(std::vector<Bytes> messages,
-                     sock_.Dump(what, [](uint32_t seq) { return nldev::BuildDeviceDump(seq); }));
+                     sock_.DumpBytes(what, [](uint32_t seq) { return nldev::BuildDeviceDump(seq); }));
     std::vector<RdmaDevice> out;
     for (const Bytes& m : messages) {
       ASSIGN_OR_RETURN(RdmaDevice d, WithWhat(nldev::ParseDevice(m), what));
@@ -56,7 +54,7 @@ class RdmaSocket final : public Rdma {
       const std::string what =
           "RDMA_NLDEV_CMD_PORT_GET dump dev " + std::to_string(d.index) + " (" + d.name + ")";
       // The kernel dumps ports one device at a time.
-      auto messages = sock_.Dump(what, [&](uint32_t seq) { return nldev::BuildPortDump(seq, d.index); });
+      auto messages = sock_.DumpBytes(what, [&](uint32_t seq) { return nldev::BuildPortDump(seq, d.index); });
       if (!messages.ok()) {
         // nldev answers EINVAL for an index it cannot see: the device went
         // away (or left this namespace) between the two dumps.
@@ -82,8 +80,9 @@ class RdmaSocket final : public Rdma {
     // *calling thread* (current->nsproxy->net_ns), not the socket's; asked
     // from anywhere else the kernel answers ENODEV. So the request goes out
     // from inside this handle's namespace.
-    auto inside = NetnsSwitch::Enter(sock_.netns());
-    if (!inside.ok()) return std::move(inside).error().WithContext(what + " (entering " + where_ + ")");
+    auto inside = NetnsSwitch::Enter(netns_);
+    if (!inside.ok())
+      return std::move(inside).error().WithContext(what + " (entering " + netns_.path() + ")");
     return sock_.Command(what,
                          [&](uint32_t seq) { return nldev::BuildMoveDevice(seq, dev_index, netns_fd); });
   }
@@ -109,15 +108,15 @@ class RdmaSocket final : public Rdma {
   }
 
   // The socket, and the namespace it lives in, entered for MoveDevice.
-  raw::Socket sock_;
-  std::string where_;  // the path it was opened by, for messages
+  Socket sock_;
+  Netns netns_;
 };
 
 }  // namespace
 
 base::Result<std::unique_ptr<Rdma>> OpenRdma(const Netns& ns) {
   const std::string what = "opening an RDMA netlink socket in " + ns.path();
-  auto sock = raw::Socket::Open(ns, NETLINK_RDMA, "NETLINK_RDMA", what);
+  auto sock = Socket::Open(ns, NETLINK_RDMA, what);
   if (!sock.ok()) {
     // netlink_create: no kernel socket registered for the protocol, even
     // after request_module. ib_core registers it.
@@ -127,7 +126,16 @@ base::Result<std::unique_ptr<Rdma>> OpenRdma(const Netns& ns) {
     }
     return std::move(sock).error();
   }
-  return std::unique_ptr<Rdma>(std::make_unique<RdmaSocket>(std::move(sock).value(), ns.path()));
+  // A handle of the namespace as the socket saw it, opened from inside.
+  std::optional<Netns> here;
+  {
+    auto inside = NetnsSwitch::Enter(ns);
+    if (!inside.ok()) return std::move(inside).error().WithContext(what);
+    auto self = Netns::Open("/proc/thread-self/ns/net", "the RDMA netlink socket's network namespace");
+    if (!self.ok()) return std::move(self).error().WithContext(what);
+    here.emplace(std::move(self).value());
+  }
+  return std::unique_ptr<Rdma>(std::make_unique<RdmaSocket>(std::move(sock).value(), std::move(*here)));
 }
 
 }  // namespace netlink

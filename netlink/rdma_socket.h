@@ -1,4 +1,4 @@
-// netlink::Rdma over NETLINK_RDMA (netlink/raw_socket.h, netlink/rdma_codec.h).
+// netlink::Rdma over NETLINK_RDMA (netlink/transport.h, netlink/rdma_codec.h).
 #pragma once
 
 #include <memory>

@@ -18,7 +18,7 @@
 
 #include "netlink/libnl_ptr.h"
 #include "netlink/rtnl_convert.h"
-#include "netlink/rtnl_socket.h"
+#include "netlink/transport.h"
 
 namespace netlink {
 namespace {
@@ -66,7 +66,7 @@ void ForEach(const std::vector<nl::ObjectPtr>& objects, int msgtype, Fn&& fn) {
 
 class RtnlKernel final : public Kernel {
  public:
-  RtnlKernel(RtnlSocket sock, base::UniqueFd netns) : sock_(std::move(sock)), netns_(std::move(netns)) {}
+  RtnlKernel(Socket sock, base::UniqueFd netns) : sock_(std::move(sock)), netns_(std::move(netns)) {}
 
   int NetnsFd() const override { return netns_.get(); }
 
@@ -343,7 +343,8 @@ class RtnlKernel final : public Kernel {
     auto back = [&]() -> Status {
       ASSIGN_OR_RETURN(Netns ns,
                        Netns::Open("/proc/self/fd/" + std::to_string(target_fd), "the target namespace"));
-      ASSIGN_OR_RETURN(RtnlSocket sock, RtnlSocket::Open(ns));
+      ASSIGN_OR_RETURN(Socket sock,
+                       Socket::Open(ns, NETLINK_ROUTE, "opening an rtnetlink socket in " + ns.path()));
       RtnlKernel there(std::move(sock), base::UniqueFd());
       ASSIGN_OR_RETURN(std::vector<LinkInfo> links, there.ListLinks());
       const LinkInfo* found = nullptr;
@@ -382,14 +383,15 @@ class RtnlKernel final : public Kernel {
     return sock_.Request(what, std::move(msg));
   }
 
-  RtnlSocket sock_;
+  Socket sock_;
   base::UniqueFd netns_;
 };
 
 }  // namespace
 
 base::Result<std::unique_ptr<Kernel>> OpenRtnl(const Netns& ns) {
-  ASSIGN_OR_RETURN(RtnlSocket sock, RtnlSocket::Open(ns));
+  ASSIGN_OR_RETURN(Socket sock,
+                   Socket::Open(ns, NETLINK_ROUTE, "opening an rtnetlink socket in " + ns.path()));
   base::UniqueFd fd(::fcntl(ns.fd(), F_DUPFD_CLOEXEC, 0));
   if (!fd.valid()) {
     const int err = errno;

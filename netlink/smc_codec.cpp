@@ -24,8 +24,7 @@ constexpr size_t kAttrTableSize = 16;          // covers every attribute read be
 constexpr uint8_t kRequestVersion = 1;         // SMCR_GENL_FAMILY_VERSION = SMC_GENL_FAMILY_VERSION = 1
 constexpr const char* kNotApplicable = "n/a";  // smc_pnet_set_nla's filler for the unused side
 constexpr uint8_t kNoIbPort = 0xff;            // ... and its port
-static_assert(CTRL_ATTR_OPS < kAttrTableSize && SMC_PNETID_IBPORT < kAttrTableSize &&
-              SMC_NLA_EID_TABLE_ENTRY < kAttrTableSize);
+static_assert(SMC_PNETID_IBPORT < kAttrTableSize && SMC_NLA_EID_TABLE_ENTRY < kAttrTableSize);
 static_assert(GENL_HDRLEN == 4);
 
 using raw::kCommand;
@@ -58,15 +57,6 @@ struct Attrs {
 /// The payload of each attribute a parser reads, by type; the others
 /// (NLA_UNSPEC) are skipped.
 using Policy = std::array<nla_policy, kAttrTableSize>;
-
-const Policy kFamilyPolicy = [] {
-  Policy p{};
-  p[CTRL_ATTR_FAMILY_ID] = raw::PolicyU16();
-  p[CTRL_ATTR_FAMILY_NAME] = raw::PolicyString();
-  p[CTRL_ATTR_VERSION] = raw::PolicyU32();
-  p[CTRL_ATTR_OPS] = raw::PolicyNested();
-  return p;
-}();
 
 const Policy kPnetPolicy = [] {
   Policy p{};
@@ -137,18 +127,6 @@ Result<Bytes> BuildUeidCommand(uint32_t seq, uint16_t family, uint8_t cmd, std::
 
 namespace smcnl {
 
-base::Result<Bytes> BuildGetFamily(uint32_t seq, std::string_view name) {
-  if (name.empty() || name.size() >= GENL_NAMSIZ || name.find('\0') != std::string_view::npos) {
-    return Error(
-        base::Code::kKernel,
-        "the generic netlink family name '" + std::string(name) + "' is empty or not 1-15 plain bytes", {},
-        EINVAL);
-  }
-  auto r = GenlRequest(GENL_ID_CTRL, CTRL_CMD_GETFAMILY, kCommand, seq);
-  r.PutString(CTRL_ATTR_FAMILY_NAME, std::string(name));
-  return std::move(r).Finish();
-}
-
 Bytes BuildPnetDump(uint32_t seq, uint16_t family) {
   return GenlRequest(family, SMC_PNETID_GET, kDump, seq).Finish();
 }
@@ -185,43 +163,6 @@ base::Result<Bytes> BuildUeidAdd(uint32_t seq, uint16_t family, std::string_view
 
 base::Result<Bytes> BuildUeidRemove(uint32_t seq, uint16_t family, std::string_view ueid) {
   return BuildUeidCommand(seq, family, SMC_NETLINK_REMOVE_UEID, ueid);
-}
-
-bool Family::HasOp(uint32_t cmd) const {
-  if (!ops_listed) return true;
-  for (uint32_t op : ops)
-    if (op == cmd) return true;
-  return false;
-}
-
-base::Result<Family> ParseFamily(std::span<const uint8_t> msg) {
-  constexpr const char* kWhat = "CTRL_CMD_GETFAMILY answer";
-  ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, kFamilyPolicy));
-  if (!a[CTRL_ATTR_FAMILY_ID]) return Missing(kWhat, "CTRL_ATTR_FAMILY_ID");
-  if (!a[CTRL_ATTR_FAMILY_NAME]) return Missing(kWhat, "CTRL_ATTR_FAMILY_NAME");
-  Family f;
-  f.id = nla_get_u16(a[CTRL_ATTR_FAMILY_ID]);
-  f.name = a.Str(CTRL_ATTR_FAMILY_NAME);
-  if (const nlattr* v = a[CTRL_ATTR_VERSION]) f.version = nla_get_u32(v);
-  if (const nlattr* ops = a[CTRL_ATTR_OPS]) {
-    // CTRL_ATTR_OPS holds one nest per operation (numbered from 1), each
-    // with CTRL_ATTR_OP_ID and CTRL_ATTR_OP_FLAGS (u32).
-    f.ops_listed = true;
-    const auto* base = static_cast<const uint8_t*>(nla_data(ops));
-    const auto len = static_cast<size_t>(nla_len(ops));
-    auto problem = raw::WalkAttrs(base, 0, len, [&](const nlattr* op) -> std::optional<std::string> {
-      const auto* inner = static_cast<const uint8_t*>(nla_data(op));
-      return raw::WalkAttrs(inner, 0, static_cast<size_t>(nla_len(op)),
-                            [&](const nlattr* field) -> std::optional<std::string> {
-                              if (nla_type(field) != CTRL_ATTR_OP_ID) return std::nullopt;
-                              if (nla_len(field) != sizeof(uint32_t)) return "a bad CTRL_ATTR_OP_ID";
-                              f.ops.push_back(nla_get_u32(field));
-                              return std::nullopt;
-                            });
-    });
-    if (problem) return Malformed(std::string(kWhat) + ": CTRL_ATTR_OPS: " + *problem);
-  }
-  return f;
 }
 
 base::Result<PnetEntry> ParsePnetEntry(std::span<const uint8_t> msg, uint16_t family) {

@@ -8,8 +8,8 @@
 #include <optional>
 #include <utility>
 
-#include "netlink/raw_socket.h"
 #include "netlink/smc_codec.h"
+#include "netlink/transport.h"
 
 namespace netlink {
 namespace {
@@ -19,34 +19,37 @@ using base::Result;
 using base::Status;
 using smcnl::Bytes;
 
-using raw::SysError;
-using raw::WithWhat;
-
 class SmcSocket final : public Smc {
  public:
-  explicit SmcSocket(raw::Socket sock) : sock_(std::move(sock)) {}
+  explicit SmcSocket(Socket sock) : sock_(std::move(sock)) {}
 
-  /// Resolves the two family ids; OpenSmc's only kernel conversation.
+  /// Resolves the two family ids and probes for the UEID commands.
   Status Resolve() {
-    ASSIGN_OR_RETURN(std::optional<smcnl::Family> pnet, GetFamily(smcnl::kPnetFamily));
+    ASSIGN_OR_RETURN(std::optional<uint16_t> pnet, GetFamily(smcnl::kPnetFamily));
     if (!pnet) {
       return Error(base::Code::kKernel, kNoSmcMessage,
                    "CTRL_CMD_GETFAMILY SMC_PNETID: " + std::string(std::strerror(ENOENT)), ENOENT);
     }
-    pnet_family_ = pnet->id;
+    pnet_family_ = *pnet;
     // SMC_GEN_NETLINK came after SMC_PNETID (5.11), and its UEID commands
-    // after that: ask the family for them rather than guess from a version.
-    ASSIGN_OR_RETURN(std::optional<smcnl::Family> gen, GetFamily(smcnl::kGenFamily));
-    if (gen && gen->HasOp(SMC_NETLINK_DUMP_UEID) && gen->HasOp(SMC_NETLINK_ADD_UEID) &&
-        gen->HasOp(SMC_NETLINK_REMOVE_UEID)) {
-      gen_family_ = gen->id;
+    // (dump, add, remove: one kernel change) after that. Ask the family
+    // rather than guess from a version: genl_family_rcv_msg answers
+    // EOPNOTSUPP for a command the family lacks.
+    ASSIGN_OR_RETURN(std::optional<uint16_t> gen, GetFamily(smcnl::kGenFamily));
+    if (!gen) return base::Ok();
+    auto probe = sock_.DumpBytes("probing SMC_NETLINK_DUMP_UEID",
+                                 [&](uint32_t seq) { return smcnl::BuildUeidDump(seq, *gen); });
+    if (probe.ok()) {
+      gen_family_ = *gen;
+    } else if (probe.error().sys_errno != EOPNOTSUPP) {
+      return std::move(probe).error();
     }
     return base::Ok();
   }
 
   Result<std::vector<PnetEntry>> ListPnet() override {
     const std::string what = "listing the SMC pnet table";
-    ASSIGN_OR_RETURN(std::vector<Bytes> messages, sock_.Dump(what, [this](uint32_t seq) {
+    ASSIGN_OR_RETURN(std::vector<Bytes> messages, sock_.DumpBytes(what, [this](uint32_t seq) {
       return smcnl::BuildPnetDump(seq, pnet_family_);
     }));
     std::vector<PnetEntry> out;
@@ -88,7 +91,7 @@ class SmcSocket final : public Smc {
   Result<std::vector<std::string>> ListUeids() override {
     const std::string what = "listing SMC user EIDs";
     if (!HasUeid()) return NoUeid(what);
-    ASSIGN_OR_RETURN(std::vector<Bytes> messages, sock_.Dump(what, [this](uint32_t seq) {
+    ASSIGN_OR_RETURN(std::vector<Bytes> messages, sock_.DumpBytes(what, [this](uint32_t seq) {
       return smcnl::BuildUeidDump(seq, gen_family_);
     }));
     std::vector<std::string> out;
@@ -125,20 +128,15 @@ class SmcSocket final : public Smc {
     return Error(base::Code::kKernel, what + ": " + kNoUeidMessage, {}, EOPNOTSUPP);
   }
 
-  /// The family, or nullopt when nlctrl does not know it (ENOENT).
-  Result<std::optional<smcnl::Family>> GetFamily(const char* name) {
-    const std::string what = std::string("CTRL_CMD_GETFAMILY ") + name;
-    auto reply = sock_.Exchange(what, [name](uint32_t seq) { return smcnl::BuildGetFamily(seq, name); });
-    if (!reply.ok()) {
-      if (reply.error().sys_errno == ENOENT) return std::optional<smcnl::Family>();
-      return std::move(reply).error();
-    }
-    if (reply->messages.empty()) return SysError(what, EBADMSG, "the kernel acknowledged without an answer");
-    ASSIGN_OR_RETURN(smcnl::Family f, WithWhat(smcnl::ParseFamily(reply->messages.front()), what));
-    return std::optional<smcnl::Family>(std::move(f));
+  /// The family id, or nullopt when nlctrl does not know it (ENOENT).
+  Result<std::optional<uint16_t>> GetFamily(const char* name) {
+    auto id = sock_.ResolveFamily(name);
+    if (!id.ok() && id.error().sys_errno == ENOENT) return std::optional<uint16_t>();
+    if (!id.ok()) return std::move(id).error();
+    return std::optional<uint16_t>(*id);
   }
 
-  raw::Socket sock_;
+  Socket sock_;
   uint16_t pnet_family_ = 0;
   uint16_t gen_family_ = 0;  // 0: no user EID support
 };
@@ -149,7 +147,7 @@ base::Result<std::unique_ptr<Smc>> OpenSmc(const Netns& ns) {
   const std::string what = "opening an SMC generic netlink socket in " + ns.path();
   // genl_info_net(), whose pnet table SMC_PNETID reads and writes, is the
   // namespace the socket was created in.
-  ASSIGN_OR_RETURN(raw::Socket sock, raw::Socket::Open(ns, NETLINK_GENERIC, "NETLINK_GENERIC", what));
+  ASSIGN_OR_RETURN(Socket sock, Socket::Open(ns, NETLINK_GENERIC, what));
   auto smc = std::make_unique<SmcSocket>(std::move(sock));
   if (Status resolved = smc->Resolve(); !resolved.ok()) return std::move(resolved).error().WithContext(what);
   return std::unique_ptr<Smc>(std::move(smc));

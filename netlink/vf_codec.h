@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "netlink/raw_reply.h"
+#include "netlink/raw_message.h"
 #include "netlink/vf.h"
 
 namespace netlink::vfmsg {

@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <utility>
 
-#include "netlink/raw_socket.h"
+#include "netlink/transport.h"
 #include "netlink/vf_codec.h"
 
 namespace netlink {
@@ -14,23 +14,19 @@ namespace {
 using base::Result;
 using base::Status;
 
-// A PF's answer is one message: its link attributes and IFLA_VFINFO_LIST,
-// whose u16 length caps it near 64 KiB. recvmsg truncates a message that
-// does not fit the buffer, so the buffer must hold it whole.
-constexpr size_t kReceiveSize = size_t{128} * 1024;
-
 class VfSocket final : public Vf {
  public:
-  explicit VfSocket(raw::Socket sock) : sock_(std::move(sock)) {}
+  explicit VfSocket(Socket sock) : sock_(std::move(sock)) {}
 
   Result<std::vector<VfState>> List(int pf_index) override {
     const std::string what = "RTM_GETLINK dev " + std::to_string(pf_index) + " (VF list)";
-    ASSIGN_OR_RETURN(raw::Reply reply, sock_.Exchange(what, [pf_index](uint32_t seq) {
+    // A PF's answer is one message, its VF list near 64 KiB at most: the
+    // socket grows its buffer for it.
+    ASSIGN_OR_RETURN(std::vector<raw::Bytes> answer, sock_.Exchange(what, [pf_index](uint32_t seq) {
       return vfmsg::BuildGetLink(seq, pf_index);
     }));
-    if (reply.messages.empty())
-      return raw::SysError(what, EBADMSG, "the kernel acknowledged without an answer");
-    return raw::WithWhat(vfmsg::ParseVfList(reply.messages.front()), what);
+    if (answer.empty()) return SysError(what, EBADMSG, "the kernel acknowledged without an answer");
+    return WithWhat(vfmsg::ParseVfList(answer.front()), what);
   }
 
   Status Set(int pf_index, const VfSettings& s) override {
@@ -39,15 +35,14 @@ class VfSocket final : public Vf {
   }
 
  private:
-  raw::Socket sock_;
+  Socket sock_;
 };
 
 }  // namespace
 
 base::Result<std::unique_ptr<Vf>> OpenVf(const Netns& ns) {
   const std::string what = "opening an rtnetlink socket for VF settings in " + ns.path();
-  ASSIGN_OR_RETURN(raw::Socket sock,
-                   raw::Socket::Open(ns, NETLINK_ROUTE, "NETLINK_ROUTE", what, kReceiveSize));
+  ASSIGN_OR_RETURN(Socket sock, Socket::Open(ns, NETLINK_ROUTE, what));
   return std::unique_ptr<Vf>(std::make_unique<VfSocket>(std::move(sock)));
 }
 

@@ -1,4 +1,4 @@
-// netlink::Vf over a plain NETLINK_ROUTE socket (netlink/raw_socket.h).
+// netlink::Vf over a NETLINK_ROUTE socket (netlink/transport.h, netlink/vf_codec.h).
 #pragma once
 
 #include <memory>
@@ -11,8 +11,7 @@ namespace netlink {
 
 /// Opens an rtnetlink socket inside `ns` (switching into it just for
 /// socket()) and returns a Vf bound to it, with NETLINK_EXT_ACK on and
-/// sequence numbers checked. Its receive buffer holds the largest answer a
-/// PF can give (IFLA_VFINFO_LIST is capped at 64 KiB by its u16 length).
+/// sequence numbers checked.
 base::Result<std::unique_ptr<Vf>> OpenVf(const Netns& ns);
 
 }  // namespace netlink

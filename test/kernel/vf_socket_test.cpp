@@ -18,7 +18,7 @@
 
 #include "netlink/netns.h"
 #include "netlink/raw_message.h"
-#include "netlink/raw_socket.h"
+#include "netlink/transport.h"
 #include "netlink/vf.h"
 #include "test/kernel/require_ok.h"
 #include "test/kernel/scratch_netns.h"
@@ -113,7 +113,7 @@ TEST_CASE("the kernel checks VF struct sizes, so EOPNOTSUPP above means ours pas
   VethNs v;
   auto handle = netlink::Netns::Open(v.ns.path(), "test netns");
   REQUIRE_OK(handle);
-  auto sock = netlink::raw::Socket::Open(*handle, NETLINK_ROUTE, "NETLINK_ROUTE", "test socket");
+  auto sock = netlink::Socket::Open(*handle, NETLINK_ROUTE, "test socket");
   REQUIRE_OK(sock);
   auto r = sock->Command("short IFLA_VF_VLAN", [&](uint32_t seq) -> base::Result<netlink::raw::Bytes> {
     netlink::raw::Request req(RTM_NEWLINK, netlink::raw::kCommand, seq);

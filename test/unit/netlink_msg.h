@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "netlink/libnl_ptr.h"
-#include "netlink/raw_reply.h"
 
 namespace netlink_test {
 
@@ -137,17 +136,6 @@ inline Bytes Datagram(std::initializer_list<Bytes> messages) {
   Bytes d;
   for (const Bytes& m : messages) Append(d, m);
   return d;
-}
-
-/// The reply the datagrams make for request `seq`; each must read cleanly.
-inline netlink::raw::Reply ReadAll(std::initializer_list<Bytes> datagrams, uint32_t seq) {
-  netlink::raw::Reply r;
-  for (const Bytes& d : datagrams) {
-    auto s = netlink::raw::ReadDatagram(d, seq, kPortid, r);
-    INFO((s.ok() ? "" : s.error().msg));
-    REQUIRE(s.ok());
-  }
-  return r;
 }
 
 }  // namespace netlink_test

@@ -15,23 +15,18 @@
 #include <string>
 #include <vector>
 
-#include "netlink/raw_reply.h"
 #include "test/unit/netlink_msg.h"
 
 namespace {
 
 using netlink::PnetEntry;
-using netlink::raw::Reply;
 using netlink_test::Append;
 using netlink_test::AttrString;
 using netlink_test::Bytes;
-using netlink_test::Datagram;
-using netlink_test::Done;
 using netlink_test::ErrorMsg;
 using netlink_test::Msg;
 using netlink_test::PutU16;
 using netlink_test::PutU32;
-using netlink_test::ReadAll;
 
 constexpr uint16_t kPnetFamily = 0x1c;  // what nlctrl happened to give SMC_PNETID
 constexpr uint16_t kGenFamily = 0x1d;   // ... and SMC_GEN_NETLINK
@@ -86,23 +81,6 @@ Bytes UeidMsg(uint32_t seq, const std::string& padded) {
   return GenlMsg(kGenFamily, 9 /* SMC_NETLINK_DUMP_UEID */, NLM_F_MULTI, seq).Str(1, padded).bytes();
 }
 
-/// ctrl_fill_info's answer: id, name, version, hdrsize, maxattr, then the ops.
-Bytes FamilyMsg(uint32_t seq, uint16_t id, const std::string& name, const std::vector<uint32_t>& ops) {
-  Msg m = GenlMsg(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, seq, 2);
-  m.U16(CTRL_ATTR_FAMILY_ID, id).Str(CTRL_ATTR_FAMILY_NAME, name).U32(CTRL_ATTR_VERSION, 1);
-  m.U32(CTRL_ATTR_HDRSIZE, 0).U32(CTRL_ATTR_MAXATTR, 1);
-  if (!ops.empty()) {
-    nlattr* all = m.Begin(CTRL_ATTR_OPS);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      nlattr* one = m.Begin(uint16_t(i + 1));
-      m.U32(CTRL_ATTR_OP_ID, ops[i]).U32(CTRL_ATTR_OP_FLAGS, 0x0a);
-      m.End(one);
-    }
-    m.End(all);
-  }
-  return m.bytes();
-}
-
 template <typename R>
 void CheckInvalid(const R& r, const std::string& fragment) {
   REQUIRE_FALSE(r.ok());
@@ -127,18 +105,6 @@ PnetEntry Ib(const std::string& id, const std::string& ib, uint8_t port) {
 }  // namespace
 
 // --- requests ---------------------------------------------------------------
-
-TEST_CASE("resolving an SMC family asks nlctrl (type 16, CTRL_CMD_GETFAMILY 3) for it by name", "[smc]") {
-  // CTRL_ATTR_FAMILY_NAME is attribute 2.
-  Bytes pnet = Headers(36, 0x10, kCommand, 7, 3);
-  Append(pnet, AttrString(2, "SMC_PNETID"));
-  CHECK(*netlink::smcnl::BuildGetFamily(7, "SMC_PNETID") == pnet);
-  Bytes gen = Headers(40, 0x10, kCommand, 8, 3);
-  Append(gen, AttrString(2, "SMC_GEN_NETLINK"));  // 15 characters: the longest GENL_NAMSIZ allows
-  CHECK(*netlink::smcnl::BuildGetFamily(8, "SMC_GEN_NETLINK") == gen);
-  CHECK(netlink::smcnl::BuildGetFamily(1, "").error().sys_errno == EINVAL);
-  CHECK(netlink::smcnl::BuildGetFamily(1, "SMC_GEN_NETLINK1").error().sys_errno == EINVAL);
-}
 
 TEST_CASE("the SMC pnet dump is SMC_PNETID_GET (1) with REQUEST and DUMP, typed by the family id", "[smc]") {
   CHECK(netlink::smcnl::BuildPnetDump(5, kPnetFamily) == Headers(20, kPnetFamily, kDump, 5, 1));
@@ -189,53 +155,6 @@ TEST_CASE("SMC user EID commands carry the EID padded with blanks to 32 bytes pl
 
 // --- answers ----------------------------------------------------------------
 
-TEST_CASE("a GETFAMILY answer gives the family id, name, version and its operations", "[smc]") {
-  auto f = netlink::smcnl::ParseFamily(FamilyMsg(3, 0x1d, "SMC_GEN_NETLINK", {1, 2, 9, 10, 11, 12}));
-  REQUIRE(f.ok());
-  CHECK(f->id == 0x1d);
-  CHECK(f->name == "SMC_GEN_NETLINK");
-  CHECK(f->version == 1);
-  CHECK(f->ops_listed);
-  CHECK(f->ops == std::vector<uint32_t>{1, 2, 9, 10, 11, 12});
-  CHECK(f->HasOp(10));
-  CHECK_FALSE(f->HasOp(13));
-}
-
-TEST_CASE("a GETFAMILY answer without operations is taken to have them all", "[smc]") {
-  auto f = netlink::smcnl::ParseFamily(FamilyMsg(3, 0x1c, "SMC_PNETID", {}));
-  REQUIRE(f.ok());
-  CHECK_FALSE(f->ops_listed);
-  CHECK(f->HasOp(10));
-}
-
-TEST_CASE("a GETFAMILY answer of an older SMC_GEN_NETLINK lacks the user EID operations", "[smc]") {
-  auto f = netlink::smcnl::ParseFamily(FamilyMsg(3, 0x1d, "SMC_GEN_NETLINK", {1, 2, 3, 4, 5, 6}));
-  REQUIRE(f.ok());
-  CHECK_FALSE(f->HasOp(10));  // SMC_NETLINK_ADD_UEID
-}
-
-TEST_CASE("a GETFAMILY answer without id or name, or of another command, is malformed", "[smc]") {
-  CheckMalformed(netlink::smcnl::ParseFamily(
-      GenlMsg(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1).Str(CTRL_ATTR_FAMILY_NAME, "SMC_PNETID").bytes()));
-  CheckMalformed(netlink::smcnl::ParseFamily(
-      GenlMsg(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1).U16(CTRL_ATTR_FAMILY_ID, 0x1c).bytes()));
-  CheckMalformed(netlink::smcnl::ParseFamily(GenlMsg(GENL_ID_CTRL, CTRL_CMD_DELFAMILY, 0, 1)
-                                                 .U16(CTRL_ATTR_FAMILY_ID, 0x1c)
-                                                 .Str(CTRL_ATTR_FAMILY_NAME, "SMC_PNETID")
-                                                 .bytes()));
-  CheckMalformed(netlink::smcnl::ParseFamily(PnetMsg(1, "NET1", "eth0", "", 0)));  // another type
-  // A u32 where nlctrl sends a u16 id.
-  CheckMalformed(netlink::smcnl::ParseFamily(GenlMsg(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1)
-                                                 .U32(CTRL_ATTR_FAMILY_ID, 0x1c)
-                                                 .Str(CTRL_ATTR_FAMILY_NAME, "SMC_PNETID")
-                                                 .bytes()));
-  // An operation nest whose inner attribute overruns it.
-  Msg broken = GenlMsg(GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 0, 1);
-  broken.U16(CTRL_ATTR_FAMILY_ID, 0x1c).Str(CTRL_ATTR_FAMILY_NAME, "SMC_PNETID");
-  broken.Raw(CTRL_ATTR_OPS, {12, 0, 1, 0, 40, 0, 1, 0, 1, 0, 0, 0});
-  CheckMalformed(netlink::smcnl::ParseFamily(broken.bytes()));
-}
-
 TEST_CASE("an SMC pnet dump message gives a netdev entry with the kernel's n/a side left empty", "[smc]") {
   auto e = netlink::smcnl::ParsePnetEntry(PnetMsg(4, "00163E10F8B0", "eth0", "", 0), kPnetFamily);
   REQUIRE(e.ok());
@@ -278,27 +197,22 @@ TEST_CASE("an SMC user EID dump message gives the EID without its padding", "[sm
   CheckMalformed(netlink::smcnl::ParseUeid(GenlMsg(kGenFamily, 9, NLM_F_MULTI, 5).bytes(), kGenFamily));
 }
 
-TEST_CASE("an SMC pnet dump in one datagram completes at NLMSG_DONE with every entry", "[smc]") {
-  Reply r = ReadAll(
-      {Datagram({PnetMsg(6, "NET1", "eth0", "", 0), PnetMsg(6, "NET1", "", "erdma_0", 1), Done(6)})}, 6);
-  CHECK(r.complete);
-  CHECK(r.error == 0);
-  CHECK_FALSE(r.interrupted);
-  REQUIRE(r.messages.size() == 2);
-  CHECK(*netlink::smcnl::ParsePnetEntry(r.messages[1], kPnetFamily) == Ib("NET1", "erdma_0", 1));
+TEST_CASE("an SMC pnet dump's messages each give one entry", "[smc]") {
+  CHECK(*netlink::smcnl::ParsePnetEntry(PnetMsg(6, "NET1", "eth0", "", 0), kPnetFamily) ==
+        Eth("NET1", "eth0"));
+  CHECK(*netlink::smcnl::ParsePnetEntry(PnetMsg(6, "NET1", "", "erdma_0", 1), kPnetFamily) ==
+        Ib("NET1", "erdma_0", 1));
 }
 
 TEST_CASE("every truncation of an SMC answer message is malformed, never a parse", "[smc]") {
   const Bytes pnet = PnetMsg(13, "00163E10F8B0", "eth0", "", 0);
-  const Bytes family = FamilyMsg(13, 0x1d, "SMC_GEN_NETLINK", {9, 10, 11});
   const Bytes ueid = UeidMsg(13, "ERDMA-SMC" + std::string(23, ' '));
-  for (const Bytes* whole : {&pnet, &family, &ueid}) {
+  for (const Bytes* whole : {&pnet, &ueid}) {
     for (size_t n = 0; n < whole->size(); ++n) {
       // The header keeps claiming the whole length: the parser must see the shortfall.
       const std::span<const uint8_t> cut(whole->data(), n);
       INFO("first " << n << " of " << whole->size() << " bytes");
       if (whole == &pnet) CheckMalformed(netlink::smcnl::ParsePnetEntry(cut, kPnetFamily));
-      if (whole == &family) CheckMalformed(netlink::smcnl::ParseFamily(cut));
       if (whole == &ueid) CheckMalformed(netlink::smcnl::ParseUeid(cut, kGenFamily));
     }
   }
@@ -316,15 +230,14 @@ TEST_CASE("an SMC message at an odd address parses like an aligned one", "[smc]"
 TEST_CASE("random bytes never crash the SMC parsers", "[smc]") {
   std::mt19937 rng(20240603);
   std::uniform_int_distribution<int> byte(0, 255);
-  const Bytes seeds[] = {PnetMsg(15, "NET1", "eth0", "", 0), FamilyMsg(15, 0x1d, "SMC_GEN_NETLINK", {9, 10}),
-                         UeidMsg(15, "ERDMA"), ErrorMsg(15, EINVAL, "bad", kPnetFamily)};
+  const Bytes seeds[] = {PnetMsg(15, "NET1", "eth0", "", 0), UeidMsg(15, "ERDMA"),
+                         ErrorMsg(15, EINVAL, "bad", kPnetFamily)};
   for (int round = 0; round < 4000; ++round) {
-    Bytes b = seeds[round % 4];
+    Bytes b = seeds[round % 3];
     // Flip a few bytes past the length field, so that most rounds get deep.
     for (int k = 0; k < 1 + round % 5; ++k) b[4 + size_t(byte(rng)) % (b.size() - 4)] = uint8_t(byte(rng));
     if (round % 7 == 0) b.resize(size_t(byte(rng)) % (b.size() + 1));
     (void)netlink::smcnl::ParsePnetEntry(b, kPnetFamily);
-    (void)netlink::smcnl::ParseFamily(b);
     (void)netlink::smcnl::ParseUeid(b, kGenFamily);
   }
   SUCCEED("no crash");

@@ -1,7 +1,8 @@
-#include "netlink/rtnl_socket.h"
+#include "netlink/transport.h"
 
 #include <linux/netlink.h>
 #include <netlink/errno.h>
+#include <netlink/genl/ctrl.h>
 #include <netlink/netlink.h>
 #include <sys/socket.h>
 
@@ -9,22 +10,22 @@
 #include <cstdlib>
 #include <cstring>
 #include <span>
+#include <type_traits>
 #include <utility>
 
 #include "netlink/extack.h"
 
 namespace netlink {
 
-struct RtnlExchange {
+struct InFlight {
   uint32_t seq = 0;          ///< sequence number of the last request sent
+  uint32_t port = 0;         ///< the socket's own port
   int error = 0;             ///< errno the kernel answered with; 0 = none
   std::string extack;        ///< the kernel's extended ACK text for it
   bool interrupted = false;  ///< a dump message carried NLM_F_DUMP_INTR
 };
 
 namespace {
-
-using Exchange = RtnlExchange;
 
 std::span<const uint8_t> MessageBytes(const nlmsghdr* hdr) {
   // libnl has checked nlmsg_len against the bytes it received.
@@ -36,7 +37,7 @@ std::span<const uint8_t> MessageBytes(const nlmsghdr* hdr) {
 // errno recorded here is the one reported: libnl's own return value folds
 // many errnos into one code (ENOENT and ESRCH both become NLE_OBJ_NOTFOUND).
 int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
-  auto* ex = static_cast<Exchange*>(arg);
+  auto* ex = static_cast<InFlight*>(arg);
   const auto* hdr = reinterpret_cast<const nlmsghdr*>(reinterpret_cast<const uint8_t*>(e) - NLMSG_HDRLEN);
   if (auto ack = ParseAck(MessageBytes(hdr))) {
     ex->error = ack->error;
@@ -54,7 +55,7 @@ int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
 int OnDone(nl_msg* msg, void* arg) {
   auto ack = ParseAck(MessageBytes(nlmsg_hdr(msg)));
   if (!ack || ack->error == 0) return NL_OK;
-  auto* ex = static_cast<Exchange*>(arg);
+  auto* ex = static_cast<InFlight*>(arg);
   ex->error = ack->error;
   ex->extack = std::move(ack->msg);
   return -nl_syserr2nlerr(ack->error);
@@ -62,31 +63,41 @@ int OnDone(nl_msg* msg, void* arg) {
 
 // Replaces libnl's own check, whose expected number stays behind for good
 // once an exchange is abandoned half way; ours follows the last request sent.
+// libnl checks no port: the kernel answers with the requester's (or 0).
 int OnSeqCheck(nl_msg* msg, void* arg) {
-  auto* ex = static_cast<Exchange*>(arg);
-  return nlmsg_hdr(msg)->nlmsg_seq == ex->seq ? NL_OK : -NLE_SEQ_MISMATCH;
+  auto* ex = static_cast<InFlight*>(arg);
+  const nlmsghdr* hdr = nlmsg_hdr(msg);
+  const bool ours = hdr->nlmsg_pid == 0 || hdr->nlmsg_pid == ex->port;
+  return hdr->nlmsg_seq == ex->seq && ours ? NL_OK : -NLE_SEQ_MISMATCH;
 }
 
 // Without this callback libnl reports NLE_DUMP_INTR only once the whole dump
 // has been read, as a failure (and nl_cache_refill restarts forever without
 // emptying its cache). Noting it here lets Dump() keep or restart.
 int OnDumpIntr(nl_msg*, void* arg) {
-  static_cast<Exchange*>(arg)->interrupted = true;
+  static_cast<InFlight*>(arg)->interrupted = true;
   return NL_OK;
 }
 
 int OnMsgOut(nl_msg* msg, void* arg) {
-  static_cast<Exchange*>(arg)->seq = nlmsg_hdr(msg)->nlmsg_seq;
+  static_cast<InFlight*>(arg)->seq = nlmsg_hdr(msg)->nlmsg_seq;
   return NL_OK;
 }
 
-/// The answer to one GET or dump, as it comes in.
+}  // namespace
+
+/// The answer to one GET or dump, as it comes in: libnl objects, or the
+/// bytes of each message when `bytes` is set.
 struct Collected {
-  Exchange* ex = nullptr;
+  InFlight* ex = nullptr;
+  bool bytes = false;
   std::vector<nl::ObjectPtr> objects;
+  std::vector<raw::Bytes> messages;
   bool finished = false;  ///< the ACK (GET) or NLMSG_DONE (dump) arrived
   bool out_of_memory = false;
 };
+
+namespace {
 
 void KeepObject(nl_object* obj, void* arg) {
   auto* c = static_cast<Collected*>(arg);
@@ -99,9 +110,20 @@ void KeepObject(nl_object* obj, void* arg) {
   }
 }
 
-// nl_msg_parse picks the parser by message type (link, addr, route, rule).
+// nl_msg_parse picks the parser by message type (link, addr, route, rule);
+// a codec gets the message as it came (libnl has checked nlmsg_len against
+// the bytes received).
 int OnValid(nl_msg* msg, void* arg) {
   auto* c = static_cast<Collected*>(arg);
+  if (c->bytes) {
+    const std::span<const uint8_t> m = MessageBytes(nlmsg_hdr(msg));
+    try {
+      c->messages.emplace_back(m.begin(), m.end());
+    } catch (...) {
+      return -NLE_NOMEM;
+    }
+    return NL_OK;
+  }
   const int err = nl_msg_parse(msg, &KeepObject, c);
   if (err < 0) return err;
   return c->out_of_memory ? -NLE_NOMEM : NL_OK;
@@ -119,11 +141,11 @@ int OnDumpDone(nl_msg* msg, void* arg) {
   return err < 0 ? err : NL_STOP;
 }
 
-base::Error SocketError(const std::string& what, int err, std::string details = {}) {
+}  // namespace
+
+base::Error SysError(const std::string& what, int err, std::string details) {
   return base::Error(base::Code::kKernel, what + ": " + std::strerror(err), std::move(details), err);
 }
-
-}  // namespace
 
 int NlErrorToErrno(int nl_error) {
   switch (std::abs(nl_error)) {
@@ -163,31 +185,46 @@ int NlErrorToErrno(int nl_error) {
   }
 }
 
-RtnlSocket::RtnlSocket(nl::SockPtr sk) : sk_(std::move(sk)), ex_(std::make_unique<Exchange>()) {}
-RtnlSocket::RtnlSocket(RtnlSocket&&) noexcept = default;
-RtnlSocket& RtnlSocket::operator=(RtnlSocket&&) noexcept = default;
-RtnlSocket::~RtnlSocket() = default;
+Socket::Socket(nl::SockPtr sk) : sk_(std::move(sk)), ex_(std::make_unique<InFlight>()) {}
+Socket::Socket(Socket&&) noexcept = default;
+Socket& Socket::operator=(Socket&&) noexcept = default;
+Socket::~Socket() = default;
 
-base::Result<RtnlSocket> RtnlSocket::Open(const Netns& ns) {
-  const std::string what = "opening an rtnetlink socket in " + ns.path();
+base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::string& what) {
   nl::SockPtr sk;
   {
     // A netlink socket belongs to the namespace it was created in for the
     // rest of its life, so the switch lasts only for socket() and bind().
-    ASSIGN_OR_RETURN(NetnsSwitch inside, NetnsSwitch::Enter(ns));
+    auto inside = NetnsSwitch::Enter(ns);
+    if (!inside.ok()) return std::move(inside).error().WithContext(what);
     // Callbacks of kind NL_CB_DEFAULT, not the kind libnl's default
     // allocator takes from the NLCB environment variable: NLCB=debug would
     // make libnl print every message to stdout, where the runtime reads our
     // result.
     nl_cb* cb = nl_cb_alloc(NL_CB_DEFAULT);
-    if (!cb) return SocketError(what, ENOMEM);
+    if (!cb) return SysError(what, ENOMEM);
     sk.reset(nl_socket_alloc_cb(cb));
     nl_cb_put(cb);  // the socket holds its own reference
-    if (!sk) return SocketError(what, ENOMEM);
-    if (const int err = nl_connect(sk.get(), NETLINK_ROUTE); err < 0) {
-      return SocketError(what, NlErrorToErrno(err), std::string("libnl: ") + nl_geterror(err));
+    if (!sk) return SysError(what, ENOMEM);
+    // nl_connect folds socket()'s errno into libnl's codes; EPROTONOSUPPORT
+    // (no kernel side for the protocol) comes back from NLE_PROTO_MISMATCH.
+    if (const int err = nl_connect(sk.get(), protocol); err < 0) {
+      return SysError(what, NlErrorToErrno(err), std::string("nl_connect: libnl: ") + nl_geterror(err));
     }
   }
+  // The receive buffer: 32 KiB, the most netlink_dump puts in one datagram
+  // (it sizes them after the largest buffer recvmsg was given). One
+  // rtnetlink message can be bigger (a link with many VFs: IFLA_VFINFO_LIST
+  // alone nears 64 KiB), so there libnl peeks at each datagram and grows
+  // the buffer; RDMA and generic netlink answers are a few hundred bytes,
+  // and skipping the peek saves a recvmsg per datagram (0.8 us each). A
+  // datagram that does not fit is then an error (EMSGSIZE), never cut short.
+  if (protocol == NETLINK_ROUTE) {
+    nl_socket_enable_msg_peek(sk.get());
+  } else {
+    nl_socket_disable_msg_peek(sk.get());
+  }
+  if (nl_socket_set_msg_buf_size(sk.get(), kReceiveSize) < 0) return SysError(what, ENOMEM);
   const int fd = nl_socket_get_fd(sk.get());
   const int one = 1;
   // EXT_ACK: the kernel explains its errors in text. CAP_ACK: it does not
@@ -196,12 +233,13 @@ base::Result<RtnlSocket> RtnlSocket::Open(const Netns& ns) {
   for (const int opt : {NETLINK_EXT_ACK, NETLINK_CAP_ACK}) {
     if (::setsockopt(fd, SOL_NETLINK, opt, &one, sizeof one) != 0 && errno != ENOPROTOOPT) {
       const int err = errno;
-      return SocketError(what + ": setsockopt", err);
+      return SysError(what + ": setsockopt", err);
     }
   }
-  RtnlSocket s(std::move(sk));
+  Socket s(std::move(sk));
   nl_sock* raw = s.sk_.get();
-  Exchange* ex = s.ex_.get();
+  InFlight* ex = s.ex_.get();
+  ex->port = nl_socket_get_local_port(raw);
   nl_socket_modify_err_cb(raw, NL_CB_CUSTOM, &OnError, ex);
   nl_socket_modify_cb(raw, NL_CB_FINISH, NL_CB_CUSTOM, &OnDone, ex);
   nl_socket_modify_cb(raw, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, &OnSeqCheck, ex);
@@ -210,49 +248,108 @@ base::Result<RtnlSocket> RtnlSocket::Open(const Netns& ns) {
   return s;
 }
 
-void RtnlSocket::Begin() {
+void Socket::Begin() {
   ex_->error = 0;
   ex_->extack.clear();
   ex_->interrupted = false;
 }
 
-base::Status RtnlSocket::Run(const std::string& what, const std::function<int(nl_sock*)>& call) {
+base::Status Socket::Run(const std::string& what, const std::function<int(nl_sock*)>& call) {
   Begin();
   if (const int err = call(sk_.get()); err < 0) return Fail(what, err);
   return base::Ok();
 }
 
-base::Status RtnlSocket::Request(const std::string& what, nl::MsgPtr msg) {
+base::Status Socket::Request(const std::string& what, nl::MsgPtr msg) {
   Begin();
   // nl_send_sync frees the message whatever happens.
   if (const int err = nl_send_sync(sk_.get(), msg.release()); err < 0) return Fail(what, err);
   return base::Ok();
 }
 
-base::Result<std::vector<nl::ObjectPtr>> RtnlSocket::Get(const std::string& what, nl::MsgPtr msg) {
+base::Result<std::vector<nl::ObjectPtr>> Socket::Get(const std::string& what, nl::MsgPtr msg) {
   Begin();
-  return Transact(what, std::move(msg), false);
+  if (const int err = nl_send_auto(sk_.get(), msg.get()); err < 0) return Fail(what, err);
+  Collected c;
+  RETURN_IF_ERROR(Transact(what, false, c));
+  return std::move(c.objects);
 }
 
-base::Result<std::vector<nl::ObjectPtr>> RtnlSocket::Dump(const std::string& what,
-                                                          const std::function<nl::MsgPtr()>& make_request) {
-  for (int attempt = 0;; ++attempt) {
-    Begin();
+base::Result<std::vector<nl::ObjectPtr>> Socket::Dump(const std::string& what,
+                                                      const std::function<nl::MsgPtr()>& make_request) {
+  return Restarting<nl::ObjectPtr>(what, [&](Collected&) -> base::Status {
     nl::MsgPtr msg = make_request();
     if (!msg) return Fail(what, -NLE_NOMEM);
-    auto objects = Transact(what, std::move(msg), true);
-    if (!objects.ok() || !ex_->interrupted) return objects;
+    if (const int err = nl_send_auto(sk_.get(), msg.get()); err < 0) return Fail(what, err);
+    return base::Ok();
+  });
+}
+
+base::Result<std::vector<raw::Bytes>> Socket::Exchange(const std::string& what, const Builder& build) {
+  Begin();
+  RETURN_IF_ERROR(SendBytes(what, build));
+  Collected c;
+  c.bytes = true;
+  RETURN_IF_ERROR(Transact(what, false, c));
+  return std::move(c.messages);
+}
+
+base::Status Socket::Command(const std::string& what, const Builder& build) {
+  auto answer = Exchange(what, build);
+  if (!answer.ok()) return std::move(answer).error();
+  return base::Ok();
+}
+
+base::Result<std::vector<raw::Bytes>> Socket::DumpBytes(const std::string& what, const Builder& build) {
+  return Restarting<raw::Bytes>(what, [&](Collected& c) {
+    c.bytes = true;
+    return SendBytes(what, build);
+  });
+}
+
+base::Result<uint16_t> Socket::ResolveFamily(const std::string& name) {
+  const std::string what = "CTRL_CMD_GETFAMILY " + name;
+  Begin();
+  const int id = genl_ctrl_resolve(sk_.get(), name.c_str());
+  if (id < 0) return Fail(what, id);
+  if (id == 0 || id > UINT16_MAX)
+    return SysError(what, EBADMSG, "nlctrl answered family id " + std::to_string(id));
+  return static_cast<uint16_t>(id);
+}
+
+base::Status Socket::SendBytes(const std::string& what, const Builder& build) {
+  // Sent as they are (nl_sendto calls no NL_CB_MSG_OUT): the sequence number
+  // the answer must carry is set here.
+  const uint32_t seq = nl_socket_use_seq(sk_.get());
+  ASSIGN_OR_RETURN(raw::Bytes request, WithWhat(build(seq), what));
+  ex_->seq = seq;
+  if (request.empty()) return SysError(what, ENOMEM, "the request did not fit its buffer");
+  if (const int err = nl_sendto(sk_.get(), request.data(), request.size()); err < 0) return Fail(what, err);
+  return base::Ok();
+}
+
+template <typename T, typename Send>
+base::Result<std::vector<T>> Socket::Restarting(const std::string& what, const Send& send) {
+  for (int attempt = 0;; ++attempt) {
+    Begin();
+    Collected c;
+    RETURN_IF_ERROR(send(c));
+    RETURN_IF_ERROR(Transact(what, true, c));
+    if (!ex_->interrupted) {
+      if constexpr (std::is_same_v<T, raw::Bytes>) {
+        return std::move(c.messages);
+      } else {
+        return std::move(c.objects);
+      }
+    }
     if (attempt == kDumpRetries) return Fail(what, -NLE_DUMP_INTR);
   }
 }
 
-base::Result<std::vector<nl::ObjectPtr>> RtnlSocket::Transact(const std::string& what, nl::MsgPtr msg,
-                                                              bool dump) {
-  if (const int err = nl_send_auto(sk_.get(), msg.get()); err < 0) return Fail(what, err);
+base::Status Socket::Transact(const std::string& what, bool dump, Collected& c) {
   nl::CbPtr base_cb(nl_socket_get_cb(sk_.get()));
   nl::CbPtr cb(nl_cb_clone(base_cb.get()));
   if (!cb) return Fail(what, -NLE_NOMEM);
-  Collected c;
   c.ex = ex_.get();
   nl_cb_set(cb.get(), NL_CB_VALID, NL_CB_CUSTOM, &OnValid, &c);
   if (dump) {
@@ -267,23 +364,23 @@ base::Result<std::vector<nl::ObjectPtr>> RtnlSocket::Transact(const std::string&
     if (n < 0) return Fail(what, n);
     if (n == 0) return Fail(what, -NLE_AGAIN);
   }
-  return std::move(c.objects);
+  return base::Ok();
 }
 
-base::Error RtnlSocket::Fail(const std::string& what, int nl_error) {
-  if (ex_->error != 0) return SocketError(what, ex_->error, ex_->extack);
+base::Error Socket::Fail(const std::string& what, int nl_error) {
+  if (ex_->error != 0) return SysError(what, ex_->error, ex_->extack);
   // libnl gave up on its own (no memory, a message it could not parse, a
   // stray sequence number): the rest of the answer may still be queued.
   Drain();
   if (nl_error == -NLE_DUMP_INTR) {
-    return SocketError(what, EAGAIN,
-                       "the kernel interrupted the dump " + std::to_string(kDumpRetries + 1) +
-                           " times in a row (the table kept changing)");
+    return SysError(what, EAGAIN,
+                    "the kernel interrupted the dump " + std::to_string(kDumpRetries + 1) +
+                        " times in a row (the table kept changing)");
   }
-  return SocketError(what, NlErrorToErrno(nl_error), std::string("libnl: ") + nl_geterror(nl_error));
+  return SysError(what, NlErrorToErrno(nl_error), std::string("libnl: ") + nl_geterror(nl_error));
 }
 
-void RtnlSocket::Drain() {
+void Socket::Drain() {
   // Each recv also lets the kernel queue the next part of an unfinished dump,
   // so this empties the socket. One byte with MSG_TRUNC discards a datagram.
   const int fd = nl_socket_get_fd(sk_.get());
