@@ -9,8 +9,6 @@
 namespace cni {
 namespace {
 
-using base::Code;
-using base::Error;
 using nlohmann::json;
 
 /// r[key] as an array, created when absent or null. A prevResult that holds
