@@ -28,19 +28,15 @@ namespace {
 // Whether `pod` holds the link the journal moved or made: the pod-side name
 // with the device's MAC (or the MAC a StepMac gave it), or the child of its kind.
 bool HoldsOurLink(const AttachmentState& st, netlink::Kernel& pod) {
-  std::string pod_mac;
-  for (const Step& s : st.steps)
-    if (const auto* m = std::get_if<StepMac>(&s)) pod_mac = m->mac;
+  const StepMac* mac = FindStep<StepMac>(st.steps);
   for (const Step& s : st.steps) {
-    std::string name;
-    if (const auto* move = std::get_if<StepMove>(&s)) name = move->pod_name;
-    if (const auto* child = std::get_if<StepChild>(&s)) name = child->spec.name;
-    if (name.empty()) continue;
-    auto link = pod.FindLink(name);
+    const auto* move = std::get_if<StepMove>(&s);
+    const auto* child = std::get_if<StepChild>(&s);
+    if (!move && !child) continue;
+    auto link = pod.FindLink(move ? move->pod_name : child->spec.name);
     if (!link.ok() || !*link) return false;
-    if (const auto* child = std::get_if<StepChild>(&s)) return (*link)->kind == child->spec.kind;
-    return st.origin.mac.empty() || (*link)->mac == st.origin.mac ||
-           (!pod_mac.empty() && (*link)->mac == pod_mac);
+    if (child) return (*link)->kind == child->spec.kind;
+    return st.origin.mac.empty() || (*link)->mac == st.origin.mac || (mac && (*link)->mac == mac->mac);
   }
   return false;
 }
@@ -121,10 +117,7 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   std::unique_ptr<netlink::Kernel> pod = OpenPod(ctx, st, netns_path);
   // RDMA netlink only when the journal moved or made an RDMA device.
   std::unique_ptr<netlink::Rdma> host_rdma, pod_rdma;
-  const bool has_rdma = std::any_of(st.steps.begin(), st.steps.end(), [](const Step& s) {
-    return std::holds_alternative<StepRdmaMove>(s) || std::holds_alternative<StepSoftRdma>(s);
-  });
-  if (has_rdma) {
+  if (FindStep<StepRdmaMove>(st.steps) || FindStep<StepSoftRdma>(st.steps)) {
     auto h = ctx.netns.OpenRdma("");
     if (!h.ok())
       return std::move(h).error().WithContext("DEL needs RDMA netlink to return " + st.rdma_device);
@@ -139,18 +132,16 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   // the node-wide UEID table.
   std::unique_ptr<netlink::Sysctl> pod_sysctl;
   std::unique_ptr<netlink::Smc> pod_smc, host_smc;
-  auto has = [&](auto pred) { return std::any_of(st.steps.begin(), st.steps.end(), pred); };
-  if (pod && has([](const Step& s) { return std::holds_alternative<StepSysctl>(s); })) {
+  const bool has_ueid = FindStep<StepUeid>(st.steps);
+  if (pod && FindStep<StepSysctl>(st.steps)) {
     auto s = ctx.netns.OpenSysctl(netns_path);
     if (s.ok()) pod_sysctl = std::move(s).value();
   }
-  if (pod && has([](const Step& s) {
-        return std::holds_alternative<StepPnet>(s) || std::holds_alternative<StepUeid>(s);
-      })) {
+  if (pod && (FindStep<StepPnet>(st.steps) || has_ueid)) {
     auto s = ctx.netns.OpenSmc(netns_path);
     if (s.ok()) pod_smc = std::move(s).value();
   }
-  if (has([](const Step& s) { return std::holds_alternative<StepUeid>(s); })) {
+  if (has_ueid) {
     auto s = ctx.netns.OpenSmc("");
     if (s.ok()) host_smc = std::move(s).value();
     env.ueid_in_use = [&store, &path](const std::string& ueid) {
@@ -162,7 +153,7 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   env.host_smc = host_smc.get();
   // Settings of an SR-IOV VF go back through its PF, on the node.
   std::unique_ptr<netlink::Vf> host_vf;
-  if (has([](const Step& s) { return std::holds_alternative<StepVf>(s); })) {
+  if (FindStep<StepVf>(st.steps)) {
     auto v = ctx.netns.OpenVf();
     if (!v.ok()) return std::move(v).error().WithContext("DEL needs rtnetlink to restore VF settings");
     host_vf = std::move(v).value();

@@ -3,36 +3,14 @@
 // found" as done and collects every error instead of stopping at the first.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
 #include "cni/state.h"
 #include "ipam/ipam.h"
-#include "netlink/kernel.h"
-#include "netlink/rdma.h"
-#include "netlink/smc.h"
-#include "netlink/sysctl.h"
-#include "netlink/vf.h"
 
 namespace cni {
-
-/// What steps act on. `pod` is null when the pod netns is gone.
-struct StepEnv {
-  netlink::Kernel& host;
-  netlink::Kernel* pod = nullptr;
-  int pod_index = 0;                      ///< our interface's index in the pod, once moved
-  ipam::Executor* ipam = nullptr;         ///< runs IPAM DEL for a journaled IPAM ADD
-  netlink::Rdma* host_rdma = nullptr;     ///< RDMA netlink on the node (null: none)
-  netlink::Rdma* pod_rdma = nullptr;      ///< RDMA netlink in the pod (null: none or gone)
-  netlink::Sysctl* pod_sysctl = nullptr;  ///< the pod's sysctls (null: gone)
-  netlink::Smc* pod_smc = nullptr;        ///< SMC netlink in the pod (null: none or gone)
-  netlink::Smc* host_smc = nullptr;       ///< SMC netlink on the node, for the node-wide UEID table
-  netlink::Vf* host_vf = nullptr;         ///< VF settings through PFs on the node (null: none)
-  /// Whether another attachment still relies on a UEID (the table is node-wide).
-  std::function<bool(const std::string& ueid)> ueid_in_use = nullptr;
-};
 
 class Journal {
  public:
@@ -60,8 +38,6 @@ class Journal {
   std::string path_;
   AttachmentState& state_;
 };
-
-base::Status ApplyStep(const Step& step, const AttachmentState& state, StepEnv& env);
 
 /// Runs the inverse of every step of `state` in reverse order. Returns every
 /// error (empty = all undone). Steps on the moved device itself are left to

@@ -125,33 +125,6 @@ Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const SmcrTarget& ta
   return steps;
 }
 
-Status CheckSmcr(const AttachmentState& st, netlink::Sysctl& sysctl, netlink::Smc* smc) {
-  std::optional<std::vector<netlink::PnetEntry>> entries;
-  for (const auto& step : st.steps) {
-    if (const auto* s = std::get_if<StepSysctl>(&step)) {
-      ASSIGN_OR_RETURN(auto v, sysctl.Read(s->name));
-      if (!v || *v != s->value)
-        return Error(Code::kCheckFailed, "CHECK: sysctl " + s->name + " is " +
-                                             (v ? *v : std::string("missing")) + " in the pod, expected " +
-                                             s->value);
-    } else if (const auto* p = std::get_if<StepPnet>(&step)) {
-      if (!p->entry.eth_name.empty()) {
-        if (!smc) return Error(Code::kCheckFailed, "CHECK: SMC netlink is gone from the pod");
-        if (!entries) {
-          ASSIGN_OR_RETURN(entries, smc->ListPnet());
-        }
-        bool found = std::any_of(entries->begin(), entries->end(), [&](const netlink::PnetEntry& e) {
-          return e.pnet_id == p->entry.pnet_id && e.eth_name == p->entry.eth_name;
-        });
-        if (!found)
-          return Error(Code::kCheckFailed, "CHECK: SMC pnet entry " + p->entry.pnet_id + " for " +
-                                               p->entry.eth_name + " is missing in the pod");
-      }
-    }
-  }
-  return base::Ok();
-}
-
 Error SysctlRefused(const StepSysctl& step, Error e) {
   e.changed_nothing = true;
   if (e.sys_errno != EACCES && e.sys_errno != EROFS && e.sys_errno != EPERM) return e;

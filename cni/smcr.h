@@ -44,7 +44,4 @@ base::Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const SmcrTarg
 /// kSmcUnsupported naming the key to change.
 base::Error SysctlRefused(const StepSysctl& step, base::Error e);
 
-/// CHECK: every sysctl and pnet step of `st` still holds in the pod.
-base::Status CheckSmcr(const AttachmentState& st, netlink::Sysctl& sysctl, netlink::Smc* smc);
-
 }  // namespace cni

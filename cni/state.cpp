@@ -21,45 +21,21 @@ using nlohmann::json;
 using state_fields::Bad;
 using state_fields::Bool;
 using state_fields::Field;
-using state_fields::Str;
 using state_fields::Uint;
 
+void Fields(JsonFields& f, DeviceOrigin& o) {
+  f("name", o.name)("index", o.index)("mac", o.mac)("mtu", o.mtu)("up", o.up)("kind", o.kind);
+  f("addrs", o.addrs)("routes", o.routes);
+}
+
+// Everything but the steps and the result.
+void Fields(JsonFields& f, AttachmentState& s) {
+  f("network", s.network)("containerID", s.container_id)("ifName", s.if_name)("netns", s.netns);
+  f("podIfName", s.pod_if_name)("table", s.table)("rdmaDevice", s.rdma_device)("rdmaMode", s.rdma_mode);
+  f("device", s.origin);
+}
+
 namespace {
-
-void WriteOrigin(base::JsonWriter& w, const DeviceOrigin& o) {
-  w.BeginObject().Str("name", o.name).Int("index", o.index).Str("mac", o.mac).Uint("mtu", o.mtu);
-  w.Bool("up", o.up).Str("kind", o.kind);
-  w.Key("addrs").BeginArray();
-  for (const auto& a : o.addrs) WriteJson(w, a);
-  w.EndArray().Key("routes").BeginArray();
-  for (const auto& r : o.routes) WriteJson(w, r);
-  w.EndArray().EndObject();
-}
-
-Result<DeviceOrigin> OriginFromJson(const json& j) {
-  DeviceOrigin o;
-  ASSIGN_OR_RETURN(o.name, Str(j, "name"));
-  ASSIGN_OR_RETURN(uint64_t index, Uint(j, "index"));
-  if (index > static_cast<uint64_t>(std::numeric_limits<int>::max())) return Bad("\"index\" is out of range");
-  o.index = static_cast<int>(index);
-  ASSIGN_OR_RETURN(o.mac, Str(j, "mac"));
-  ASSIGN_OR_RETURN(uint64_t mtu, Uint(j, "mtu"));
-  o.mtu = static_cast<uint32_t>(mtu);
-  ASSIGN_OR_RETURN(o.up, Bool(j, "up"));
-  ASSIGN_OR_RETURN(o.kind, Str(j, "kind"));
-  ASSIGN_OR_RETURN(const json* addrs, Field(j, "addrs"));
-  ASSIGN_OR_RETURN(const json* routes, Field(j, "routes"));
-  if (!addrs->is_array() || !routes->is_array()) return Bad("device addrs/routes must be arrays");
-  for (const auto& a : *addrs) {
-    ASSIGN_OR_RETURN(auto addr, AddrFromJson(a));
-    o.addrs.push_back(addr);
-  }
-  for (const auto& r : *routes) {
-    ASSIGN_OR_RETURN(auto route, RouteFromJson(r));
-    o.routes.push_back(route);
-  }
-  return o;
-}
 
 // "<name>.tmp.<pid>": a write in flight (base::WriteFileAtomic).
 bool IsTempName(const std::string& n) {
@@ -71,16 +47,14 @@ bool IsTempName(const std::string& n) {
 }  // namespace
 
 std::string StateText(const AttachmentState& s) {
-  base::JsonWriter w;
-  w.BeginObject().Int("format", AttachmentState::kFormat).Str("network", s.network);
-  w.Str("containerID", s.container_id).Str("ifName", s.if_name).Str("netns", s.netns);
-  w.Str("podIfName", s.pod_if_name).Uint("table", s.table).Str("rdmaDevice", s.rdma_device);
-  w.Str("rdmaMode", s.rdma_mode);
-  WriteOrigin(w.Key("device"), s.origin);
-  w.Key("steps").BeginArray();
-  for (const auto& st : s.steps) WriteStep(w, st);
-  w.EndArray().Bool("complete", s.complete).Json("result", s.result).EndObject();
-  return w.Take();
+  json j = {{"format", AttachmentState::kFormat}};
+  JsonFields f(j);
+  Fields(f, const_cast<AttachmentState&>(s));  // writing reads it only
+  json& steps = j["steps"] = json::array();
+  for (const Step& st : s.steps) steps.push_back(StepToJson(st));
+  j["complete"] = s.complete;
+  j["result"] = s.result;
+  return j.dump();
 }
 
 Result<AttachmentState> StateFromJson(const json& j) {
@@ -88,17 +62,9 @@ Result<AttachmentState> StateFromJson(const json& j) {
   ASSIGN_OR_RETURN(uint64_t format, Uint(j, "format"));
   if (format != AttachmentState::kFormat)
     return Bad("format " + std::to_string(format) + " is not supported by this erdma-cni");
-  ASSIGN_OR_RETURN(s.network, Str(j, "network"));
-  ASSIGN_OR_RETURN(s.container_id, Str(j, "containerID"));
-  ASSIGN_OR_RETURN(s.if_name, Str(j, "ifName"));
-  ASSIGN_OR_RETURN(s.netns, Str(j, "netns"));
-  ASSIGN_OR_RETURN(s.pod_if_name, Str(j, "podIfName"));
-  ASSIGN_OR_RETURN(uint64_t table, Uint(j, "table"));
-  s.table = static_cast<uint32_t>(table);
-  ASSIGN_OR_RETURN(s.rdma_device, Str(j, "rdmaDevice"));
-  ASSIGN_OR_RETURN(s.rdma_mode, Str(j, "rdmaMode"));
-  ASSIGN_OR_RETURN(const json* dev, Field(j, "device"));
-  ASSIGN_OR_RETURN(s.origin, OriginFromJson(*dev));
+  JsonFields f(j);
+  Fields(f, s);
+  RETURN_IF_ERROR(f.status());
   ASSIGN_OR_RETURN(const json* steps, Field(j, "steps"));
   if (!steps->is_array()) return Bad("\"steps\" must be an array");
   for (const auto& st : *steps) {

@@ -8,14 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "base/error.h"
-#include "base/json_writer.h"
+#include "cni/steps.h"
 #include "netlink/kernel.h"
-#include "netlink/smc.h"
-#include "netlink/vf.h"
 
 namespace cni {
 
@@ -30,71 +27,6 @@ struct DeviceOrigin {
   std::vector<netlink::AddrInfo> addrs;    ///< all but IPv6 link-local
   std::vector<netlink::RouteInfo> routes;  ///< routes through it, not made by the kernel
 };
-
-// Journal steps. Each records what its inverse needs.
-struct StepIpam {  ///< IPAM ADD ran; inverse: IPAM DEL with the same config
-  std::string type;
-  nlohmann::json config;  ///< {cniVersion, name, ipam, ...}: what IPAM needs, not prevResult
-};
-struct StepMove {  ///< device moved into the pod as pod_name; inverse: home as origin
-  std::string pod_name;
-};
-struct StepChild {              ///< macvlan/ipvlan child created in the pod as spec.name; inverse: deleted
-  std::string parent;           ///< the node device's name
-  netlink::ChildLinkSpec spec;  ///< what was asked of the kernel (mtu is left to StepMtu)
-};
-struct StepMtu {  ///< pod-side MTU changed; inverse: taken away by the move home
-  uint32_t mtu = 0;
-};
-struct StepAddr {  ///< address added in the pod
-  netlink::AddrInfo addr;
-};
-struct StepUp {};   ///< pod-side link set up
-struct StepRoute {  ///< route added in the pod
-  netlink::RouteInfo route;
-};
-struct StepRule {  ///< rule added in the pod
-  netlink::RuleInfo rule;
-};
-struct StepRdmaMove {  ///< exclusive mode: RDMA device moved into the pod; inverse: back to the node
-  std::string device;
-};
-struct StepSoftRdma {  ///< Soft-RoCE device created on the pod's interface; inverse: deleted
-  std::string device;
-};
-struct StepSysctl {  ///< sysctl written in the pod; inverse: the old value back
-  std::string name;
-  std::string value;
-  std::string old;
-};
-struct StepPnet {  ///< SMC pnet table entry added in the pod; inverse: removed
-  netlink::PnetEntry entry;
-};
-struct StepUeid {  ///< SMC-Rv2 User EID added (node-wide); inverse: removed unless another attachment uses it
-  std::string ueid;
-};
-struct StepVf {    ///< SR-IOV VF settings applied through its PF on the node; inverse: `old` set back
-  std::string pf;  ///< the PF's netdev name on the node
-  int pf_index = 0;
-  std::string pci;         ///< the VF's PCI address
-  std::string netdev;      ///< the VF's netdev on the node; "" when it has none (vfio-pci)
-  std::string netdev_mac;  ///< that netdev's MAC before ADD, put back if a MAC change followed it
-  netlink::VfSettings applied;
-  netlink::VfSettings old;  ///< the applied members as they were; one the driver did not report is absent
-};
-struct StepMac {  ///< pod-side MAC set; inverse: the move home restores the node MAC
-  std::string mac;
-};
-using Step = std::variant<StepIpam, StepMove, StepChild, StepMtu, StepAddr, StepUp, StepRoute, StepRule,
-                          StepRdmaMove, StepSoftRdma, StepSysctl, StepPnet, StepUeid, StepVf, StepMac>;
-
-/// The step's op as the state file spells it ("move", "child", "addr", ...).
-const char* StepOp(const Step& step);
-/// Every op, in the order of the Step variant (for fault-point coverage).
-std::vector<std::string> AllStepOps();
-
-/// Short text for logs and errors: "move eth1 -> erdma0", "rule from 10.9.0.5 lookup 200".
-std::string DescribeStep(const Step& step);
 
 struct AttachmentState {
   static constexpr int kFormat = 1;
@@ -112,22 +44,15 @@ struct AttachmentState {
   nlohmann::json result;    ///< the result ADD returned (null until complete)
 };
 
-/// The state file's text, written without a JSON tree (base/json_writer.h).
+/// The state file's text.
 std::string StateText(const AttachmentState& s);
 /// kState with the reason when the JSON is not a state of our format.
 base::Result<AttachmentState> StateFromJson(const nlohmann::json& j);
-/// One journal step as the state file spells it, and back (a VF's claim keeps its StepVf).
-nlohmann::json StepToJson(const Step& step);
-void WriteStep(base::JsonWriter& w, const Step& step);
-base::Result<Step> StepFromJson(const nlohmann::json& j);
 
 /// Checks a state read from disk as the config and the CNI environment are
 /// checked (names, program names, netns path, MACs, table, PCI addresses,
 /// sysctl names): kState naming the field when it is not what ADD can write.
 base::Status ValidateState(const AttachmentState& s);
-
-/// One step as ValidateState checks it (a VF claim's StepVf).
-base::Status ValidateStep(const Step& step);
 
 /// sys_errno of the kState error Load gives for a file that parses but holds
 /// what ADD never writes (hostile or edited by hand): DEL refuses it instead
@@ -197,15 +122,5 @@ class StateStore {
 /// Whether an attachment other than the one at `self`, in any network of
 /// the same dataDir, journaled the SMC UEID `ueid` (the table is node-wide).
 bool UeidUsedElsewhere(const StateStore& store, const std::string& self, const std::string& ueid);
-
-// JSON for the kernel value types the state journals.
-void WriteJson(base::JsonWriter& w, const netlink::AddrInfo& a);
-void WriteJson(base::JsonWriter& w, const netlink::RouteInfo& r);
-void WriteJson(base::JsonWriter& w, const netlink::RuleInfo& r);
-void WriteJson(base::JsonWriter& w, const netlink::VfSettings& v);
-base::Result<netlink::AddrInfo> AddrFromJson(const nlohmann::json& j);
-base::Result<netlink::RouteInfo> RouteFromJson(const nlohmann::json& j);
-base::Result<netlink::RuleInfo> RuleFromJson(const nlohmann::json& j);
-base::Result<netlink::VfSettings> VfSettingsFromJson(const nlohmann::json& j);
 
 }  // namespace cni

@@ -1,6 +1,6 @@
 // Checked accessors for reading state files, which may be truncated or
 // edited by hand: every missing or mistyped member is a kState error naming
-// it. Internal to cni/state*.cpp.
+// it. Internal to cni/state*.cpp and cni/steps*.cpp.
 #pragma once
 
 #include <cstdint>

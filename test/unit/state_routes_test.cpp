@@ -6,7 +6,6 @@
 #include <catch2/catch.hpp>
 #include <functional>
 
-#include "base/json_writer.h"
 #include "cni/state.h"
 
 namespace {
@@ -16,10 +15,19 @@ using nlohmann::json;
 netlink::IpPrefix P(const char* s) { return *netlink::IpPrefix::Parse(s); }
 netlink::IpAddress A(const char* s) { return *netlink::IpAddress::Parse(s); }
 
-json Written(const netlink::RouteInfo& r) {
-  base::JsonWriter w;
-  cni::WriteJson(w, r);
-  return json::parse(w.text());
+json Written(netlink::RouteInfo r) {
+  json j = json::object();
+  cni::JsonFields f(j);
+  cni::Fields(f, r);
+  return json::parse(j.dump());
+}
+
+base::Result<netlink::RouteInfo> Read(const json& j) {
+  netlink::RouteInfo r;
+  cni::JsonFields f(j);
+  cni::Fields(f, r);
+  if (!f.status().ok()) return f.status().error();
+  return r;
 }
 
 netlink::RouteInfo Multipath() {
@@ -39,7 +47,7 @@ TEST_CASE("a multipath route keeps every leg and weight through the state file",
   const json j = Written(r);
   REQUIRE(j.contains("nexthops"));
   CHECK(j["nexthops"][1] == json{{"oif", 8}, {"weight", 3}, {"gateway", "10.9.0.1"}});
-  auto back = cni::RouteFromJson(j);
+  auto back = Read(j);
   REQUIRE(back.ok());
   CHECK(*back == r);
 }
@@ -48,7 +56,7 @@ TEST_CASE("a state route without legs, as format 1 wrote every route, reads as a
           "[state][routes]") {
   const json old = json::parse(R"({"dst":"0.0.0.0/0","oif":7,"table":254,"metric":200,"scope":0,
                                    "protocol":3,"type":1,"gateway":"10.9.0.1"})");
-  auto r = cni::RouteFromJson(old);
+  auto r = Read(old);
   REQUIRE(r.ok());
   CHECK(r->nexthops.empty());
   CHECK(r->oif == 7);
@@ -61,7 +69,7 @@ TEST_CASE("state route legs that no kernel lists are refused, naming the member"
   auto refused = [&](const std::function<void(json&)>& spoil, const std::string& says) {
     json j = good;
     spoil(j);
-    auto r = cni::RouteFromJson(j);
+    auto r = Read(j);
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == base::Code::kState);
     CHECK_THAT(r.error().msg, Catch::Contains(says));

@@ -1,0 +1,215 @@
+// The pod's IP configuration: the IPAM plugin's lease, addresses, routes and
+// policy rules; and the JSON of the kernel values they journal.
+#include <sys/socket.h>
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "cni/commands.h"
+#include "cni/state.h"
+#include "cni/state_fields.h"
+#include "conf/names.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Status;
+using nlohmann::json;
+using state_fields::Bad;
+
+namespace {
+
+// The legs of a multipath route: two or more, each with a device or a
+// gateway of the route's family, a weight the kernel can carry.
+base::Result<std::vector<netlink::Nexthop>> NexthopsFromJson(const json& legs, int family) {
+  constexpr size_t kMaxLegs = 256;
+  if (!legs.is_array() || legs.size() < 2 || legs.size() > kMaxLegs)
+    return Bad("route \"nexthops\" must be an array of 2 to 256 legs");
+  std::vector<netlink::Nexthop> out;
+  for (const json& leg : legs) {
+    if (!leg.is_object()) return Bad("a route nexthop must be an object");
+    netlink::Nexthop n;
+    ASSIGN_OR_RETURN(uint64_t oif, state_fields::Uint(leg, "oif"));
+    ASSIGN_OR_RETURN(uint64_t weight, state_fields::Uint(leg, "weight"));
+    if (oif > INT32_MAX) return Bad("a route nexthop's \"oif\" is out of range");
+    if (weight < 1 || weight > 256) return Bad("a route nexthop's \"weight\" must be 1..256");
+    ASSIGN_OR_RETURN(n.gateway, state_fields::OptAddr(leg, "gateway"));
+    if (n.gateway && n.gateway->family != family)
+      return Bad("a route nexthop's gateway is of another family");
+    if (oif == 0 && !n.gateway) return Bad("a route nexthop needs \"oif\" or \"gateway\"");
+    n.oif = static_cast<int>(oif);
+    n.weight = static_cast<uint32_t>(weight);
+    out.push_back(n);
+  }
+  return out;
+}
+
+bool SameRoute(const netlink::RouteInfo& want, const netlink::RouteInfo& got) {
+  // Metric 0 asks for the kernel's default, which IPv6 turns into 1024.
+  return want.dst.Network() == got.dst.Network() && want.table == got.table &&
+         (want.metric == 0 || want.metric == got.metric) && want.gateway == got.gateway &&
+         want.oif == got.oif;
+}
+
+}  // namespace
+
+void Fields(JsonFields& f, netlink::AddrInfo& a) {
+  f("ifindex", a.ifindex)("local", a.local)("scope", a.scope)("flags", a.flags)("broadcast", a.broadcast);
+}
+
+void Fields(JsonFields& f, netlink::RouteInfo& r) {
+  f("dst", r.dst)("oif", r.oif)("table", r.table)("metric", r.metric)("scope", r.scope);
+  f("protocol", r.protocol)("type", r.type)("gateway", r.gateway)("prefsrc", r.prefsrc);
+  // Only multipath routes carry their legs; states written before legs were
+  // recorded have none and are single-path routes.
+  if (!f.Has("nexthops", r.nexthops.size() > 1)) return;
+  if (!f.reading()) {
+    json& legs = (*f.Out())["nexthops"] = json::array();
+    for (const netlink::Nexthop& n : r.nexthops) {
+      json leg = {{"oif", n.oif}, {"weight", n.weight}};
+      if (n.gateway) leg["gateway"] = n.gateway->ToString();
+      legs.push_back(std::move(leg));
+    }
+  } else if (const json* legs = f.In("nexthops")) {
+    auto n = NexthopsFromJson(*legs, r.family());
+    if (n.ok())
+      r.nexthops = std::move(n).value();
+    else
+      f.Fail(std::move(n).error());
+  }
+}
+
+void Fields(JsonFields& f, netlink::RuleInfo& r) {
+  uint32_t family = r.family == AF_INET6 ? 6 : 4;
+  f("family", family);
+  if (f.reading() && f.status().ok() && family != 4 && family != 6) f.Fail(Bad("rule family must be 4 or 6"));
+  r.family = family == 6 ? AF_INET6 : AF_INET;
+  f("priority", r.priority)("table", r.table)("src", r.src);
+}
+
+// ipam: {"type", "config"}
+void Fields(JsonFields& f, StepIpam& s) {
+  f("type", s.type)("config", s.config);
+  if (f.reading() && f.status().ok() && !s.config.is_object())
+    f.Fail(Bad("ipam step config must be an object"));
+}
+std::string Describe(const StepIpam& s) { return "ipam " + s.type + " add"; }
+// Run by the caller: it yields the addresses.
+Status Apply(const StepIpam&, const AttachmentState&, StepEnv&) { return base::Ok(); }
+Status Undo(const StepIpam& s, const UndoEnv& u, StepEnv& env) {
+  if (!env.ipam) return Error(Code::kIpam, "no IPAM executor to release the address");
+  auto r = env.ipam->Run(s.type, "DEL", s.config.dump());
+  // A journal that ends at an IPAM step of an ADD that did not finish never
+  // got an answer from IPAM ADD. If the plugin cannot even be started now,
+  // it most likely never was (an older erdma-cni journaled it before looking
+  // for it): there is no lease to release, and failing would keep the
+  // attachment, and the device, forever.
+  if (!r.ok() && r.error().changed_nothing && !u.state.complete && u.last) {
+    base::Log::Warn("IPAM " + s.type + " cannot be run (" + r.error().msg +
+                    "); ADD never got its answer, so no address is released");
+    return base::Ok();
+  }
+  if (!r.ok()) return std::move(r).error();
+  return base::Ok();
+}
+Status Validate(const StepIpam& s, const StepAt& at) {
+  // DEL execs it as root: the config's rule, or "../../tmp/x" runs.
+  if (!conf::IsPlainFileName(s.type))
+    return BadValue(at.at + "type", s.type, "an IPAM plugin file name: no '/', not \".\" or \"..\"");
+  if (!s.config.is_object()) return BadValue(at.at + "config", s.config.dump(), "an object");
+  return base::Ok();
+}
+// Forwards CHECK to the IPAM plugin ADD ran.
+Status Check(const StepIpam& s, CheckEnv& env) {
+  json config = s.config;
+  if (env.ctx.cfg.chained()) config["prevResult"] = env.ctx.cfg.prev_result;
+  auto r = env.ctx.ipam.Run(s.type, "CHECK", config.dump());
+  if (!r.ok()) return std::move(r).error().WithContext("CHECK");
+  return base::Ok();
+}
+
+// addr: {"addr"}
+void Fields(JsonFields& f, StepAddr& s) { f("addr", s.addr); }
+std::string Describe(const StepAddr& s) { return "add address " + s.addr.local.ToString(); }
+Status Apply(const StepAddr& s, const AttachmentState&, StepEnv& env) {
+  ASSIGN_OR_RETURN(netlink::Kernel * pod, PodOf(env));
+  return pod->AddAddr(s.addr);
+}
+Status Undo(const StepAddr& s, const UndoEnv&, StepEnv& env) {
+  return env.pod ? IgnoreGone(env.pod->DelAddr(s.addr)) : base::Ok();
+}
+Status Validate(const StepAddr&, const StepAt&) { return base::Ok(); }
+Status Check(const StepAddr& s, CheckEnv& env) {
+  if (std::any_of(env.addrs.begin(), env.addrs.end(), [&](const auto& g) { return g.local == s.addr.local; }))
+    return base::Ok();
+  return Mismatch("address " + s.addr.local.ToString() + " is missing from " + env.state.pod_if_name);
+}
+void BindPodIndex(StepAddr& s, int pod_index) {
+  if (pod_index != 0 && s.addr.ifindex == 0) s.addr.ifindex = pod_index;
+}
+
+// route: {"route"}
+void Fields(JsonFields& f, StepRoute& s) { f("route", s.route); }
+std::string Describe(const StepRoute& s) {
+  std::string d = "add route " + (s.route.dst.IsDefault() ? std::string("default") : s.route.dst.ToString());
+  if (s.route.gateway) d += " via " + s.route.gateway->ToString();
+  return d + " table " + std::to_string(s.route.table) + " metric " + std::to_string(s.route.metric);
+}
+Status Apply(const StepRoute& s, const AttachmentState&, StepEnv& env) {
+  ASSIGN_OR_RETURN(netlink::Kernel * pod, PodOf(env));
+  return pod->AddRoute(s.route);
+}
+Status Undo(const StepRoute& s, const UndoEnv&, StepEnv& env) {
+  return env.pod ? IgnoreGone(env.pod->DelRoute(s.route)) : base::Ok();
+}
+Status Validate(const StepRoute& s, const StepAt& at) {
+  if (s.route.table != at.table && s.route.table != 254)
+    return BadValue(at.at + "route", "table " + std::to_string(s.route.table),
+                    "a route in table main or the state's table " + std::to_string(at.table));
+  return base::Ok();
+}
+Status Check(const StepRoute& s, CheckEnv& env) {
+  netlink::RouteInfo want = s.route;
+  want.oif = env.link.index;
+  if (std::any_of(env.routes.begin(), env.routes.end(), [&](const auto& g) { return SameRoute(want, g); }))
+    return base::Ok();
+  return Mismatch("route missing: " + Describe(s));
+}
+void BindPodIndex(StepRoute& s, int pod_index) {
+  if (pod_index != 0 && s.route.oif == 0) s.route.oif = pod_index;
+}
+
+// rule: {"rule"}
+void Fields(JsonFields& f, StepRule& s) { f("rule", s.rule); }
+std::string Describe(const StepRule& s) {
+  return "add rule priority " + std::to_string(s.rule.priority) + " from " +
+         (s.rule.src ? s.rule.src->ToString() : std::string("all")) + " lookup " +
+         std::to_string(s.rule.table);
+}
+Status Apply(const StepRule& s, const AttachmentState&, StepEnv& env) {
+  ASSIGN_OR_RETURN(netlink::Kernel * pod, PodOf(env));
+  return pod->AddRule(s.rule);
+}
+// Rules belong to the netns, not the device: they stay unless removed.
+Status Undo(const StepRule& s, const UndoEnv&, StepEnv& env) {
+  return env.pod ? IgnoreGone(env.pod->DelRule(s.rule)) : base::Ok();
+}
+Status Validate(const StepRule& s, const StepAt& at) {
+  // ADD's rules are "from <address> lookup <our table>"; anything else
+  // would have DEL remove a rule of the netns's own.
+  if (!s.rule.src || s.rule.table != at.table)
+    return BadValue(at.at + "rule", "table " + std::to_string(s.rule.table),
+                    "a rule from one address into the state's table " + std::to_string(at.table));
+  return base::Ok();
+}
+Status Check(const StepRule& s, CheckEnv& env) {
+  const netlink::RuleInfo& w = s.rule;
+  if (std::any_of(env.rules.begin(), env.rules.end(), [&](const netlink::RuleInfo& g) {
+        return w.family == g.family && w.priority == g.priority && w.table == g.table && w.src == g.src;
+      }))
+    return base::Ok();
+  return Mismatch("rule missing: " + Describe(s));
+}
+
+}  // namespace cni

@@ -1,0 +1,45 @@
+// A sysctl written in the pod (SMC-R's, disable_ipv6), its old value kept.
+#include "cni/commands.h"
+#include "cni/smcr.h"
+#include "cni/state.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Status;
+
+// sysctl: {"name", "value", "old"}
+void Fields(JsonFields& f, StepSysctl& s) { f("name", s.name)("value", s.value)("old", s.old); }
+std::string Describe(const StepSysctl& s) {
+  return "sysctl " + s.name + "=" + s.value + " (was " + s.old + ")";
+}
+Status Apply(const StepSysctl& s, const AttachmentState&, StepEnv& env) {
+  if (!env.pod_sysctl) return Error(Code::kInvalidEnv, "the pod's sysctls are not reachable");
+  Status w = env.pod_sysctl->Write(s.name, s.value);
+  return w.ok() ? w : Status(SysctlRefused(s, std::move(w).error()));
+}
+// A pod netns that is gone took its sysctls with it.
+Status Undo(const StepSysctl& s, const UndoEnv&, StepEnv& env) {
+  return env.pod_sysctl ? IgnoreGone(env.pod_sysctl->Write(s.name, s.old)) : base::Ok();
+}
+Status Validate(const StepSysctl& s, const StepAt& at) {
+  if (!netlink::IsSafeSysctlName(s.name))
+    return BadValue(at.at + "name", s.name, "a sysctl name under net. (the config's smcr.sysctls rule)");
+  for (const std::string* v : {&s.value, &s.old})
+    if (v->size() > 4096 || v->find('\0') != std::string::npos)
+      return BadValue(at.at + (v == &s.value ? "value" : "old"), *v, "at most 4096 bytes without NUL");
+  return base::Ok();
+}
+Status Check(const StepSysctl& s, CheckEnv& env) {
+  if (!env.sysctl) {
+    ASSIGN_OR_RETURN(env.sysctl, env.ctx.netns.OpenSysctl(env.ctx.env.netns));
+  }
+  ASSIGN_OR_RETURN(auto v, env.sysctl->Read(s.name));
+  if (!v || *v != s.value)
+    return Mismatch("sysctl " + s.name + " is " + (v ? *v : std::string("missing")) +
+                    " in the pod, expected " + s.value);
+  return base::Ok();
+}
+
+}  // namespace cni
