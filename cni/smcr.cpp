@@ -125,16 +125,4 @@ Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const SmcrTarget& ta
   return steps;
 }
 
-Error SysctlRefused(const StepSysctl& step, Error e) {
-  e.changed_nothing = true;
-  if (e.sys_errno != EACCES && e.sys_errno != EROFS && e.sys_errno != EPERM) return e;
-  const bool ipv6 = step.name == "net.ipv6.conf.all.disable_ipv6";
-  const std::string why = step.name + " is read-only in the pod's netns (" + e.msg + "); ";
-  return Error(Code::kSmcUnsupported,
-               ipv6 ? "smcr.disableIPv6: " + why + "set smcr.disableIPv6 to false"
-                    : "smcr.sysctls: " + why + "remove it from smcr.sysctls",
-               e.details, e.sys_errno)
-      .ChangedNothing();
-}
-
 }  // namespace cni

@@ -38,10 +38,4 @@ base::Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const SmcrTarg
                                          const base::Error* smc_error,
                                          const std::function<bool(const std::string&)>& ueid_in_use);
 
-/// The error of a sysctl step whose write the kernel refused. One value, one
-/// write(2): it changed nothing (Error::changed_nothing, so the journal owes
-/// it no undo). Read-only in the pod's netns (EACCES, EROFS, EPERM) is
-/// kSmcUnsupported naming the key to change.
-base::Error SysctlRefused(const StepSysctl& step, base::Error e);
-
 }  // namespace cni

@@ -8,7 +8,6 @@
 #include "base/file.h"
 #include "base/json_parse.h"
 #include "cni/claim.h"
-#include "cni/state_fields.h"
 #include "conf/names.h"
 
 namespace cni {
@@ -18,10 +17,6 @@ using base::Error;
 using base::Result;
 using base::Status;
 using nlohmann::json;
-using state_fields::Bad;
-using state_fields::Bool;
-using state_fields::Field;
-using state_fields::Uint;
 
 void Fields(JsonFields& f, DeviceOrigin& o) {
   f("name", o.name)("index", o.index)("mac", o.mac)("mtu", o.mtu)("up", o.up)("kind", o.kind);
@@ -32,7 +27,7 @@ void Fields(JsonFields& f, DeviceOrigin& o) {
 void Fields(JsonFields& f, AttachmentState& s) {
   f("network", s.network)("containerID", s.container_id)("ifName", s.if_name)("netns", s.netns);
   f("podIfName", s.pod_if_name)("table", s.table)("rdmaDevice", s.rdma_device)("rdmaMode", s.rdma_mode);
-  f("device", s.origin);
+  f("device", s.origin)("complete", s.complete);
 }
 
 namespace {
@@ -52,26 +47,25 @@ std::string StateText(const AttachmentState& s) {
   Fields(f, const_cast<AttachmentState&>(s));  // writing reads it only
   json& steps = j["steps"] = json::array();
   for (const Step& st : s.steps) steps.push_back(StepToJson(st));
-  j["complete"] = s.complete;
   j["result"] = s.result;
   return j.dump();
 }
 
 Result<AttachmentState> StateFromJson(const json& j) {
   AttachmentState s;
-  ASSIGN_OR_RETURN(uint64_t format, Uint(j, "format"));
-  if (format != AttachmentState::kFormat)
-    return Bad("format " + std::to_string(format) + " is not supported by this erdma-cni");
   JsonFields f(j);
+  uint32_t format = 0;
+  f("format", format);
+  if (f.status().ok() && format != AttachmentState::kFormat)
+    f.Refuse("format " + std::to_string(format) + " is not supported by this erdma-cni");
   Fields(f, s);
+  const json* steps = f.In("steps");
+  if (steps && !steps->is_array()) f.Refuse("\"steps\" must be an array");
   RETURN_IF_ERROR(f.status());
-  ASSIGN_OR_RETURN(const json* steps, Field(j, "steps"));
-  if (!steps->is_array()) return Bad("\"steps\" must be an array");
   for (const auto& st : *steps) {
     ASSIGN_OR_RETURN(Step step, StepFromJson(st));
     s.steps.push_back(std::move(step));
   }
-  ASSIGN_OR_RETURN(s.complete, Bool(j, "complete"));
   if (j.contains("result")) s.result = j["result"];
   return s;
 }

@@ -6,7 +6,6 @@
 #include <climits>
 #include <utility>
 
-#include "cni/state_fields.h"
 #include "conf/names.h"
 
 namespace cni {
@@ -16,13 +15,18 @@ using base::Error;
 using base::Result;
 using base::Status;
 using nlohmann::json;
-using state_fields::Bad;
+
+void JsonFields::Refuse(const std::string& what) { Fail(Error(Code::kState, "state: " + what)); }
+void JsonFields::Wrong(const char* key, const std::string& must) {
+  Refuse(std::string("\"") + key + "\" " + must);
+}
 
 const json* JsonFields::In(const char* key) {
   if (!status_.ok()) return nullptr;
-  auto v = state_fields::Field(*in_, key);
-  if (!v.ok()) Fail(std::move(v).error());
-  return v.ok() ? *v : nullptr;
+  if (!in_->is_object()) return Refuse(std::string("expected an object holding \"") + key + "\""), nullptr;
+  auto it = in_->find(key);
+  if (it == in_->end()) return Refuse(std::string("missing \"") + key + "\""), nullptr;
+  return &*it;
 }
 
 JsonFields& JsonFields::operator()(const char* key, std::string& v) {
@@ -30,7 +34,7 @@ JsonFields& JsonFields::operator()(const char* key, std::string& v) {
     (*out_)[key] = v;
   } else if (const json* j = In(key)) {
     if (!j->is_string())
-      Fail(Bad(std::string("\"") + key + "\" must be a string"));
+      Wrong(key, "must be a string");
     else
       v = j->get<std::string>();
   }
@@ -42,11 +46,10 @@ JsonFields& JsonFields::Unsigned(const char* key, U& v) {
   if (!reading()) {
     (*out_)[key] = static_cast<uint64_t>(v);
   } else if (const json* j = In(key)) {
-    if (!j->is_number_unsigned())
-      return Fail(Bad(std::string("\"") + key + "\" must be an unsigned integer")), *this;
+    if (!j->is_number_unsigned()) return Wrong(key, "must be an unsigned integer"), *this;
     const uint64_t n = j->get<uint64_t>();
     if (n > std::numeric_limits<U>::max())
-      Fail(Bad(std::string("\"") + key + "\" is out of range"));
+      Wrong(key, "is out of range");
     else
       v = static_cast<U>(n);
   }
@@ -65,7 +68,7 @@ JsonFields& JsonFields::operator()(const char* key, int& v) {
   auto u = static_cast<uint32_t>(v);
   Unsigned(key, u);
   if (reading() && status_.ok()) {
-    if (u > static_cast<uint32_t>(INT_MAX)) Fail(Bad(std::string("\"") + key + "\" is out of range"));
+    if (u > static_cast<uint32_t>(INT_MAX)) Wrong(key, "is out of range");
     v = static_cast<int>(u);
   }
   return *this;
@@ -76,7 +79,7 @@ JsonFields& JsonFields::operator()(const char* key, bool& v) {
     (*out_)[key] = v;
   } else if (const json* j = In(key)) {
     if (!j->is_boolean())
-      Fail(Bad(std::string("\"") + key + "\" must be a boolean"));
+      Wrong(key, "must be a boolean");
     else
       v = j->get<bool>();
   }
@@ -97,7 +100,7 @@ JsonFields& JsonFields::operator()(const char* key, netlink::IpPrefix& v) {
   if (!reading() || !status_.ok()) return *this;
   auto p = netlink::IpPrefix::Parse(text);
   if (!p)
-    Fail(Bad(std::string("\"") + key + "\" is not a CIDR: " + text));
+    Wrong(key, "is not a CIDR: " + text);
   else
     v = *p;
   return *this;
@@ -109,7 +112,7 @@ JsonFields& JsonFields::operator()(const char* key, netlink::IpAddress& v) {
   if (!reading() || !status_.ok()) return *this;
   auto a = netlink::IpAddress::Parse(text);
   if (!a)
-    Fail(Bad(std::string("\"") + key + "\" is not an IP address: " + text));
+    Wrong(key, "is not an IP address: " + text);
   else
     v = *a;
   return *this;
@@ -119,9 +122,9 @@ JsonFields& JsonFields::operator()(const char* key, std::vector<std::string>& v)
   if (!reading()) {
     (*out_)[key] = v;
   } else if (const json* j = In(key)) {
-    if (!j->is_array()) return Fail(Bad(std::string("\"") + key + "\" must be an array")), *this;
+    if (!j->is_array()) return Wrong(key, "must be an array"), *this;
     for (const json& e : *j) {
-      if (!e.is_string()) return Fail(Bad(std::string("\"") + key + "\" must hold strings")), *this;
+      if (!e.is_string()) return Wrong(key, "must hold strings"), *this;
       v.push_back(e.get<std::string>());
     }
   }
@@ -148,8 +151,9 @@ void JsonFields::NestedArray(const char* key, size_t n,
       each(sub, i);
     }
   } else if (const json* j = In(key)) {
-    if (!j->is_array()) return Fail(Bad(std::string("\"") + key + "\" must be an array"));
+    if (!j->is_array()) return Wrong(key, "must be an array");
     for (size_t i = 0; i < j->size() && status_.ok(); ++i) {
+      if (!(*j)[i].is_object()) return Wrong(key, "must hold objects");
       JsonFields sub((*j)[i]);
       each(sub, i);
       if (!sub.status().ok()) Fail(sub.status().error());
@@ -167,7 +171,7 @@ std::vector<std::string> OpsOf(std::index_sequence<I...>) {
 template <size_t I = 0>
 Result<Step> StepOfOp(const std::string& op, const json& j) {
   if constexpr (I == std::variant_size_v<Step>) {
-    return Bad("unknown step op \"" + op + "\"");
+    return Error(Code::kState, "state: unknown step op \"" + op + "\"");
   } else {
     using T = std::variant_alternative_t<I, Step>;
     if (op != T::kOp) return StepOfOp<I + 1>(op, j);
@@ -208,7 +212,10 @@ json StepToJson(const Step& step) {
 }
 
 Result<Step> StepFromJson(const json& j) {
-  ASSIGN_OR_RETURN(std::string op, state_fields::Str(j, "op"));
+  std::string op;
+  JsonFields f(j);
+  f("op", op);
+  RETURN_IF_ERROR(f.status());
   return StepOfOp(op, j);
 }
 

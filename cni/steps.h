@@ -172,6 +172,8 @@ class JsonFields {
   void Fail(base::Error e) {
     if (status_.ok()) status_ = std::move(e);
   }
+  /// Fails with kState "state: <what>".
+  void Refuse(const std::string& what);
   JsonFields& operator()(const char* key, std::string& v);
   JsonFields& operator()(const char* key, uint32_t& v);
   JsonFields& operator()(const char* key, uint8_t& v);
@@ -210,6 +212,7 @@ class JsonFields {
   nlohmann::json* Out() { return out_; }
 
  private:
+  void Wrong(const char* key, const std::string& must);
   void Nested(const char* key, const std::function<void(JsonFields&)>& each);
   void NestedArray(const char* key, size_t n, const std::function<void(JsonFields&, size_t)>& each);
   template <class U>

@@ -7,7 +7,6 @@
 #include "base/log.h"
 #include "cni/commands.h"
 #include "cni/state.h"
-#include "cni/state_fields.h"
 #include "conf/names.h"
 
 namespace cni {
@@ -16,34 +15,8 @@ using base::Code;
 using base::Error;
 using base::Status;
 using nlohmann::json;
-using state_fields::Bad;
 
 namespace {
-
-// The legs of a multipath route: two or more, each with a device or a
-// gateway of the route's family, a weight the kernel can carry.
-base::Result<std::vector<netlink::Nexthop>> NexthopsFromJson(const json& legs, int family) {
-  constexpr size_t kMaxLegs = 256;
-  if (!legs.is_array() || legs.size() < 2 || legs.size() > kMaxLegs)
-    return Bad("route \"nexthops\" must be an array of 2 to 256 legs");
-  std::vector<netlink::Nexthop> out;
-  for (const json& leg : legs) {
-    if (!leg.is_object()) return Bad("a route nexthop must be an object");
-    netlink::Nexthop n;
-    ASSIGN_OR_RETURN(uint64_t oif, state_fields::Uint(leg, "oif"));
-    ASSIGN_OR_RETURN(uint64_t weight, state_fields::Uint(leg, "weight"));
-    if (oif > INT32_MAX) return Bad("a route nexthop's \"oif\" is out of range");
-    if (weight < 1 || weight > 256) return Bad("a route nexthop's \"weight\" must be 1..256");
-    ASSIGN_OR_RETURN(n.gateway, state_fields::OptAddr(leg, "gateway"));
-    if (n.gateway && n.gateway->family != family)
-      return Bad("a route nexthop's gateway is of another family");
-    if (oif == 0 && !n.gateway) return Bad("a route nexthop needs \"oif\" or \"gateway\"");
-    n.oif = static_cast<int>(oif);
-    n.weight = static_cast<uint32_t>(weight);
-    out.push_back(n);
-  }
-  return out;
-}
 
 bool SameRoute(const netlink::RouteInfo& want, const netlink::RouteInfo& got) {
   // Metric 0 asks for the kernel's default, which IPv6 turns into 1024.
@@ -53,6 +26,8 @@ bool SameRoute(const netlink::RouteInfo& want, const netlink::RouteInfo& got) {
 }
 
 }  // namespace
+
+void Fields(JsonFields& f, netlink::Nexthop& n) { f("oif", n.oif)("weight", n.weight)("gateway", n.gateway); }
 
 void Fields(JsonFields& f, netlink::AddrInfo& a) {
   f("ifindex", a.ifindex)("local", a.local)("scope", a.scope)("flags", a.flags)("broadcast", a.broadcast);
@@ -64,26 +39,24 @@ void Fields(JsonFields& f, netlink::RouteInfo& r) {
   // Only multipath routes carry their legs; states written before legs were
   // recorded have none and are single-path routes.
   if (!f.Has("nexthops", r.nexthops.size() > 1)) return;
-  if (!f.reading()) {
-    json& legs = (*f.Out())["nexthops"] = json::array();
-    for (const netlink::Nexthop& n : r.nexthops) {
-      json leg = {{"oif", n.oif}, {"weight", n.weight}};
-      if (n.gateway) leg["gateway"] = n.gateway->ToString();
-      legs.push_back(std::move(leg));
-    }
-  } else if (const json* legs = f.In("nexthops")) {
-    auto n = NexthopsFromJson(*legs, r.family());
-    if (n.ok())
-      r.nexthops = std::move(n).value();
-    else
-      f.Fail(std::move(n).error());
+  f("nexthops", r.nexthops);
+  if (!f.reading() || !f.status().ok()) return;
+  // Legs no kernel could have listed: two or more, each with a device or a
+  // gateway of the route's family, a weight the kernel can carry.
+  if (r.nexthops.size() < 2 || r.nexthops.size() > 256)
+    return f.Refuse("route \"nexthops\" must be an array of 2 to 256 legs");
+  for (const netlink::Nexthop& n : r.nexthops) {
+    if (n.weight < 1 || n.weight > 256) return f.Refuse("a route nexthop's \"weight\" must be 1..256");
+    if (n.gateway && n.gateway->family != r.family())
+      return f.Refuse("a route nexthop's gateway is of another family");
+    if (n.oif == 0 && !n.gateway) return f.Refuse("a route nexthop needs \"oif\" or \"gateway\"");
   }
 }
 
 void Fields(JsonFields& f, netlink::RuleInfo& r) {
   uint32_t family = r.family == AF_INET6 ? 6 : 4;
   f("family", family);
-  if (f.reading() && f.status().ok() && family != 4 && family != 6) f.Fail(Bad("rule family must be 4 or 6"));
+  if (f.reading() && f.status().ok() && family != 4 && family != 6) f.Refuse("rule family must be 4 or 6");
   r.family = family == 6 ? AF_INET6 : AF_INET;
   f("priority", r.priority)("table", r.table)("src", r.src);
 }
@@ -91,8 +64,7 @@ void Fields(JsonFields& f, netlink::RuleInfo& r) {
 // ipam: {"type", "config"}
 void Fields(JsonFields& f, StepIpam& s) {
   f("type", s.type)("config", s.config);
-  if (f.reading() && f.status().ok() && !s.config.is_object())
-    f.Fail(Bad("ipam step config must be an object"));
+  if (f.reading() && f.status().ok() && !s.config.is_object()) f.Refuse("ipam step config must be an object");
 }
 std::string Describe(const StepIpam& s) { return "ipam " + s.type + " add"; }
 // Run by the caller: it yields the addresses.

@@ -105,7 +105,7 @@ Status Check(const StepMove&, CheckEnv&) { return base::Ok(); }  // the interfac
 void Fields(JsonFields& f, StepChild& s) {
   f("kind", s.spec.kind);
   if (f.reading() && f.status().ok() && s.spec.kind != "macvlan" && s.spec.kind != "ipvlan")
-    f.Fail(Error(Code::kState, "state: child step kind must be macvlan or ipvlan"));
+    f.Refuse("child step kind must be macvlan or ipvlan");
   f("parent", s.parent)("parentIndex", s.spec.parent_index)("name", s.spec.name)("mac", s.spec.mac);
   f("mode", s.spec.mode)("sourceMacs", s.spec.source_macs);
 }

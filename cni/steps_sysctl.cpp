@@ -1,6 +1,5 @@
 // A sysctl written in the pod (SMC-R's, disable_ipv6), its old value kept.
 #include "cni/commands.h"
-#include "cni/smcr.h"
 #include "cni/state.h"
 
 namespace cni {
@@ -8,6 +7,25 @@ namespace cni {
 using base::Code;
 using base::Error;
 using base::Status;
+
+namespace {
+
+// One value, one write(2): a refused write changed nothing (the journal owes
+// it no undo). Read-only in the pod's netns is kSmcUnsupported naming the
+// key to change.
+Error SysctlRefused(const StepSysctl& step, Error e) {
+  e.changed_nothing = true;
+  if (e.sys_errno != EACCES && e.sys_errno != EROFS && e.sys_errno != EPERM) return e;
+  const bool ipv6 = step.name == "net.ipv6.conf.all.disable_ipv6";
+  const std::string why = step.name + " is read-only in the pod's netns (" + e.msg + "); ";
+  return Error(Code::kSmcUnsupported,
+               ipv6 ? "smcr.disableIPv6: " + why + "set smcr.disableIPv6 to false"
+                    : "smcr.sysctls: " + why + "remove it from smcr.sysctls",
+               e.details, e.sys_errno)
+      .ChangedNothing();
+}
+
+}  // namespace
 
 // sysctl: {"name", "value", "old"}
 void Fields(JsonFields& f, StepSysctl& s) { f("name", s.name)("value", s.value)("old", s.old); }
