@@ -13,6 +13,7 @@
 
 #include "cni/result.h"
 #include "cni/state.h"
+#include "conf/version.h"
 
 namespace {
 
@@ -84,7 +85,7 @@ int main(int argc, char** argv) {
       NsPer(n, [&] { sink += cni::StateFromJson(nlohmann::json::parse(text))->steps.size(); });
   const double render = NsPer(n, [&] {
     sink +=
-        cni::ConvertResult(cni::AppendToResult(nullptr, "1.1.0", iface, ips, routes), "1.0.0").dump().size();
+        conf::ConvertResult(cni::AppendToResult(nullptr, "1.1.0", iface, ips, routes), "1.0.0").dump().size();
   });
   std::printf("state text: %zu bytes; %d iterations\n", text.size(), n);
   std::printf("state write (StateText):          %8.2f us\n", write / 1000);
