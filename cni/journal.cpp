@@ -5,7 +5,6 @@
 
 namespace cni {
 
-using base::Code;
 using base::Error;
 using base::Status;
 

@@ -5,15 +5,11 @@
 // with the rule its source was checked with at ADD (the config, CNI_*, the
 // kernel's own shapes); each step's own rule is its Validate, in its family's
 // file (cni/steps.h).
-#include <climits>
-
 #include "cni/state.h"
 #include "conf/names.h"
 
 namespace cni {
 
-using base::Code;
-using base::Error;
 using base::Status;
 
 namespace {
