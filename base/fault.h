@@ -11,7 +11,8 @@
 //   ERDMA_CNI_FAULT_TRACE=<file>     append every point passed, one per line
 // A point's name is "<when>:<what>#<n>": when = before|after (ADD steps and
 // state writes) or undo-before|undo-after (rollback and DEL); what = the
-// journal step's op ("move", "child", "addr", ...) or "state-write"; n counts
+// journal step's op ("move", "child", "addr", ...), "state-write",
+// "share-write" or "stale-recover" (an ADD finishing a lost DEL); n counts
 // the passes of that when:what in this process from 1.
 #pragma once
 

@@ -11,6 +11,7 @@
 #include "cni/journal.h"
 #include "cni/plan.h"
 #include "cni/result.h"
+#include "cni/stale.h"
 #include "cni/state.h"
 #include "conf/version.h"
 #include "ipam/inherit.h"
@@ -96,14 +97,29 @@ class DeviceHold {
 
   // The one place a device is taken for an attachment: locks its claim;
   // code 11 when a live attachment owns it, or children of other pods hang
-  // from it (their shares); re-reads the device under the lock.
+  // from it (their shares); re-reads the device under the lock. A holder
+  // whose pod is provably gone (its runtime lost the DEL) is not live: its
+  // DEL is finished here, under this lock (cni/stale.h).
   Status Claim(Target& t) {
     ASSIGN_OR_RETURN(claim_, DeviceClaim::Lock(store_.DevicesDir(), t.held_name, ctx_.lock_wait_ms));
-    const std::optional<ClaimOwner> prior = claim_->Owner();
+    std::optional<ClaimOwner> prior = claim_->Owner();
+    HeldClaim held{*claim_, t.held_name};
+    if (prior && ClaimIsLive(*prior)) {
+      ASSIGN_OR_RETURN(bool gone, RecoverStale(ctx_, store_.DataDir(), *prior, &held));
+      if (!gone) return InUseError(t.described, *prior);
+      prior = claim_->Owner();  // cleared by the recovery
+    }
     fresh_ = !prior;
-    if (prior && ClaimIsLive(*prior)) return InUseError(t.described, *prior);
     auto sharers = LiveShares(store_.ChildrenDir(), t.held_name);
-    if (!sharers.empty()) return SharedError(t.described, t.held_name, sharers);
+    if (!sharers.empty()) {
+      std::vector<ClaimOwner> live;
+      for (const ClaimOwner& s : sharers) {
+        auto gone = RecoverStale(ctx_, store_.DataDir(), s, &held);
+        if (!gone.ok() || !*gone) live.push_back(s);
+      }
+      if (!live.empty()) return SharedError(t.described, t.held_name, live);
+      (void)LiveShares(store_.ChildrenDir(), t.held_name);  // tidies the parent's directory
+    }
     if (!t.device) return base::Ok();
     // Another ADD may have taken it between the driver's lookup and the lock.
     ASSIGN_OR_RETURN(auto locked, ctx_.host.FindLinkByIndex(t.device->index));
@@ -267,6 +283,8 @@ Result<json> Add(Context& ctx) {
     ASSIGN_OR_RETURN(handles.rdma, ctx.netns.OpenRdma(ctx.env.netns));
   }
   AttachmentState& st = plan.state;
+  // How a later ADD tells this pod is gone, should its DEL be lost.
+  st.netns_id = ctx.netns.Identify(*pod);
   RETURN_IF_ERROR(holding.Own(target, plan));
   Journal journal(store, path, st);
   StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma.host, handles.rdma.get()};

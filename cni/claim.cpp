@@ -124,6 +124,12 @@ base::Status DeviceClaim::SetOwner(const ClaimOwner& o) {
   return base::Ok();
 }
 
+void DeviceClaim::Clear() {
+  // Like SetOwner: an empty claim is "no owner".
+  if (::ftruncate(lock_.fd(), 0) != 0)
+    base::Log::Warn("clearing the claim " + lock_.path() + ": " + std::strerror(errno));
+}
+
 namespace {
 
 // Every readable claim, without locking: (file name, owner).
@@ -259,7 +265,7 @@ void TidyParent(const std::string& devices_dir, const std::string& children_dir,
 }  // namespace
 
 void DropShares(const std::string& devices_dir, const std::string& children_dir,
-                const std::string& state_path, int wait_ms) {
+                const std::string& state_path, int wait_ms, const std::string& locked_parent) {
   auto parents = base::ListDirs(children_dir);
   if (!parents.ok()) return;
   const std::string name = ShareName(state_path);
@@ -269,6 +275,7 @@ void DropShares(const std::string& devices_dir, const std::string& children_dir,
     // Our own share goes without the lock; its directory only under it, so
     // that a child ADD never loses the directory it is writing into.
     (void)base::RemoveFile(file);
+    if (parent == locked_parent) continue;
     TidyParent(devices_dir, children_dir, parent, wait_ms, "left the empty share directory of ");
   }
 }

@@ -39,10 +39,22 @@ class DeviceClaim {
   base::Status SetOwner(const ClaimOwner& owner);
   /// The device is free again: drop the file while still holding the lock.
   void Remove() { lock_.Unlink(); }
+  /// Forgets the owner, keeping the file and the lock: the claim of an ADD
+  /// that goes on holding it (its Own writes the new owner into this file;
+  /// a removed one would be another file to the next Lock).
+  void Clear();
 
  private:
   explicit DeviceClaim(base::FileLock lock) : lock_(std::move(lock)) {}
   base::FileLock lock_;
+};
+
+/// A claim lock the caller holds already (an ADD that recovers a stale
+/// holder of its device): what would lock the same file again uses this one,
+/// since flock on a second descriptor of the file waits for ourselves.
+struct HeldClaim {
+  DeviceClaim& claim;
+  std::string device;  ///< the node device it is the claim of
 };
 
 /// Reads every claim without locking (for messages only): the owner of a
@@ -86,8 +98,10 @@ base::Error SharedError(const std::string& what, const std::string& device,
 /// Removes the share of the attachment whose state is `state_path`, under
 /// whichever parent it is. Best effort (DEL and GC go on): a share left
 /// behind is stale once the state is gone, and the next check removes it.
+/// `locked_parent`: a parent whose claim lock the caller holds; its share
+/// file goes, its directory is left to the caller's LiveShares.
 void DropShares(const std::string& devices_dir, const std::string& children_dir,
-                const std::string& state_path, int wait_ms);
+                const std::string& state_path, int wait_ms, const std::string& locked_parent = "");
 
 /// A claim or a share as diag lists them (read without locking).
 struct Holding {

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "base/error.h"
@@ -12,6 +13,7 @@
 #include "conf/node.h"
 #include "ipam/ipam.h"
 #include "netlink/kernel.h"
+#include "netlink/netns_liveness.h"
 #include "netlink/rdma.h"
 #include "netlink/smc.h"
 #include "netlink/sysctl.h"
@@ -37,6 +39,13 @@ class NetnsOpener {
   virtual base::Result<std::unique_ptr<netlink::Smc>> OpenSmc(const std::string& path) = 0;
   /// SR-IOV VF settings through the PFs of the node's own netns.
   virtual base::Result<std::unique_ptr<netlink::Vf>> OpenVf() = 0;
+  /// The identity of the netns `pod` (a handle Open gave) speaks to;
+  /// nullopt when it cannot be told.
+  virtual std::optional<netlink::NetnsId> Identify(const netlink::Kernel& pod) = 0;
+  /// Whether the netns an attachment recorded at ADD (its path, and its
+  /// identity when the state has one) may still exist; false only when it is
+  /// provably gone (netlink::NetnsMayExist).
+  virtual bool MayExist(const std::string& path, const std::optional<netlink::NetnsId>& id) = 0;
 };
 
 struct Context {

@@ -13,6 +13,7 @@
 #include "cni/commands.h"
 #include "cni/driver.h"
 #include "cni/journal.h"
+#include "cni/stale.h"
 #include "cni/state.h"
 #include "cni/vf.h"
 #include "ipam/negotiate.h"
@@ -83,17 +84,28 @@ std::unique_ptr<netlink::Kernel> OpenPod(Context& ctx, const AttachmentState& st
 
 }  // namespace
 
-// Shared by DEL and GC: undoes one attachment, removes its state and claim.
-Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path, AttachmentState& st) {
+Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path, AttachmentState& st,
+                        const HeldClaim* held) {
   // Mode none moves no device and holds no claim.
-  std::optional<DeviceClaim> claim;
+  std::optional<DeviceClaim> locked;
+  DeviceClaim* claim = nullptr;
+  const bool under_held = held && held->device == st.origin.name;
   if (!st.origin.name.empty()) {
-    ASSIGN_OR_RETURN(claim, DeviceClaim::Lock(store.DevicesDir(), st.origin.name, ctx.lock_wait_ms));
+    if (under_held) {
+      claim = &held->claim;
+    } else {
+      ASSIGN_OR_RETURN(locked, DeviceClaim::Lock(store.DevicesDir(), st.origin.name, ctx.lock_wait_ms));
+      claim = &*locked;
+    }
+    // A file our Lock made empty goes; the caller's held claim stays its own.
+    auto drop_empty = [&] {
+      if (locked) locked->Remove();
+    };
     // The state was read before the lock: a DEL of the same attachment that
     // held it may have finished meanwhile, and another pod may own the
     // device by now. Its claim and its device are not ours to touch.
     if (!base::PathExists(path)) {
-      if (!claim->Owner()) claim->Remove();  // our Lock made an empty file
+      if (!claim->Owner()) drop_empty();
       base::Log::Info("another DEL of this attachment finished while we waited for " + st.origin.name);
       return base::Ok();
     }
@@ -103,7 +115,7 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
     auto owner = claim->Owner();
     if (!owner || owner->state_path != path || owner->device != st.origin.name ||
         owner->mac != st.origin.mac) {
-      if (!owner) claim->Remove();  // our Lock made an empty file, or the claim is unreadable
+      if (!owner) drop_empty();  // our Lock made an empty file, or the claim is unreadable
       return Error(Code::kState,
                    "state file " + path + " says " + st.origin.name + " (mac " + st.origin.mac +
                        ") is this attachment's, but the device's claim " + store.DevicesDir() + "/" +
@@ -170,10 +182,12 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
     return joined;
   }
   RETURN_IF_ERROR(store.Remove(path));
-  if (claim)
-    claim->Remove();
+  if (locked)
+    locked->Remove();
+  else if (claim)  // the caller's: it goes on holding the device
+    claim->Clear();
   else  // a child's share of its parent, if this was one
-    DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms);
+    DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms, held ? held->device : "");
   base::Log::Info("detached: " + st.origin.name + " is back on the node");
   return base::Ok();
 }

@@ -267,20 +267,35 @@ json States(const DiagOptions& opts, const std::vector<netlink::LinkInfo>& links
   return out;
 }
 
+// Whether the live holder `h` has lost its pod: the netns its state
+// recorded is provably gone (its runtime lost the DEL).
+bool PodGone(const DiagOptions& opts, const Holding& h) {
+  StateStore store(opts.data_dir, h.owner.network);
+  if (h.owner.state_path != store.Dir() + "/" + h.owner.state_path.substr(h.owner.state_path.rfind('/') + 1))
+    return false;
+  auto st = store.Load(h.owner.state_path);
+  if (!st.ok() || !*st) return false;
+  return !netlink::NetnsMayExist((*st)->netns_id, (*st)->netns);
+}
+
 // Who holds which node device: the claims of moved devices and the shares of
-// children's parents. Stale ones (state gone) are listed, not problems: the
-// next ADD, DEL or GC touching the device clears them.
+// children's parents. Stale ones (state gone, or the pod netns gone) are
+// listed, not problems: the next ADD of the device, or a GC, finishes them
+// (an ADD once the device is back on the node, cni/stale.h).
 json Holders(const DiagOptions& opts) {
   json out = json::array();
   if (opts.data_dir.empty()) return out;
-  for (const Holding& h : ListHoldings(opts.data_dir + "/devices", opts.data_dir + "/children"))
+  for (const Holding& h : ListHoldings(opts.data_dir + "/devices", opts.data_dir + "/children")) {
+    const bool pod_gone = h.live && PodGone(opts, h);
     out.push_back({{"device", h.device},
                    {"as", h.share ? "parent of a child" : "attached"},
                    {"containerID", h.owner.container_id},
                    {"network", h.owner.network},
                    {"ifName", h.owner.if_name},
                    {"state", h.owner.state_path},
-                   {"stale", !h.live}});
+                   {"stale", !h.live || pod_gone},
+                   {"podGone", pod_gone}});
+  }
   return out;
 }
 

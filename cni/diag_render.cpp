@@ -69,7 +69,10 @@ std::string RenderDiag(const json& r) {
   for (const auto& h : r.value("holders", json::array()))
     o << Str(h["device"]) << ": " << Str(h["as"]) << " by container " << Str(h["containerID"]) << " (network "
       << Str(h["network"]) << ", interface " << Str(h["ifName"]) << ")"
-      << (h["stale"].get<bool>()
+      << (h.value("podGone", false)
+              ? ", stale: its pod netns is gone (its DEL was lost); the next ADD of the device finishes "
+                "that DEL once the device is back on the node, and so does a GC"
+          : h["stale"].get<bool>()
               ? ", stale: its state is gone; the next ADD, DEL or GC of the device clears it"
               : "")
       << "\n";

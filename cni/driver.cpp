@@ -8,6 +8,7 @@
 
 #include "cni/claim.h"
 #include "cni/plan.h"
+#include "cni/stale.h"
 #include "conf/node.h"
 
 namespace cni {
@@ -73,9 +74,28 @@ std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, bool set_mac,
 Result<netlink::LinkInfo> FindOnNode(Context& ctx, const StateStore& store, const RdmaAccess& rdma,
                                      const DeviceQuery& query) {
   ASSIGN_OR_RETURN(auto device, FindDevice(ctx.host, rdma.host, query, ctx.sysfs_root));
-  if (device) return std::move(*device);
-  if (auto owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci))
-    return InUseError(query.Describe(), *owner);
+  if (device) {
+    // Found by MAC or PCI address under another name than a live claim of
+    // it says: the kernel handed it back as devN when its pod died without
+    // DEL. Once that DEL is finished it has its node name again.
+    auto owner = FindClaim(store.DevicesDir(), "", device->mac, query.pci);
+    if (!owner || owner->device == device->name) return std::move(*device);
+    ASSIGN_OR_RETURN(bool free, RecoverClaim(ctx, store, *owner));
+    if (!free) return std::move(*device);  // as before: the claim names another device
+    ASSIGN_OR_RETURN(device, FindDevice(ctx.host, rdma.host, query, ctx.sysfs_root));
+    if (device) return std::move(*device);
+  }
+  if (auto owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci)) {
+    // A holder whose pod is gone leaves the device on the node under its
+    // pod-side name or devN: once its DEL is finished, it is there again.
+    ASSIGN_OR_RETURN(bool free, RecoverClaim(ctx, store, *owner));
+    if (free) {
+      ASSIGN_OR_RETURN(device, FindDevice(ctx.host, rdma.host, query, ctx.sysfs_root));
+      if (device) return std::move(*device);
+      owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci);
+    }
+    if (owner) return InUseError(query.Describe(), *owner);
+  }
   if (!query.rdma.empty() && !rdma.host)
     return Error(Code::kRdmaUnavailable,
                  ctx.cfg.device.Describe() +

@@ -5,6 +5,7 @@
 #include "cni/claim.h"
 #include "cni/driver.h"
 #include "cni/sriov.h"
+#include "cni/stale.h"
 
 namespace cni {
 
@@ -90,6 +91,21 @@ class Vf : public Driver {
       return t;
     }
     if (t.vf) t.device = t.vf->netdev;
+    // A holder whose pod died without DEL: the kernel handed the netdev back
+    // (under another name than its claim's), or it is not back yet. Once
+    // its DEL is finished, the netdev is found as the node knows it.
+    std::optional<ClaimOwner> owner;
+    if (t.device)
+      owner = FindClaim(store.DevicesDir(), "", t.device->mac, t.vf ? t.vf->sriov.pci : query.pci);
+    else
+      owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci);
+    if (owner && (!t.device || owner->device != t.device->name)) {
+      ASSIGN_OR_RETURN(bool free, RecoverClaim(ctx, store, *owner));
+      if (free) {
+        ASSIGN_OR_RETURN(t.vf, FindVfTarget(ctx, rdma.host, query, *t.vfs));
+        t.device = t.vf ? t.vf->netdev : std::nullopt;
+      }
+    }
     if (!t.device) {
       if (auto owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci))
         return InUseError(query.Describe(), *owner);

@@ -11,6 +11,7 @@
 #include "cni/driver.h"
 #include "cni/journal.h"
 #include "cni/sriov.h"
+#include "cni/stale.h"
 #include "cni/state.h"
 #include "ipam/negotiate.h"
 
@@ -20,8 +21,6 @@ using base::Code;
 using base::Error;
 using base::Status;
 using nlohmann::json;
-
-Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path, AttachmentState& st);
 
 namespace {
 
@@ -78,6 +77,14 @@ Status Gc(Context& ctx) {
     base::Log::Info("GC: removing stale attachment " + st.container_id + "/" + st.if_name);
     Status s = DeleteAttachment(ctx, store, path, st);
     if (!s.ok()) errors.push_back(std::move(s).error());
+  }
+  // Claims and shares of other networks of this dataDir whose holder is
+  // provably dead (its runtime lost the DEL): finished as an ADD of their
+  // device would. This network's attachments went by the runtime's list.
+  for (const Holding& h : ListHoldings(store.DevicesDir(), store.ChildrenDir())) {
+    if (!h.live || h.owner.network == ctx.cfg.name) continue;
+    auto r = RecoverStale(ctx, store.DataDir(), h.owner, nullptr);
+    if (!r.ok()) errors.push_back(std::move(r).error());
   }
   // Shares whose attachment is gone (a DEL that died between removing the
   // state and its share, in any network of this dataDir).

@@ -54,6 +54,14 @@ std::vector<base::Error> UndoSteps(const AttachmentState& state, StepEnv& env);
 base::Status MoveHome(const DeviceOrigin& origin, const std::string& pod_name, StepEnv& env,
                       const std::string& pod_mac = "");
 
+/// Where MoveHome would find the device of `origin` on the node without its
+/// pod: under its node name, or handed back by the kernel after the pod
+/// netns died (its pod-side name or devN, its recorded index); nullopt when
+/// it is not on the node.
+base::Result<std::optional<netlink::LinkInfo>> FindHome(const DeviceOrigin& origin,
+                                                        const std::string& pod_name, netlink::Kernel& host,
+                                                        const std::string& pod_mac = "");
+
 /// Inverse of a StepChild: deletes the child from the pod if it is there and
 /// is ours (kind, and MAC when one was asked for). Gone counts as done.
 base::Status DeleteChild(const StepChild& child, StepEnv& env);

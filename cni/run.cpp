@@ -53,6 +53,13 @@ class RtnlNetnsOpener : public NetnsOpener {
     ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
     return netlink::OpenVf(ns);
   }
+  std::optional<netlink::NetnsId> Identify(const netlink::Kernel& pod) override {
+    auto id = netlink::NetnsIdOf(pod.NetnsFd());
+    return id.ok() ? std::optional<netlink::NetnsId>(*id) : std::nullopt;
+  }
+  bool MayExist(const std::string& path, const std::optional<netlink::NetnsId>& id) override {
+    return netlink::NetnsMayExist(id, path);
+  }
 };
 
 // The version to answer in when we could not (fully) parse the config.

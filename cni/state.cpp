@@ -23,9 +23,23 @@ void Fields(JsonFields& f, DeviceOrigin& o) {
   f("addrs", o.addrs)("routes", o.routes);
 }
 
+}  // namespace cni
+
+namespace netlink {
+// The pod netns's identity (in namespace netlink, where the lookup of the
+// nested record's Fields finds it).
+void Fields(cni::JsonFields& f, NetnsId& id) {
+  f("dev", id.dev)("ino", id.ino);
+  if (f.reading() && f.status().ok() && id.ino == 0) f.Refuse("\"netnsId\" has inode 0");
+}
+}  // namespace netlink
+
+namespace cni {
+
 // Everything but the steps and the result.
 void Fields(JsonFields& f, AttachmentState& s) {
   f("network", s.network)("containerID", s.container_id)("ifName", s.if_name)("netns", s.netns);
+  f("netnsId", s.netns_id);
   f("podIfName", s.pod_if_name)("table", s.table)("rdmaDevice", s.rdma_device)("rdmaMode", s.rdma_mode);
   f("device", s.origin)("complete", s.complete);
 }

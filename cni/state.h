@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "cni/steps.h"
 #include "netlink/kernel.h"
+#include "netlink/netns_liveness.h"
 
 namespace cni {
 
@@ -32,8 +33,11 @@ struct AttachmentState {
   static constexpr int kFormat = 1;
   std::string network;
   std::string container_id;
-  std::string if_name;      ///< CNI_IFNAME: the attachment key
-  std::string netns;        ///< CNI_NETNS at ADD
+  std::string if_name;  ///< CNI_IFNAME: the attachment key
+  std::string netns;    ///< CNI_NETNS at ADD
+  /// The identity of that netns at ADD ("netnsId", optional: states of older
+  /// erdma-cni lack it); how stale-claim recovery tells the pod is gone.
+  std::optional<netlink::NetnsId> netns_id;
   std::string pod_if_name;  ///< our interface's name in the pod
   uint32_t table = 0;       ///< policy routing table in the pod
   std::string rdma_device;  ///< the RDMA device the pod got ("" = none)

@@ -56,6 +56,7 @@ JsonFields& JsonFields::Unsigned(const char* key, U& v) {
   return *this;
 }
 
+JsonFields& JsonFields::operator()(const char* key, uint64_t& v) { return Unsigned(key, v); }
 JsonFields& JsonFields::operator()(const char* key, uint32_t& v) { return Unsigned(key, v); }
 JsonFields& JsonFields::operator()(const char* key, uint8_t& v) { return Unsigned(key, v); }
 

@@ -175,6 +175,7 @@ class JsonFields {
   /// Fails with kState "state: <what>".
   void Refuse(const std::string& what);
   JsonFields& operator()(const char* key, std::string& v);
+  JsonFields& operator()(const char* key, uint64_t& v);
   JsonFields& operator()(const char* key, uint32_t& v);
   JsonFields& operator()(const char* key, uint8_t& v);
   JsonFields& operator()(const char* key, int& v);

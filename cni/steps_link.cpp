@@ -191,28 +191,47 @@ Status DeleteChild(const StepChild& c, StepEnv& env) {
   return base::Ok();
 }
 
+namespace {
+
+// A device is ours by what ADD recorded of it, never by a name alone: its
+// MAC (or the one the pod gave it), its kind when recorded. A MAC of all
+// zeros is lo's (and no device's we move), so it matches nothing.
+bool Ours(const DeviceOrigin& o, const std::string& pod_mac, const LinkInfo& l) {
+  if (l.mac == "00:00:00:00:00:00") return false;
+  if (!o.kind.empty() && l.kind != o.kind) return false;
+  return o.mac.empty() || l.mac == o.mac || (!pod_mac.empty() && l.mac == pod_mac);
+}
+
+// One the kernel handed back when the pod netns died keeps the index it
+// had (it was free: the device held it), and comes back under its pod-side
+// name or, when that is taken, "dev<N>"; and it is a physical device
+// (virtual ones die with the netns) unless ADD recorded another kind.
+bool CameBack(const DeviceOrigin& o, const std::string& pod_name, const std::string& pod_mac,
+              const LinkInfo& l) {
+  const std::string& n = l.name;
+  const bool returned_name = n == pod_name || (n.size() > 3 && n.starts_with("dev") &&
+                                               n.find_first_not_of("0123456789", 3) == std::string::npos);
+  return !o.mac.empty() && Ours(o, pod_mac, l) && (!o.kind.empty() || l.kind.empty()) && returned_name &&
+         n != o.name && (o.index == 0 || l.index == o.index);
+}
+
+}  // namespace
+
+base::Result<std::optional<LinkInfo>> FindHome(const DeviceOrigin& o, const std::string& pod_name,
+                                               netlink::Kernel& host, const std::string& pod_mac) {
+  ASSIGN_OR_RETURN(auto at_home, host.FindLink(o.name));
+  if (at_home && Ours(o, pod_mac, *at_home)) return at_home;
+  ASSIGN_OR_RETURN(auto links, host.ListLinks());
+  std::optional<LinkInfo> returned;
+  for (const auto& l : links)
+    if (CameBack(o, pod_name, pod_mac, l)) returned = l;
+  return returned;
+}
+
 Status MoveHome(const DeviceOrigin& o, const std::string& pod_name, StepEnv& env,
                 const std::string& pod_mac) {
-  // A device is ours by what ADD recorded of it, never by a name alone: its
-  // MAC (or the one the pod gave it), its kind when recorded. A MAC of all
-  // zeros is lo's (and no device's we move), so it matches nothing.
-  auto ours = [&](const LinkInfo& l) {
-    if (l.mac == "00:00:00:00:00:00") return false;
-    if (!o.kind.empty() && l.kind != o.kind) return false;
-    return o.mac.empty() || l.mac == o.mac || (!pod_mac.empty() && l.mac == pod_mac);
-  };
-  // One the kernel handed back when the pod netns died keeps the index it
-  // had (it was free: the device held it), and comes back under its pod-side
-  // name or, when that is taken, "dev<N>"; and it is a physical device
-  // (virtual ones die with the netns) unless ADD recorded another kind.
-  auto returned_name = [&](const std::string& n) {
-    return n == pod_name || (n.size() > 3 && n.starts_with("dev") &&
-                             n.find_first_not_of("0123456789", 3) == std::string::npos);
-  };
-  auto came_back = [&](const LinkInfo& l) {
-    return !o.mac.empty() && ours(l) && (!o.kind.empty() || l.kind.empty()) && returned_name(l.name) &&
-           l.name != o.name && (o.index == 0 || l.index == o.index);
-  };
+  auto ours = [&](const LinkInfo& l) { return Ours(o, pod_mac, l); };
+  auto came_back = [&](const LinkInfo& l) { return CameBack(o, pod_name, pod_mac, l); };
 
   // The node name must be free (or already ours) before anything moves.
   ASSIGN_OR_RETURN(auto at_home, env.host.FindLink(o.name));

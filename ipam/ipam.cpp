@@ -44,14 +44,24 @@ Result<std::string> FindPlugin(const std::vector<std::string>& path, const std::
       .ChangedNothing();
 }
 
-// The child's environment: ours, with CNI_COMMAND replaced.
-std::vector<std::string> ChildEnv(const std::string& command) {
+// The child's environment: ours, with CNI_COMMAND replaced, and the
+// attachment's variables when it runs for another one.
+std::vector<std::string> ChildEnv(const std::string& command, const std::optional<Attachment>& who) {
   std::vector<std::string> env;
+  auto is = [](const char* e, const char* name) { return std::strncmp(e, name, std::strlen(name)) == 0; };
   for (char** e = environ; e && *e; ++e) {
-    if (std::strncmp(*e, "CNI_COMMAND=", 12) == 0) continue;
+    if (is(*e, "CNI_COMMAND=")) continue;
+    if (who &&
+        (is(*e, "CNI_CONTAINERID=") || is(*e, "CNI_IFNAME=") || is(*e, "CNI_NETNS=") || is(*e, "CNI_ARGS=")))
+      continue;
     env.emplace_back(*e);
   }
   env.push_back("CNI_COMMAND=" + command);
+  if (who) {
+    env.push_back("CNI_CONTAINERID=" + who->container_id);
+    env.push_back("CNI_IFNAME=" + who->ifname);
+    env.push_back("CNI_NETNS=" + who->netns);
+  }
   return env;
 }
 
@@ -170,7 +180,7 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);
 
-  std::vector<std::string> env = ChildEnv(command);
+  std::vector<std::string> env = ChildEnv(command, for_);
   std::vector<char*> envp;
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);

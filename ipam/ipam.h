@@ -22,10 +22,20 @@ struct IpConfig {
   bool operator==(const IpConfig&) const = default;
 };
 
+/// The attachment an IPAM plugin runs for (its CNI_CONTAINERID, CNI_IFNAME
+/// and CNI_NETNS).
+struct Attachment {
+  std::string container_id, ifname, netns;
+};
+
 /// Runs one IPAM command. The fake in tests records calls.
 class Executor {
  public:
   virtual ~Executor() = default;
+  /// Until reset (nullopt), runs plugins for `who` instead of the attachment
+  /// of this process's CNI_* variables, without CNI_ARGS (they are the
+  /// caller's pod's): stale-claim recovery finishes another attachment's DEL.
+  virtual void RunFor(std::optional<Attachment> who) { (void)who; }
   /// Runs plugin `type` with CNI_COMMAND=`command` and `config` on stdin.
   /// Returns the parsed stdout (null when empty). A CNI error from the plugin
   /// becomes Code::kIpam (11 passes through) with the plugin's message.
@@ -56,9 +66,11 @@ class ExecExecutor : public Executor {
   base::Result<nlohmann::json> Run(const std::string& type, const std::string& command,
                                    const std::string& config) override;
   void SetTimeLimit(uint32_t ms) override { time_limit_ms_ = ms; }
+  void RunFor(std::optional<Attachment> who) override { for_ = std::move(who); }
 
  private:
   std::vector<std::string> cni_path_;
+  std::optional<Attachment> for_;
   uint32_t time_limit_ms_ = kDefaultTimeLimitMs;
 };
 

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <map>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "cni/commands.h"
@@ -53,6 +55,23 @@ class FakeOpener : public cni::NetnsOpener {
   base::Result<std::unique_ptr<netlink::Vf>> OpenVf() override {
     if (!vf_) return base::Error(base::Code::kKernel, "fake: no VfWorld on this node", "", EPROTONOSUPPORT);
     return vf_->Vf();
+  }
+  /// A World namespace's identity: device kFakeNsDev, inode its id + 1.
+  static constexpr uint64_t kFakeNsDev = 0xfa4e;
+  std::optional<netlink::NetnsId> Identify(const netlink::Kernel& pod) override {
+    if (pod.NetnsFd() < 0) return std::nullopt;
+    return netlink::NetnsId{kFakeNsDev, static_cast<uint64_t>(pod.NetnsFd()) + 1};
+  }
+  /// Alive while the path is mapped to a live World namespace, or the
+  /// identified namespace lives (whatever path names it).
+  bool MayExist(const std::string& path, const std::optional<netlink::NetnsId>& id) override {
+    if (Lookup(path).ok()) return true;
+    if (!id || id->dev != kFakeNsDev || id->ino == 0) return false;
+    try {
+      return world_.NetnsAlive(static_cast<int>(id->ino - 1));
+    } catch (const std::out_of_range&) {
+      return false;
+    }
   }
 
  private:

@@ -343,3 +343,33 @@ TEST_CASE("the state file keeps format 1: every step, optional member and escape
   REQUIRE(back.ok());
   CHECK(cni::StateText(*back) == cni::StateText(st));
 }
+
+TEST_CASE(
+    "the pod netns identity is an optional member of format 1: absent in older states, kept when present",
+    "[state]") {
+  // An older erdma-cni's state (the golden one) has none: "unknown".
+  auto old = cni::StateFromJson(nlohmann::json::parse(kFormat1));
+  REQUIRE(old.ok());
+  CHECK_FALSE(old->netns_id.has_value());
+
+  cni::AttachmentState st = Everything();
+  st.netns_id = netlink::NetnsId{4, 4026532281};
+  nlohmann::json written = nlohmann::json::parse(cni::StateText(st));
+  nlohmann::json golden = nlohmann::json::parse(kFormat1);
+  golden["netnsId"] = {{"dev", 4}, {"ino", 4026532281}};
+  CHECK(written == golden);
+  auto back = cni::StateFromJson(written);
+  REQUIRE(back.ok());
+  REQUIRE(back->netns_id.has_value());
+  CHECK(*back->netns_id == netlink::NetnsId{4, 4026532281});
+
+  // Bad ones are refused like any other member.
+  for (const nlohmann::json& bad :
+       {nlohmann::json("4:4026532281"), nlohmann::json{{"dev", 4}}, nlohmann::json{{"dev", 4}, {"ino", -1}},
+        nlohmann::json{{"dev", 4}, {"ino", 0}}}) {
+    INFO(bad.dump());
+    nlohmann::json j = golden;
+    j["netnsId"] = bad;
+    CHECK_FALSE(cni::StateFromJson(j).ok());
+  }
+}

@@ -1,0 +1,38 @@
+// Whether a network namespace still exists, told from outside it: the kernel
+// keeps a netns while a task is in it, a descriptor refers to it or nsfs
+// mounts it somewhere. Used to tell an attachment whose pod is provably gone
+// (its runtime lost the DEL) from one whose pod merely is not running a task.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "base/error.h"
+
+namespace netlink {
+
+/// A namespace's identity: the nsfs device and inode of any handle of it
+/// (what fstat of an open /run/netns/NAME or /proc/PID/ns/net gives).
+struct NetnsId {
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+  bool operator==(const NetnsId&) const = default;
+};
+
+/// The identity of the namespace the descriptor `fd` refers to.
+base::Result<NetnsId> NetnsIdOf(int fd);
+
+/// Whether the netns recorded as `path` (and `id`, when known) may still
+/// exist. With `id`: `path` still resolves to it, or a task under
+/// `proc_root` has it as the net namespace of any of its threads, or an open
+/// descriptor of a task refers to it (net:[ino]), or it is an nsfs mount in
+/// the mount table of any mount namespace. Without `id` (a state of an older
+/// erdma-cni): `path` still opens as a network namespace. True when unsure
+/// (`proc_root` cannot be listed): only a provably dead netns counts as gone.
+/// Not seen: a netns kept only by a socket created in it; its devices stay
+/// in it, so a moved device is then not back on the node either.
+bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path,
+                   const std::string& proc_root = "/proc");
+
+}  // namespace netlink
