@@ -212,6 +212,19 @@ TEST_CASE("a move ADD finishes the lost DEL of a child whose pod netns is gone, 
   REQUIRE(kt::FileExists(lease));
   pods.Delete(pod);  // the child dies with it; the share of eth1 stays
 
+  // diag tells the share's holder has lost its pod.
+  json holders = json::parse(kt::Sh("ip netns exec " + t.node() + " " + kt::PluginBinary() +
+                                    " diag --json --data-dir " + t.DataDir())
+                                 .out,
+                             nullptr, false)
+                     .value("holders", json());
+  INFO("diag holders: " << holders.dump());
+  REQUIRE(holders.is_array());
+  REQUIRE(holders.size() == 1);
+  CHECK(holders[0].value("containerID", "") == old_cid);
+  CHECK(holders[0].value("stale", false));
+  CHECK(holders[0].value("podGone", false));
+
   const std::string cid = t.ContainerId("mover");
   kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", MoveConfig(t)));
   INFO("move ADD after the lost child DEL: " << kt::Describe(add));
