@@ -1,15 +1,19 @@
 #include "netlink/netns_liveness.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <linux/limits.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "base/file.h"
@@ -57,6 +61,25 @@ bool MountsNs(const std::string& mountinfo, const std::string& tag) {
   return false;
 }
 
+// Whether the open descriptor /proc/<pid>/fd/<n> refers to the namespace.
+// Its link reads net:[ino] when it was opened through /proc/<pid>/ns/net,
+// but the mount point's path when opened through a bind mount (or "/" once
+// that is detached): those are told by the inode they lead to. Sockets,
+// pipes and anonymous inodes are no namespace; the rest is looked at with
+// AT_STATX_DONT_SYNC, so a stuck FUSE or NFS file cannot hold us up.
+bool FdRefersTo(const std::string& link, const std::string& tag, const NetnsId& id) {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
+  if (n <= 0) return false;
+  const std::string_view target(buf, static_cast<size_t>(n));
+  if (target == tag) return true;
+  for (std::string_view skip : {"socket:[", "pipe:[", "anon_inode:", "net:[", "/dev/"})
+    if (target.starts_with(skip)) return false;
+  struct statx st {};
+  if (::statx(AT_FDCWD, link.c_str(), AT_STATX_DONT_SYNC, STATX_INO, &st) != 0) return false;
+  return st.stx_ino == id.ino && makedev(st.stx_dev_major, st.stx_dev_minor) == id.dev;
+}
+
 }  // namespace
 
 base::Result<NetnsId> NetnsIdOf(int fd) {
@@ -89,13 +112,8 @@ bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path, co
       for (const std::string& tid : *tids)
         if (tid != pid && SameNs(dir + "/task/" + tid + "/ns/net", *id)) return true;
     if (auto fds = Numbers(dir + "/fd"))
-      for (const std::string& fd : *fds) {
-        char buf[64];
-        const std::string link = dir + "/fd/" + fd;
-        const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
-        if (n > 0 && static_cast<size_t>(n) == tag.size() && tag.compare(0, tag.size(), buf, n) == 0)
-          return true;
-      }
+      for (const std::string& fd : *fds)
+        if (FdRefersTo(dir + "/fd/" + fd, tag, *id)) return true;
     // Bind mounts live in mount namespaces; a runtime may keep its netns
     // mounts in a private one. Each mount namespace's table is read once.
     struct stat mnt {};

@@ -28,7 +28,7 @@ TEST_CASE("an ADD finishes the lost DEL of a VF whose pod netns died, then takes
   REQUIRE(second.ok());
   CHECK(n.world.NetnsOfLink(n.vf0) == pod2);
   // The old attachment is gone, its IPAM lease released (the new one holds one).
-  CHECK(n.StateFiles() == std::vector<std::string>{"/devices/ens1f0v0", "/erdma/@c2@net1"});
+  CHECK(n.StateFiles() == std::vector<std::string>{"/erdma/@c2@net1", "/devices/ens1f0v0"});
   CHECK(n.ipam.leases == 1);
 
   REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel, "c2", "/run/netns/pod2")).ok());
@@ -51,5 +51,5 @@ TEST_CASE("a VF whose holder's netns lives is code 11 though the path it was add
   CHECK(second.error().code == base::Code::kTryAgainLater);
   CHECK(second.error().msg.find("c1") != std::string::npos);
   CHECK(n.world.NetnsOfLink(n.vf0) == n.pod_ns);
-  CHECK(n.StateFiles() == std::vector<std::string>{"/devices/ens1f0v0", "/erdma/@c1@net1"});
+  CHECK(n.StateFiles() == std::vector<std::string>{"/erdma/@c1@net1", "/devices/ens1f0v0"});
 }
