@@ -45,7 +45,9 @@ class NetnsOpener {
   /// Whether the netns an attachment recorded at ADD (its path, and its
   /// identity when the state has one) may still exist; false only when it is
   /// provably gone (netlink::NetnsMayExist).
-  virtual bool MayExist(const std::string& path, const std::optional<netlink::NetnsId>& id) = 0;
+  /// `kept_by` receives what keeps it, for the log.
+  virtual bool MayExist(const std::string& path, const std::optional<netlink::NetnsId>& id,
+                        std::string* kept_by) = 0;
 };
 
 struct Context {

@@ -57,8 +57,9 @@ class RtnlNetnsOpener : public NetnsOpener {
     auto id = netlink::NetnsIdOf(pod.NetnsFd());
     return id.ok() ? std::optional<netlink::NetnsId>(*id) : std::nullopt;
   }
-  bool MayExist(const std::string& path, const std::optional<netlink::NetnsId>& id) override {
-    return netlink::NetnsMayExist(id, path);
+  bool MayExist(const std::string& path, const std::optional<netlink::NetnsId>& id,
+                std::string* kept_by) override {
+    return netlink::NetnsMayExist(id, path, "/proc", kept_by);
   }
 };
 

@@ -30,7 +30,12 @@ class IpamFor {
 }  // namespace
 
 std::string WhyStale(Context& ctx, const AttachmentState& st) {
-  if (ctx.netns.MayExist(st.netns, st.netns_id)) return "";
+  std::string kept_by;
+  if (ctx.netns.MayExist(st.netns, st.netns_id, &kept_by)) {
+    base::Log::Info("container " + st.container_id + " (interface " + st.if_name +
+                    ") is live: its pod netns " + st.netns + " may still exist (" + kept_by + ")");
+    return "";
+  }
   std::string why = "its pod netns " + (st.netns.empty() ? std::string("(none recorded)") : st.netns) +
                     (st.netns_id ? " is gone" : " no longer exists (an older state: checked by path only)");
   const StepMove* move = nullptr;
@@ -41,7 +46,12 @@ std::string WhyStale(Context& ctx, const AttachmentState& st) {
   }
   if (!move) return why;
   auto home = FindHome(st.origin, move->pod_name, ctx.host, pod_mac);
-  if (!home.ok() || !*home) return "";
+  if (!home.ok() || !*home) {
+    base::Log::Info("container " + st.container_id + " (interface " + st.if_name +
+                    ") lost its pod netns, but " + st.origin.name +
+                    " is not back on the node: not recovered");
+    return "";
+  }
   return why + " and " + st.origin.name + " is back on the node" +
          ((*home)->name == st.origin.name ? "" : " as " + (*home)->name);
 }
@@ -65,14 +75,14 @@ Result<bool> RecoverStale(Context& ctx, const std::string& data_dir, const Claim
   if (why.empty()) return false;
   base::Log::Warn("recovering " + owner.device + " from container " + st.container_id + " (network " +
                   st.network + ", interface " + st.if_name + "), whose DEL never finished: " + why);
-  auto failed = [&](Error e) {
+  auto failed = [&](const Error& e) {
     return Error(Code::kTryAgainLater,
                  owner.device + " is held by container " + st.container_id +
                      ", whose pod is gone; finishing " +
                      "its DEL failed (its state is kept; the next ADD, DEL or GC retries): " + e.msg,
                  e.details);
   };
-  if (auto s = base::fault::Point("before", "stale-recover"); !s.ok()) return failed(std::move(s).error());
+  if (auto s = base::fault::Point("before", "stale-recover"); !s.ok()) return failed(s.error());
   // The old attachment's DEL, not this command's: its container ID and
   // interface for IPAM, and no pod netns at all. Its path may name another
   // pod's netns by now (a reused name or PID); the one it recorded is gone,
@@ -87,10 +97,9 @@ Result<bool> RecoverStale(Context& ctx, const std::string& data_dir, const Claim
   Context old{ctx.cfg, env, ctx.host, ctx.netns, ctx.ipam, ctx.sysfs_root, ctx.lock_wait_ms, ctx.node};
   {
     IpamFor ipam_for(ctx.ipam, ipam::Attachment{st.container_id, st.if_name, recorded_netns});
-    if (auto s = DeleteAttachment(old, store, owner.state_path, st, held); !s.ok())
-      return failed(std::move(s).error());
+    if (auto s = DeleteAttachment(old, store, owner.state_path, st, held); !s.ok()) return failed(s.error());
   }
-  if (auto s = base::fault::Point("after", "stale-recover"); !s.ok()) return failed(std::move(s).error());
+  if (auto s = base::fault::Point("after", "stale-recover"); !s.ok()) return failed(s.error());
   return true;
 }
 

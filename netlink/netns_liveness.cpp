@@ -92,14 +92,20 @@ base::Result<NetnsId> NetnsIdOf(int fd) {
   return NetnsId{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
 }
 
-bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path, const std::string& proc_root) {
+bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path, const std::string& proc_root,
+                   std::string* kept_by) {
+  std::string ignored;
+  std::string& why = kept_by ? *kept_by : ignored;
   if (!id) {
     // All an older state has is the path: gone when it no longer opens as a
     // network namespace (missing, or a bind-mount target left unmounted).
+    why = "its path " + path + " (no identity recorded)";
     return !path.empty() && Netns::Open(path, "the recorded netns").ok();
   }
+  why = "its path " + path;
   if (!path.empty() && SameNs(path, *id)) return true;
   auto pids = Numbers(proc_root);
+  why = proc_root + " cannot be listed";
   if (!pids) return true;
   const std::string tag = "net:[" + std::to_string(id->ino) + "]";
   std::set<uint64_t> mount_namespaces;
@@ -107,10 +113,12 @@ bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path, co
     const std::string dir = proc_root + "/" + pid;
     // setns() moves one thread: every thread's namespace counts. A task
     // that exits meanwhile simply has nothing left to look at.
+    why = "task " + pid;
     if (SameNs(dir + "/ns/net", *id)) return true;
     if (auto tids = Numbers(dir + "/task"))
       for (const std::string& tid : *tids)
         if (tid != pid && SameNs(dir + "/task/" + tid + "/ns/net", *id)) return true;
+    why = "a descriptor of task " + pid;
     if (auto fds = Numbers(dir + "/fd"))
       for (const std::string& fd : *fds)
         if (FdRefersTo(dir + "/fd/" + fd, tag, *id)) return true;
@@ -118,9 +126,11 @@ bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path, co
     // mounts in a private one. Each mount namespace's table is read once.
     struct stat mnt {};
     if (::stat((dir + "/ns/mnt").c_str(), &mnt) != 0 || !mount_namespaces.insert(mnt.st_ino).second) continue;
+    why = "a mount in the mount namespace of task " + pid;
     auto table = base::ReadKernelFile(dir + "/mountinfo", 16 << 20);
     if (table.ok() && MountsNs(*table, tag)) return true;
   }
+  why.clear();
   return false;
 }
 

@@ -32,7 +32,8 @@ base::Result<NetnsId> NetnsIdOf(int fd);
 /// (`proc_root` cannot be listed): only a provably dead netns counts as gone.
 /// Not seen: a netns kept only by a socket created in it; its devices stay
 /// in it, so a moved device is then not back on the node either.
+/// `kept_by` (when given) receives what keeps it ("task 1234", ...).
 bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path,
-                   const std::string& proc_root = "/proc");
+                   const std::string& proc_root = "/proc", std::string* kept_by = nullptr);
 
 }  // namespace netlink

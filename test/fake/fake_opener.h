@@ -64,7 +64,9 @@ class FakeOpener : public cni::NetnsOpener {
   }
   /// Alive while the path is mapped to a live World namespace, or the
   /// identified namespace lives (whatever path names it).
-  bool MayExist(const std::string& path, const std::optional<netlink::NetnsId>& id) override {
+  bool MayExist(const std::string& path, const std::optional<netlink::NetnsId>& id,
+                std::string* kept_by) override {
+    if (kept_by) *kept_by = "fake";
     if (Lookup(path).ok()) return true;
     if (!id || id->dev != kFakeNsDev || id->ino == 0) return false;
     try {

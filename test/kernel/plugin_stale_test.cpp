@@ -39,7 +39,7 @@ class Pods {
   Pods(const Pods&) = delete;
   Pods& operator=(const Pods&) = delete;
   std::string New() {
-    const std::string ns = t_.pod(0) + "-s" + std::to_string(n_++);
+    std::string ns = t_.pod(0) + "-s" + std::to_string(n_++);
     kt::ShOk("ip netns add " + ns + " && ip -n " + ns + " link set lo up");
     live_.push_back(ns);
     return ns;
@@ -92,7 +92,7 @@ json MoveConfig(const kt::Topology& t, json extra = json::object()) {
 // the node as `how` says. Returns the pod (already deleted).
 std::string MakeStale(const kt::Topology& t, Pods& pods, const json& config, const std::string& cid,
                       Back how) {
-  const std::string pod = pods.New();
+  std::string pod = pods.New();
   kt::PluginResult add = kt::RunPlugin(In(t, "ADD", cid, config, pod));
   INFO("ADD of the container whose DEL gets lost: " << kt::Describe(add));
   REQUIRE(add.exit == 0);
@@ -166,7 +166,7 @@ TEST_CASE("a holder whose netns still exists keeps the device (code 11), however
   } else {
     pid = kt::ShOk("sh -c 'exec 3<" + path + "; exec sleep 60' </dev/null >/dev/null 2>&1 & echo $!");
   }
-  pid.erase(pid.find_last_not_of("\n") + 1);
+  pid.erase(pid.find_last_not_of('\n') + 1);
   kt::ShOk("sleep 0.2");  // the process has entered or opened the netns
   pods.Delete(pod);
   CHECK_FALSE(kt::FileExists(path));
@@ -183,7 +183,7 @@ TEST_CASE("a holder whose netns still exists keeps the device (code 11), however
   else
     kt::ShOk("kill " + pid + " && while kill -0 " + pid + " 2>/dev/null; do sleep 0.05; done");
   kt::PluginResult again = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
-  INFO("ADD once the netns is gone: " << kt::Describe(again));
+  INFO("ADD once the netns is gone: " << kt::Describe(again) << "\nlog:\n" << ReadAll(t.LogFile()));
   CHECK(again.exit == 0);
   CHECK_FALSE(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", old_cid, "net1")));
   CHECK(kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", config)).exit == 0);
