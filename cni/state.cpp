@@ -30,6 +30,8 @@ namespace netlink {
 // nested record's Fields finds it).
 void Fields(cni::JsonFields& f, NetnsId& id) {
   f("dev", id.dev)("ino", id.ino);
+  // The cookie: absent when the kernel had none (before Linux 5.14).
+  if (f.Has("cookie", id.cookie != 0)) f("cookie", id.cookie);
   if (f.reading() && f.status().ok() && id.ino == 0) f.Refuse("\"netnsId\" has inode 0");
 }
 }  // namespace netlink

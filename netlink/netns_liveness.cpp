@@ -3,9 +3,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/limits.h>
-#include <linux/magic.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -13,11 +12,17 @@
 #include <cstring>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string_view>
 #include <vector>
 
+#include "base/fd.h"
 #include "base/file.h"
 #include "netlink/netns.h"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
 
 namespace netlink {
 namespace {
@@ -45,20 +50,34 @@ bool SameNs(const std::string& path, const NetnsId& id) {
   return ::stat(path.c_str(), &st) == 0 && st.st_dev == id.dev && st.st_ino == id.ino;
 }
 
-// Whether the mount table `mountinfo` has an nsfs mount of net:[ino]: the
-// fourth field (the mount's root) of such a line names the namespace.
-bool MountsNs(const std::string& mountinfo, const std::string& tag) {
-  size_t at = 0;
-  while ((at = mountinfo.find(" " + tag + " ", at)) != std::string::npos) {
-    const size_t eol = mountinfo.find('\n', at);
-    const size_t bol = mountinfo.rfind('\n', at);
-    const std::string line = mountinfo.substr(
-        bol == std::string::npos ? 0 : bol + 1,
-        (eol == std::string::npos ? mountinfo.size() : eol) - (bol == std::string::npos ? 0 : bol + 1));
-    if (line.find(" - nsfs ") != std::string::npos) return true;
-    at += tag.size();
+// mountinfo writes space, tab, newline and backslash in paths as \ooo.
+std::string Unescape(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size()) {
+      out += static_cast<char>(((s[i + 1] - '0') << 6) | ((s[i + 2] - '0') << 3) | (s[i + 3] - '0'));
+      i += 3;
+    } else {
+      out += s[i];
+    }
   }
-  return false;
+  return out;
+}
+
+// The mount points (as the table's task sees them) of the nsfs mounts of
+// net:[ino] in the mount table `mountinfo`: the fourth field (the mount's
+// root) of such a line names the namespace, the fifth is where it is.
+std::vector<std::string> NsMounts(const std::string& mountinfo, const std::string& tag) {
+  std::vector<std::string> out;
+  std::istringstream lines(mountinfo);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" " + tag + " ") == std::string::npos || line.find(" - nsfs ") == std::string::npos)
+      continue;
+    std::istringstream fields(line);
+    std::string id, parent, devno, root, point;
+    if (fields >> id >> parent >> devno >> root >> point && root == tag) out.push_back(Unescape(point));
+  }
+  return out;
 }
 
 // Whether the open descriptor /proc/<pid>/fd/<n> refers to the namespace.
@@ -80,6 +99,19 @@ bool FdRefersTo(const std::string& link, const std::string& tag, const NetnsId& 
   return st.stx_ino == id.ino && makedev(st.stx_dev_major, st.stx_dev_minor) == id.dev;
 }
 
+// What a handle with the recorded device and inode says. The inode number of
+// a namespace is handed to the next new one once it is freed (the lowest
+// free number), so on a busy node the next pod's netns soon has it: the
+// cookie tells them apart. Numbers are unique among live namespaces, so a
+// live one with another cookie means ours is gone.
+enum class Match { kOurs, kReused };
+Match Confirm(const std::string& handle, const NetnsId& id) {
+  if (id.cookie == 0) return Match::kOurs;  // recorded without one: cannot tell
+  auto cookie = NetnsCookieAt(handle);
+  if (!cookie || *cookie == id.cookie) return Match::kOurs;
+  return Match::kReused;
+}
+
 }  // namespace
 
 base::Result<NetnsId> NetnsIdOf(int fd) {
@@ -89,7 +121,28 @@ base::Result<NetnsId> NetnsIdOf(int fd) {
     return base::Error(base::Code::kIo, std::string("fstat of a network namespace: ") + std::strerror(err),
                        {}, err);
   }
-  return NetnsId{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+  NetnsId id{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+  id.cookie = NetnsCookieAt("/proc/self/fd/" + std::to_string(fd)).value_or(0);
+  return id;
+}
+
+std::optional<uint64_t> NetnsCookieAt(const std::string& handle) {
+  auto ns = Netns::Open(handle, "netns");
+  if (!ns.ok()) return std::nullopt;
+  // A socket made inside the namespace carries its cookie (Linux 5.14).
+  base::UniqueFd sock;
+  {
+    auto in = NetnsSwitch::Enter(*ns);
+    if (!in.ok()) return std::nullopt;
+    sock = base::UniqueFd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  }
+  if (!sock.valid()) return std::nullopt;
+  uint64_t cookie = 0;
+  socklen_t len = sizeof cookie;
+  if (::getsockopt(sock.get(), SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) != 0 || len != sizeof cookie ||
+      cookie == 0)
+    return std::nullopt;
+  return cookie;
 }
 
 bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path, const std::string& proc_root,
@@ -102,8 +155,20 @@ bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path, co
     why = "its path " + path + " (no identity recorded)";
     return !path.empty() && Netns::Open(path, "the recorded netns").ok();
   }
-  why = "its path " + path;
-  if (!path.empty() && SameNs(path, *id)) return true;
+  // A handle that leads to the recorded device and inode: ours keeps it
+  // alive, another's (the number reused) proves ours gone.
+  std::optional<bool> verdict;
+  auto found = [&](const std::string& handle, const std::string& what) {
+    if (Confirm(handle, *id) == Match::kReused) {
+      why.clear();
+      verdict = false;
+    } else {
+      why = what;
+      verdict = true;
+    }
+    return true;
+  };
+  if (!path.empty() && SameNs(path, *id) && found(path, "its path " + path)) return *verdict;
   auto pids = Numbers(proc_root);
   why = proc_root + " cannot be listed";
   if (!pids) return true;
@@ -113,22 +178,26 @@ bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path, co
     const std::string dir = proc_root + "/" + pid;
     // setns() moves one thread: every thread's namespace counts. A task
     // that exits meanwhile simply has nothing left to look at.
-    why = "task " + pid;
-    if (SameNs(dir + "/ns/net", *id)) return true;
+    if (SameNs(dir + "/ns/net", *id) && found(dir + "/ns/net", "task " + pid)) return *verdict;
     if (auto tids = Numbers(dir + "/task"))
-      for (const std::string& tid : *tids)
-        if (tid != pid && SameNs(dir + "/task/" + tid + "/ns/net", *id)) return true;
-    why = "a descriptor of task " + pid;
+      for (const std::string& tid : *tids) {
+        const std::string ns = dir + "/task/" + tid + "/ns/net";
+        if (tid != pid && SameNs(ns, *id) && found(ns, "task " + tid)) return *verdict;
+      }
     if (auto fds = Numbers(dir + "/fd"))
-      for (const std::string& fd : *fds)
-        if (FdRefersTo(dir + "/fd/" + fd, tag, *id)) return true;
+      for (const std::string& fd : *fds) {
+        const std::string link = dir + "/fd/" + fd;
+        if (FdRefersTo(link, tag, *id) && found(link, "a descriptor of task " + pid)) return *verdict;
+      }
     // Bind mounts live in mount namespaces; a runtime may keep its netns
     // mounts in a private one. Each mount namespace's table is read once.
     struct stat mnt {};
     if (::stat((dir + "/ns/mnt").c_str(), &mnt) != 0 || !mount_namespaces.insert(mnt.st_ino).second) continue;
-    why = "a mount in the mount namespace of task " + pid;
     auto table = base::ReadKernelFile(dir + "/mountinfo", 16 << 20);
-    if (table.ok() && MountsNs(*table, tag)) return true;
+    if (!table.ok()) continue;
+    for (const std::string& point : NsMounts(*table, tag))
+      if (found(dir + "/root" + point, "a mount at " + point + " in the mount namespace of task " + pid))
+        return *verdict;
   }
   why.clear();
   return false;

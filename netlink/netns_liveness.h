@@ -14,17 +14,27 @@ namespace netlink {
 
 /// A namespace's identity: the nsfs device and inode of any handle of it
 /// (what fstat of an open /run/netns/NAME or /proc/PID/ns/net gives).
+/// The inode number is handed to the next new namespace once this one is
+/// freed; the cookie (SO_NETNS_COOKIE, Linux 5.14) is never reused.
 struct NetnsId {
   uint64_t dev = 0;
   uint64_t ino = 0;
+  uint64_t cookie = 0;  ///< 0: unknown (an older kernel)
   bool operator==(const NetnsId&) const = default;
 };
 
 /// The identity of the namespace the descriptor `fd` refers to.
 base::Result<NetnsId> NetnsIdOf(int fd);
 
+/// The cookie of the network namespace a handle (a netns file, a
+/// /proc/<pid>/ns/net or /proc/<pid>/fd/<n> link) leads to: a socket made
+/// inside it (NetnsSwitch) says. nullopt when it cannot be told.
+std::optional<uint64_t> NetnsCookieAt(const std::string& handle);
+
 /// Whether the netns recorded as `path` (and `id`, when known) may still
-/// exist. With `id`: `path` still resolves to it, or a task under
+/// exist. A handle found with its device and inode but another cookie proves
+/// it gone (the number went to a newer namespace). With `id`: `path` still
+/// resolves to it, or a task under
 /// `proc_root` has it as the net namespace of any of its threads, or an open
 /// descriptor of a task refers to it (net:[ino]), or it is an nsfs mount in
 /// the mount table of any mount namespace. Without `id` (a state of an older

@@ -60,7 +60,8 @@ class FakeOpener : public cni::NetnsOpener {
   static constexpr uint64_t kFakeNsDev = 0xfa4e;
   std::optional<netlink::NetnsId> Identify(const netlink::Kernel& pod) override {
     if (pod.NetnsFd() < 0) return std::nullopt;
-    return netlink::NetnsId{kFakeNsDev, static_cast<uint64_t>(pod.NetnsFd()) + 1};
+    const auto n = static_cast<uint64_t>(pod.NetnsFd()) + 1;
+    return netlink::NetnsId{kFakeNsDev, n, n};
   }
   /// Alive while the path is mapped to a live World namespace, or the
   /// identified namespace lives (whatever path names it).

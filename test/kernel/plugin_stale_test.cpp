@@ -90,14 +90,15 @@ json MoveConfig(const kt::Topology& t, json extra = json::object()) {
 
 // ADD of `cid` into a new pod that then dies without DEL, its device back on
 // the node as `how` says. Returns the pod (already deleted).
-std::string MakeStale(const kt::Topology& t, Pods& pods, const json& config, const std::string& cid,
-                      Back how) {
+std::string MakeStale(const kt::Topology& t, Pods& pods, const json& config, const std::string& cid, Back how,
+                      std::string* inode = nullptr) {
   std::string pod = pods.New();
   kt::PluginResult add = kt::RunPlugin(In(t, "ADD", cid, config, pod));
   INFO("ADD of the container whose DEL gets lost: " << kt::Describe(add));
   REQUIRE(add.exit == 0);
   REQUIRE(kt::LinkExists(pod, "net1"));
   ReturnToNode(t, pod, how);
+  if (inode) *inode = kt::ShOk("stat -L -c %i /run/netns/" + pod);
   pods.Delete(pod);
   REQUIRE(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", cid, "net1")));
   return pod;
@@ -142,6 +143,27 @@ TEST_CASE(
   CHECK(del.exit == 0);
   CHECK(kt::SettledDiff(node_before, t.node()) == "");
   CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
+}
+
+TEST_CASE("the next pod's netns may get the dead one's inode number: the cookie tells them apart") {
+  // podman's order: the old container's netns is gone before the new one's
+  // is made, and the kernel hands the freed number to the new one.
+  kt::Topology t;
+  Pods pods(t);
+  const json config = MoveConfig(t);
+  const std::string old_cid = t.ContainerId("lost");
+  std::string old_inode;
+  MakeStale(t, pods, config, old_cid, Back::kDevN, &old_inode);
+  const std::string pod = pods.New();
+  const std::string inode = kt::ShOk("stat -L -c %i /run/netns/" + pod);
+  INFO("old netns inode " << old_inode << ", new " << inode);
+  if (inode != old_inode) WARN("the new netns did not reuse the inode (another netns was made meanwhile)");
+  const std::string cid = t.ContainerId("next");
+  kt::PluginResult add = kt::RunPlugin(In(t, "ADD", cid, config, pod));
+  INFO("ADD: " << kt::Describe(add) << "\nlog:\n" << ReadAll(t.LogFile()));
+  REQUIRE(add.exit == 0);
+  CHECK_FALSE(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", old_cid, "net1")));
+  CHECK(kt::RunPlugin(In(t, "DEL", cid, config, pod)).exit == 0);
 }
 
 TEST_CASE("a holder whose netns still exists keeps the device (code 11), however the netns is kept") {

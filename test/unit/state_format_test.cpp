@@ -353,15 +353,20 @@ TEST_CASE(
   CHECK_FALSE(old->netns_id.has_value());
 
   cni::AttachmentState st = Everything();
-  st.netns_id = netlink::NetnsId{4, 4026532281};
+  st.netns_id = netlink::NetnsId{4, 4026532281, 4097};
   nlohmann::json written = nlohmann::json::parse(cni::StateText(st));
   nlohmann::json golden = nlohmann::json::parse(kFormat1);
-  golden["netnsId"] = {{"dev", 4}, {"ino", 4026532281}};
+  golden["netnsId"] = {{"dev", 4u}, {"ino", 4026532281u}, {"cookie", 4097u}};
   CHECK(written == golden);
   auto back = cni::StateFromJson(written);
   REQUIRE(back.ok());
   REQUIRE(back->netns_id.has_value());
-  CHECK(*back->netns_id == netlink::NetnsId{4, 4026532281});
+  CHECK(*back->netns_id == netlink::NetnsId{4, 4026532281, 4097});
+  // The cookie is optional within it (a kernel before 5.14 has none).
+  golden["netnsId"].erase("cookie");
+  auto no_cookie = cni::StateFromJson(golden);
+  REQUIRE(no_cookie.ok());
+  CHECK(no_cookie->netns_id == netlink::NetnsId{4, 4026532281, 0});
 
   // Bad ones are refused like any other member.
   for (const nlohmann::json& bad :
