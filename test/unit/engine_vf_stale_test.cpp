@@ -3,6 +3,8 @@
 // claim and the VF settings ADD made through the PF stayed. The next ADD of
 // the VF finishes that DEL (settings and netdev back, then the new pod's);
 // while the old netns lives, whatever its path, it is code 11.
+#include <fstream>
+
 #include "test/unit/engine_vf_node.h"
 
 using namespace enginetest;  // NOLINT(google-build-using-namespace): the shared fixture
@@ -52,4 +54,35 @@ TEST_CASE("a VF whose holder's netns lives is code 11 though the path it was add
   CHECK(second.error().msg.find("c1") != std::string::npos);
   CHECK(n.world.NetnsOfLink(n.vf0) == n.pod_ns);
   CHECK(n.StateFiles() == std::vector<std::string>{"/erdma/@c1@net1", "/devices/ens1f0v0"});
+}
+
+TEST_CASE(
+    "a state of an older erdma-cni, without the netns identity, is recovered only once its path is gone",
+    "[engine][vf][stale]") {
+  VfNode n;
+  const std::string vfs_before = n.vfs.Describe();
+  auto cfg = n.VfConfig(kVfDevice, kSettings);
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  json old = n.StateJson();
+  old.erase("netnsId");
+  std::ofstream(n.dir.path + "/erdma/" + cni::StateStore::FileName("c1", "net1"), std::ios::trunc)
+      << old.dump();
+  const int pod2 = n.world.AddNetns("pod2");
+  n.opener.Map("/run/netns/pod2", pod2);
+
+  // Its path still opens as a netns: live.
+  auto refused = n.Add(cfg, n.MakeEnv(cni::Command::kAdd, "c2", "/run/netns/pod2"));
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().code == base::Code::kTryAgainLater);
+  CHECK(n.world.NetnsOfLink(n.vf0) == n.pod_ns);
+
+  n.world.DeleteNetns(n.pod_ns);
+  n.opener.Forget("/run/netns/pod");
+  auto taken = n.Add(cfg, n.MakeEnv(cni::Command::kAdd, "c2", "/run/netns/pod2"));
+  INFO((taken.ok() ? std::string("ok") : taken.error().msg));
+  REQUIRE(taken.ok());
+  CHECK(n.world.NetnsOfLink(n.vf0) == pod2);
+  REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel, "c2", "/run/netns/pod2")).ok());
+  CHECK(n.vfs.Describe() == vfs_before);
+  CHECK(n.StateFiles().empty());
 }
