@@ -67,9 +67,9 @@ Status CheckRequestedIps(const conf::Config& cfg, const Plan& plan) {
   const auto have = ipam::Inherit(plan.state.origin.addrs, plan.state.origin.routes);
   std::string listed;
   for (const auto& ip : have) listed += (listed.empty() ? "" : ", ") + ip.address.ToString();
-  for (size_t i = 0; i < cfg.requested_ips.size(); ++i) {
-    const netlink::IpPrefix& want = cfg.requested_ips[i];
-    const bool exact = cfg.requested_ips_exact[i];
+  for (const conf::Config::RequestedIp& r : cfg.requested_ips) {
+    const netlink::IpPrefix& want = r.ip;
+    const bool exact = r.exact;
     const bool found = std::any_of(have.begin(), have.end(), [&](const ipam::IpConfig& ip) {
       return ip.address.addr == want.addr && (!exact || ip.address.len == want.len);
     });

@@ -16,6 +16,7 @@ namespace cni {
 using base::Code;
 using base::Error;
 using base::Result;
+using base::Status;
 
 const Driver& MoveDriver();
 const Driver& ChildDriver();
@@ -69,6 +70,31 @@ std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, bool set_mac,
     if (exclusive) steps.emplace_back(StepRdmaMove{rdma.soft_name});
   }
   return steps;
+}
+
+Status PrepareTargetRdma(Context& ctx, const RdmaAccess& rdma, Target& t) {
+  const std::string soft_name = "rxe_" + ctx.env.container_id.substr(0, 12) + "_" + PodIfName(ctx);
+  ASSIGN_OR_RETURN(t.rdma,
+                   PrepareRdma(ctx.cfg.rdma, *t.device, rdma.host, rdma.error, ctx.sysfs_root, soft_name));
+  return base::Ok();
+}
+
+Plan LinkPlan(const Context& ctx, const Target& t, const std::string& pod_name, uint32_t table, Step arrival,
+              bool set_mac) {
+  const conf::Config& cfg = ctx.cfg;
+  Plan plan;
+  plan.state = NewState(ctx, pod_name, table);
+  plan.addresses = cfg.addresses;
+  plan.link = [&cfg, arrival = std::move(arrival), set_mac, table,
+               rdma = t.rdma](const std::vector<ipam::IpConfig>& ips) {
+    return LinkSteps(cfg, arrival, set_mac, table, rdma, ips);
+  };
+  std::tie(plan.rdma_device, plan.rdma_mode) = RdmaOf(t.rdma);
+  if (cfg.smcr_wanted) plan.smcr = SmcrTarget{pod_name, t.device->mac, true, nullptr};
+  plan.attached =
+      t.device->name + " as " + pod_name + " (table " + std::to_string(table) +
+      (plan.rdma_device.empty() ? "" : ", RDMA device " + plan.rdma_device + " " + plan.rdma_mode) + ")";
+  return plan;
 }
 
 Result<netlink::LinkInfo> FindOnNode(Context& ctx, const StateStore& store, const RdmaAccess& rdma,

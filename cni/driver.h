@@ -133,6 +133,16 @@ std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, bool set_mac,
 /// The RDMA device the link steps pair or make, and its mode ("" when none).
 std::pair<std::string, std::string> RdmaOf(const RdmaPlan& rdma);
 
+/// The RDMA plan of the device a link mode takes (`t.device`): its pairing
+/// and netns mode, or the Soft-RoCE device to make for it (PrepareRdma).
+base::Status PrepareTargetRdma(Context& ctx, const RdmaAccess& rdma, Target& t);
+
+/// The plan of a mode that brings a link into the pod (`arrival`: the move
+/// or the child's creation): state, addresses, link steps, RDMA, SMC-R, and
+/// the log line's "<device> as <pod name> (table N...)".
+Plan LinkPlan(const Context& ctx, const Target& t, const std::string& pod_name, uint32_t table, Step arrival,
+              bool set_mac);
+
 /// Finds the device a query selects on the node, or the error saying why it
 /// is not there (in use by another attachment: 11; not there: 5 or 110).
 base::Result<netlink::LinkInfo> FindOnNode(Context& ctx, const StateStore& store, const RdmaAccess& rdma,

@@ -66,27 +66,13 @@ class Child : public Driver {
     return t;
   }
   Status Resolve(Context& ctx, const RdmaAccess& rdma, Target& t) const override {
-    const std::string soft_name = "rxe_" + ctx.env.container_id.substr(0, 12) + "_" + PodIfName(ctx);
-    ASSIGN_OR_RETURN(t.rdma,
-                     PrepareRdma(ctx.cfg.rdma, *t.device, rdma.host, rdma.error, ctx.sysfs_root, soft_name));
+    RETURN_IF_ERROR(PrepareTargetRdma(ctx, rdma, t));
     return CheckChildRdma(ctx.cfg, *t.device, t.rdma);
   }
   Result<Plan> MakePlan(const Context& ctx, const Target& t, const std::string& pod_name,
                         uint32_t table) const override {
-    const conf::Config& cfg = ctx.cfg;
-    Plan plan;
-    plan.state = NewState(ctx, pod_name, table);
-    plan.addresses = cfg.addresses;
-    plan.link = [&cfg, table, rdma = t.rdma,
-                 child = ChildStep(cfg, *t.device, pod_name)](const std::vector<ipam::IpConfig>& ips) {
-      return LinkSteps(cfg, child, false, table, rdma, ips);
-    };
-    std::tie(plan.rdma_device, plan.rdma_mode) = RdmaOf(t.rdma);
-    if (cfg.smcr_wanted) plan.smcr = SmcrTarget{pod_name, t.device->mac, true, nullptr};
-    plan.attached =
-        std::string("attached a ") + conf::ModeName(cfg.mode) + " child of " + t.device->name + " as " +
-        pod_name + " (table " + std::to_string(table) +
-        (plan.rdma_device.empty() ? "" : ", RDMA device " + plan.rdma_device + " " + plan.rdma_mode) + ")";
+    Plan plan = LinkPlan(ctx, t, pod_name, table, ChildStep(ctx.cfg, *t.device, pod_name), false);
+    plan.attached = std::string("attached a ") + conf::ModeName(ctx.cfg.mode) + " child of " + plan.attached;
     return plan;
   }
   void Salvage(Context& ctx, const StateStore& store, const std::string& path, StepEnv& env,

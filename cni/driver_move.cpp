@@ -13,17 +13,13 @@ Status ResolveMoved(Context& ctx, const RdmaAccess& rdma, Target& t) {
   ASSIGN_OR_RETURN(t.addrs, ctx.host.ListAddrs(dev.index));
   ASSIGN_OR_RETURN(t.routes, ctx.host.ListRoutes(dev.index));
   if (t.pci.empty()) t.pci = PciAddressOf(ctx.sysfs_root, dev.name);
-  const std::string soft_name = "rxe_" + ctx.env.container_id.substr(0, 12) + "_" + PodIfName(ctx);
-  ASSIGN_OR_RETURN(t.rdma, PrepareRdma(ctx.cfg.rdma, dev, rdma.host, rdma.error, ctx.sysfs_root, soft_name));
-  return base::Ok();
+  return PrepareTargetRdma(ctx, rdma, t);
 }
 
 Plan PlanMoved(const Context& ctx, const Target& t, const std::string& pod_name, uint32_t table,
                bool set_mac) {
-  const conf::Config& cfg = ctx.cfg;
   const netlink::LinkInfo& dev = *t.device;
-  Plan plan;
-  plan.state = NewState(ctx, pod_name, table);
+  Plan plan = LinkPlan(ctx, t, pod_name, table, StepMove{pod_name}, set_mac);
   DeviceOrigin& o = plan.state.origin;
   o.name = dev.name;
   o.index = dev.index;
@@ -33,15 +29,6 @@ Plan PlanMoved(const Context& ctx, const Target& t, const std::string& pod_name,
   o.kind = dev.kind;
   o.addrs = RestorableAddrs(t.addrs);
   o.routes = RestorableRoutes(t.routes);
-  plan.addresses = cfg.addresses;
-  plan.link = [&cfg, pod_name, set_mac, table, rdma = t.rdma](const std::vector<ipam::IpConfig>& ips) {
-    return LinkSteps(cfg, StepMove{pod_name}, set_mac, table, rdma, ips);
-  };
-  std::tie(plan.rdma_device, plan.rdma_mode) = RdmaOf(t.rdma);
-  if (cfg.smcr_wanted) plan.smcr = SmcrTarget{pod_name, dev.mac, true, nullptr};
-  plan.attached =
-      dev.name + " as " + pod_name + " (table " + std::to_string(table) +
-      (plan.rdma_device.empty() ? "" : ", RDMA device " + plan.rdma_device + " " + plan.rdma_mode) + ")";
   return plan;
 }
 

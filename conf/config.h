@@ -58,8 +58,11 @@ struct Config {
   bool runtime_mac = false;        ///< `mac` is the runtime's (runtimeConfig.mac, args.cni.mac)
   /// Addresses the pod asked for (ApplyRuntimeRequests): `exact` when a
   /// length was given; `key` names where they came from.
-  std::vector<netlink::IpPrefix> requested_ips;
-  std::vector<bool> requested_ips_exact;
+  struct RequestedIp {
+    netlink::IpPrefix ip;
+    bool exact = false;  ///< a length was given and must match
+  };
+  std::vector<RequestedIp> requested_ips;
   std::string requested_ips_key;
   std::string if_name = "erdma0";  ///< our interface's name when chained
   std::optional<uint32_t> mtu;

@@ -295,8 +295,7 @@ Status ApplyRuntimeRequests(Config& c, const std::map<std::string, std::string>&
   for (const std::string& text : ips) {
     auto prefix = netlink::IpPrefix::Parse(text, /*allow_bare=*/true);
     if (!prefix) return Invalid(key + ": " + Quote(text) + " is not an IP address like \"10.9.0.7\"");
-    c.requested_ips.push_back(*prefix);
-    c.requested_ips_exact.push_back(text.find('/') != std::string::npos);
+    c.requested_ips.push_back({*prefix, text.find('/') != std::string::npos});
   }
   c.requested_ips_key = key;
   // With IPAM the plugin gets them unchanged (CNI_ARGS and runtimeConfig are

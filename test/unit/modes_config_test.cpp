@@ -198,14 +198,14 @@ TEST_CASE(
   auto ip = WithRequests(R"({})", {{"IP", "10.9.0.7,fd00::7"}});
   REQUIRE(ip.ok());
   REQUIRE(ip->requested_ips.size() == 2);
-  CHECK(ip->requested_ips[0].ToString() == "10.9.0.7/32");
-  CHECK_FALSE(ip->requested_ips_exact[0]);
+  CHECK(ip->requested_ips[0].ip.ToString() == "10.9.0.7/32");
+  CHECK_FALSE(ip->requested_ips[0].exact);
   CHECK(ip->requested_ips_key == "CNI_ARGS IP");
   auto rc = WithRequests(R"({"runtimeConfig": {"ips": ["10.9.0.7/24"]}})", {{"IP", "10.9.0.8"}});
   REQUIRE(rc.ok());
   REQUIRE(rc->requested_ips.size() == 1);
-  CHECK(rc->requested_ips[0].ToString() == "10.9.0.7/24");
-  CHECK(rc->requested_ips_exact[0]);
+  CHECK(rc->requested_ips[0].ip.ToString() == "10.9.0.7/24");
+  CHECK(rc->requested_ips[0].exact);
   CHECK(rc->requested_ips_key == "runtimeConfig.ips");
   auto none = WithRequests(R"({"addresses": "none"})", {{"IP", "10.9.0.7"}});
   REQUIRE_FALSE(none.ok());
