@@ -6,17 +6,17 @@
 
 #include "base/log.h"
 #include "cni/claim.h"
+#include "cni/cni_result.h"
 #include "cni/commands.h"
 #include "cni/driver.h"
 #include "cni/journal.h"
 #include "cni/plan.h"
-#include "cni/result.h"
 #include "cni/stale.h"
 #include "cni/state.h"
 #include "conf/version.h"
 #include "ipam/inherit.h"
+#include "ipam/ipam_result.h"
 #include "ipam/negotiate.h"
-#include "ipam/result.h"
 
 namespace cni {
 

@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "cni/commands.h"
-#include "cni/rdma.h"
+#include "cni/rdma_attach.h"
 #include "cni/state.h"
 #include "conf/names.h"
 

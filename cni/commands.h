@@ -14,10 +14,10 @@
 #include "ipam/ipam.h"
 #include "netlink/kernel.h"
 #include "netlink/netns_liveness.h"
-#include "netlink/rdma.h"
+#include "netlink/rdma_kernel.h"
 #include "netlink/smc.h"
 #include "netlink/sysctl.h"
-#include "netlink/vf.h"
+#include "netlink/vf_kernel.h"
 
 namespace cni {
 

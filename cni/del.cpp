@@ -15,7 +15,7 @@
 #include "cni/journal.h"
 #include "cni/stale.h"
 #include "cni/state.h"
-#include "cni/vf.h"
+#include "cni/vf_attach.h"
 #include "ipam/negotiate.h"
 
 namespace cni {

@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "conf/config.h"
 #include "netlink/kernel.h"
-#include "netlink/rdma.h"
+#include "netlink/rdma_kernel.h"
 
 namespace cni {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "netlink/kernel.h"
-#include "netlink/rdma.h"
+#include "netlink/rdma_kernel.h"
 #include "netlink/smc.h"
 #include "netlink/sysctl.h"
 

@@ -20,10 +20,10 @@
 #include "cni/commands.h"
 #include "cni/device.h"
 #include "cni/journal.h"
-#include "cni/rdma.h"
-#include "cni/smcr.h"
+#include "cni/rdma_attach.h"
+#include "cni/smcr_plan.h"
 #include "cni/state.h"
-#include "cni/vf.h"
+#include "cni/vf_attach.h"
 #include "ipam/ipam.h"
 
 namespace cni {

@@ -1,8 +1,8 @@
 #include "cni/run.h"
 
 #include "base/log.h"
+#include "cni/cni_result.h"
 #include "cni/commands.h"
-#include "cni/result.h"
 #include "conf/config.h"
 #include "conf/node.h"
 #include "conf/version.h"

@@ -15,10 +15,10 @@
 
 #include "base/error.h"
 #include "netlink/kernel.h"
-#include "netlink/rdma.h"
+#include "netlink/rdma_kernel.h"
 #include "netlink/smc.h"
 #include "netlink/sysctl.h"
-#include "netlink/vf.h"
+#include "netlink/vf_kernel.h"
 
 namespace ipam {
 class Executor;

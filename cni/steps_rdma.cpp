@@ -1,6 +1,6 @@
 // The RDMA device's steps: the paired device moved into the pod (exclusive
 // mode), or a Soft-RoCE device made on the pod's interface.
-#include "cni/rdma.h"
+#include "cni/rdma_attach.h"
 #include "cni/state.h"
 #include "conf/names.h"
 

@@ -1,8 +1,8 @@
-// An SR-IOV VF's settings, applied through its PF on the node (cni/vf.h
+// An SR-IOV VF's settings, applied through its PF on the node (cni/vf_attach.h
 // holds how), with the values they replaced.
 #include "cni/commands.h"
 #include "cni/state.h"
-#include "cni/vf.h"
+#include "cni/vf_attach.h"
 #include "conf/names.h"
 
 namespace cni {

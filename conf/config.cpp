@@ -9,8 +9,8 @@
 #include "base/json_parse.h"
 #include "conf/fields.h"
 #include "conf/names.h"
-#include "conf/rdma.h"
-#include "conf/smcr.h"
+#include "conf/rdma_config.h"
+#include "conf/smcr_config.h"
 #include "conf/version.h"
 
 namespace conf {

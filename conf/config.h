@@ -12,8 +12,8 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "conf/modes.h"
-#include "conf/rdma.h"
-#include "conf/smcr.h"
+#include "conf/rdma_config.h"
+#include "conf/smcr_config.h"
 #include "ipam/ipam.h"
 
 namespace conf {

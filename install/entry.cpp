@@ -1,7 +1,7 @@
 #include "install/entry.h"
 
 #include "conf/config.h"
-#include "conf/smcr.h"
+#include "conf/smcr_config.h"
 
 namespace install {
 

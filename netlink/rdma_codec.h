@@ -13,7 +13,7 @@
 
 #include "base/error.h"
 #include "netlink/raw_message.h"
-#include "netlink/rdma.h"
+#include "netlink/rdma_kernel.h"
 
 namespace netlink::nldev {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "netlink/kernel.h"
-#include "netlink/rdma.h"
+#include "netlink/rdma_kernel.h"
 
 namespace netlink {
 

@@ -5,7 +5,7 @@
 
 #include "base/error.h"
 #include "netlink/netns.h"
-#include "netlink/rdma.h"
+#include "netlink/rdma_kernel.h"
 
 namespace netlink {
 

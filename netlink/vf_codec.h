@@ -14,7 +14,7 @@
 
 #include "base/error.h"
 #include "netlink/raw_message.h"
-#include "netlink/vf.h"
+#include "netlink/vf_kernel.h"
 
 namespace netlink::vfmsg {
 

@@ -5,7 +5,7 @@
 
 #include "base/error.h"
 #include "netlink/netns.h"
-#include "netlink/vf.h"
+#include "netlink/vf_kernel.h"
 
 namespace netlink {
 

@@ -6,7 +6,7 @@
 #include "cni/driver.h"
 #include "cni/journal.h"
 #include "cni/plan.h"
-#include "cni/rdma.h"
+#include "cni/rdma_attach.h"
 #include "ipam/inherit.h"
 #include "netlink/netns.h"
 #include "netlink/rdma_socket.h"

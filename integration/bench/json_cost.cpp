@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "cni/result.h"
+#include "cni/cni_result.h"
 #include "cni/state.h"
 #include "conf/version.h"
 

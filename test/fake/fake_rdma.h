@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "netlink/rdma.h"
+#include "netlink/rdma_kernel.h"
 #include "test/fake/call_log.h"
 #include "test/fake/fake_kernel.h"
 

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "netlink/vf.h"
+#include "netlink/vf_kernel.h"
 #include "test/fake/call_log.h"
 #include "test/fake/fake_kernel.h"
 

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "netlink/netns.h"
-#include "netlink/rdma.h"
+#include "netlink/rdma_kernel.h"
 #include "test/kernel/require_ok.h"
 #include "test/kernel/scratch_netns.h"
 #include "test/kernel/skip.h"

@@ -19,7 +19,7 @@
 #include "netlink/netns.h"
 #include "netlink/raw_message.h"
 #include "netlink/transport.h"
-#include "netlink/vf.h"
+#include "netlink/vf_kernel.h"
 #include "test/kernel/require_ok.h"
 #include "test/kernel/scratch_netns.h"
 

@@ -1,11 +1,10 @@
-#include "cni/result.h"
-
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
+#include "cni/cni_result.h"
 #include "conf/version.h"
-#include "ipam/result.h"
+#include "ipam/ipam_result.h"
 
 namespace {
 

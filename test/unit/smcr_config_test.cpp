@@ -1,8 +1,9 @@
 // The smcr config section and the erdma-smcr annotation.
+#include "conf/smcr_config.h"
+
 #include <catch2/catch.hpp>
 
 #include "conf/config.h"
-#include "conf/smcr.h"
 #include "netlink/sysctl.h"
 
 using nlohmann::json;

@@ -11,7 +11,7 @@
 #include "cni/state.h"
 #include "conf/config.h"
 #include "netlink/kernel.h"
-#include "netlink/vf.h"
+#include "netlink/vf_kernel.h"
 
 namespace cni {
 

@@ -1,4 +1,4 @@
-#include "cni/result.h"
+#include "cni/cni_result.h"
 
 #include <sys/socket.h>
 

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "base/error.h"
-#include "conf/rdma.h"
+#include "conf/rdma_config.h"
 #include "netlink/kernel.h"
-#include "netlink/rdma.h"
+#include "netlink/rdma_kernel.h"
 #include "netlink/rdma_pairing.h"
 
 namespace cni {

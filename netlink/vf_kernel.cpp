@@ -1,4 +1,4 @@
-#include "netlink/vf.h"
+#include "netlink/vf_kernel.h"
 
 namespace netlink {
 

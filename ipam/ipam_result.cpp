@@ -1,4 +1,4 @@
-#include "ipam/result.h"
+#include "ipam/ipam_result.h"
 
 #include <sys/socket.h>
 

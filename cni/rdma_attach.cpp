@@ -1,4 +1,4 @@
-#include "cni/rdma.h"
+#include "cni/rdma_attach.h"
 
 #include <cerrno>
 

@@ -1,4 +1,4 @@
-#include "conf/rdma.h"
+#include "conf/rdma_config.h"
 
 #include "conf/fields.h"
 

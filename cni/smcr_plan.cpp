@@ -1,4 +1,4 @@
-#include "cni/smcr.h"
+#include "cni/smcr_plan.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "cni/vf.h"
+#include "cni/vf_attach.h"
 
 #include <cerrno>
 

@@ -1,4 +1,4 @@
-#include "conf/smcr.h"
+#include "conf/smcr_config.h"
 
 #include "conf/fields.h"
 #include "netlink/sysctl.h"
