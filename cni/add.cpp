@@ -135,9 +135,10 @@ class DeviceHold {
     const conf::Config& cfg = ctx_.cfg;
     const std::string mac = t.device ? t.device->mac : "";
     if (claim_) {
-      Status s = claim_->SetOwner(
-          ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.held_name, mac, t.pci,
-                     plan.vf && !plan.vf->applied.empty() ? StepToJson(*plan.vf) : json()});
+      const StepVf* vf = FindStep<StepVf>(plan.node);
+      Status s =
+          claim_->SetOwner(ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.held_name,
+                                      mac, t.pci, vf && !vf->applied.empty() ? StepToJson(*vf) : json()});
       owned_ = s.ok();  // from here the rollback's outcome decides
       return s;
     }
@@ -196,10 +197,10 @@ struct PodHandles {
   std::unique_ptr<netlink::Smc> smc;
 };
 
-// Plans SMC-R for the target in the pod (it reads the pod's sysctls and SMC
-// tables) and runs the steps through the journal.
-Status ApplySmcr(Context& ctx, const Plan& plan, Journal& journal, StepEnv& env, PodHandles& h,
-                 const StateStore& store) {
+// Reads what SMC-R depends on in the pod (its sysctls and SMC tables) and
+// plans the steps, before anything changes; the handles serve the steps.
+Result<std::vector<Step>> PlanPodSmcr(Context& ctx, const SmcrTarget& target, PodHandles& h,
+                                      const StateStore& store, const std::string& path, StepEnv& env) {
   ASSIGN_OR_RETURN(h.sysctl, ctx.netns.OpenSysctl(ctx.env.netns));
   auto smc = ctx.netns.OpenSmc(ctx.env.netns);
   std::optional<Error> smc_error;
@@ -209,19 +210,15 @@ Status ApplySmcr(Context& ctx, const Plan& plan, Journal& journal, StepEnv& env,
     smc_error = std::move(smc).error();
   env.pod_sysctl = h.sysctl.get();
   env.pod_smc = h.smc.get();
-  const std::string self = journal.path();
-  env.ueid_in_use = [store, self](const std::string& ueid) { return UeidUsedElsewhere(store, self, ueid); };
-  SmcrTarget target = *plan.smcr;
+  env.ueid_in_use = [store, path](const std::string& ueid) { return UeidUsedElsewhere(store, path, ueid); };
   std::unique_ptr<netlink::Smc> node_smc;
-  if (plan.smcr_node_port_check) {
+  if (target.node_port_check) {
     auto n = ctx.netns.OpenSmc("");
     if (n.ok()) node_smc = std::move(n).value();
-    target.node_smc = node_smc.get();
   }
-  ASSIGN_OR_RETURN(auto steps, PlanSmcr(ctx.cfg, target, *h.sysctl, h.smc.get(),
-                                        smc_error ? &*smc_error : nullptr, env.ueid_in_use));
-  base::Log::Info("SMC-R for " + target.ifname + ": " + std::to_string(steps.size()) + " step(s)");
-  return journal.Run(steps, env);
+  ASSIGN_OR_RETURN(auto facts, ReadSmcr(ctx.cfg, target, *h.sysctl, h.smc.get(),
+                                        smc_error ? &*smc_error : nullptr, node_smc.get(), env.ueid_in_use));
+  return PlanSmcr(ctx.cfg, target, facts);
 }
 
 }  // namespace
@@ -282,18 +279,23 @@ Result<json> Add(Context& ctx) {
   if (plan.link && target.rdma.active()) {
     ASSIGN_OR_RETURN(handles.rdma, ctx.netns.OpenRdma(ctx.env.netns));
   }
+  Journal journal(store, path, plan.state);
+  StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma.host, handles.rdma.get()};
+  env.host_vf = target.vfs.get();
+  std::vector<Step> smcr_steps;
+  if (plan.smcr) {
+    ASSIGN_OR_RETURN(smcr_steps, PlanPodSmcr(ctx, *plan.smcr, handles, store, path, env));
+  }
   AttachmentState& st = plan.state;
   // How a later ADD tells this pod is gone, should its DEL be lost.
   st.netns_id = ctx.netns.Identify(*pod);
   RETURN_IF_ERROR(holding.Own(target, plan));
-  Journal journal(store, path, st);
-  StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma.host, handles.rdma.get()};
-  env.host_vf = target.vfs.get();
 
   // 4. Apply, journaled; any failure rolls everything back.
   auto apply = [&]() -> Result<json> {
-    // VF settings go through the PF before the VF moves, and come off last.
-    if (plan.vf) RETURN_IF_ERROR(journal.Run({*plan.vf}, env));
+    // The node's part first (the RDMA netns mode, VF settings through the
+    // PF before the VF moves); it comes off last.
+    if (!plan.node.empty()) RETURN_IF_ERROR(journal.Run(plan.node, env));
     std::vector<ipam::IpConfig> ips;
     if (plan.addresses == conf::AddressMode::kInherit) {
       ips = ipam::Inherit(st.origin.addrs, st.origin.routes);
@@ -310,7 +312,11 @@ Result<json> Add(Context& ctx) {
       st.rdma_mode = plan.rdma_mode;
       RETURN_IF_ERROR(journal.Run(plan.link(ips), env));
     }
-    if (plan.smcr) RETURN_IF_ERROR(ApplySmcr(ctx, plan, journal, env, handles, store));
+    if (plan.smcr) {
+      base::Log::Info("SMC-R for " + plan.smcr->ifname + ": " + std::to_string(smcr_steps.size()) +
+                      " step(s)");
+      RETURN_IF_ERROR(journal.Run(smcr_steps, env));
+    }
     json result = passed;
     if (!plan.pass_through) {
       std::string mac = plan.result_mac;

@@ -72,11 +72,16 @@ std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, bool set_mac,
   return steps;
 }
 
-Status PrepareTargetRdma(Context& ctx, const RdmaAccess& rdma, Target& t) {
+Status ResolveTargetRdma(Context& ctx, const RdmaAccess& rdma, Target& t) {
   const std::string soft_name = "rxe_" + ctx.env.container_id.substr(0, 12) + "_" + PodIfName(ctx);
   ASSIGN_OR_RETURN(t.rdma,
-                   PrepareRdma(ctx.cfg.rdma, *t.device, rdma.host, rdma.error, ctx.sysfs_root, soft_name));
+                   ResolveRdma(ctx.cfg.rdma, *t.device, rdma.host, rdma.error, ctx.sysfs_root, soft_name));
   return base::Ok();
+}
+
+std::vector<Step> RdmaNodeSteps(const RdmaPlan& rdma) {
+  if (!rdma.switch_from) return {};
+  return {StepRdmaMode{netlink::NetnsModeName(rdma.mode), netlink::NetnsModeName(*rdma.switch_from)}};
 }
 
 Plan LinkPlan(const Context& ctx, const Target& t, const std::string& pod_name, uint32_t table, Step arrival,
@@ -85,12 +90,13 @@ Plan LinkPlan(const Context& ctx, const Target& t, const std::string& pod_name, 
   Plan plan;
   plan.state = NewState(ctx, pod_name, table);
   plan.addresses = cfg.addresses;
+  plan.node = RdmaNodeSteps(t.rdma);
   plan.link = [&cfg, arrival = std::move(arrival), set_mac, table,
                rdma = t.rdma](const std::vector<ipam::IpConfig>& ips) {
     return LinkSteps(cfg, arrival, set_mac, table, rdma, ips);
   };
   std::tie(plan.rdma_device, plan.rdma_mode) = RdmaOf(t.rdma);
-  if (cfg.smcr_wanted) plan.smcr = SmcrTarget{pod_name, t.device->mac, true, nullptr};
+  if (cfg.smcr_wanted) plan.smcr = SmcrTarget{pod_name, t.device->mac, true, false};
   plan.attached =
       t.device->name + " as " + pod_name + " (table " + std::to_string(table) +
       (plan.rdma_device.empty() ? "" : ", RDMA device " + plan.rdma_device + " " + plan.rdma_mode) + ")";

@@ -67,16 +67,17 @@ struct Target {
 /// What ADD does, decided before anything changes: the state it journals
 /// into and its steps, in order.
 struct Plan {
-  AttachmentState state;     ///< names, table, and what DEL restores of the device
-  std::optional<StepVf> vf;  ///< first: a VF's settings through its PF (the claim keeps them too)
+  AttachmentState state;  ///< names, table, and what DEL restores of the device
+  /// First, on the node: the RDMA netns mode switch, a VF's settings
+  /// through its PF (the claim keeps those too).
+  std::vector<Step> node;
   conf::AddressMode addresses = conf::AddressMode::kNone;
   /// Bring the link into the pod and configure it, given the addresses
   /// (IPAM's or inherited). Empty when nothing enters the pod.
   std::function<std::vector<Step>(const std::vector<ipam::IpConfig>&)> link;
   /// Recorded in the state with the link steps.
   std::string rdma_device, rdma_mode;
-  std::optional<SmcrTarget> smcr;
-  bool smcr_node_port_check = false;  ///< warn when no node RDMA port has the pnet ID (mode none)
+  std::optional<SmcrTarget> smcr;  ///< the pipeline reads and plans its steps (ReadSmcr, PlanSmcr)
   /// The result: prevResult passed through (mode none), or with our
   /// interface added, its MAC from the pod link or `result_mac` when no
   /// link enters the pod.
@@ -93,8 +94,7 @@ class Driver {
   /// The device the config selects, on the node; code 5/110 when it is not
   /// there, 7 for what this mode cannot do with it. Changes nothing.
   virtual base::Result<Target> Find(Context& ctx, const StateStore& store, const RdmaAccess& rdma) const = 0;
-  /// With the device held: reads what the plan needs into `t`. RDMA's
-  /// setSystemMode may switch the kernel's RDMA netns mode here (PrepareRdma).
+  /// With the device held: reads what the plan needs into `t`. Changes nothing.
   virtual base::Status Resolve(Context& ctx, const RdmaAccess& rdma, Target& t) const = 0;
   /// Pure: the plan from the config, the target and the pod's table.
   virtual base::Result<Plan> MakePlan(const Context& ctx, const Target& t, const std::string& pod_name,
@@ -134,8 +134,11 @@ std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, bool set_mac,
 std::pair<std::string, std::string> RdmaOf(const RdmaPlan& rdma);
 
 /// The RDMA plan of the device a link mode takes (`t.device`): its pairing
-/// and netns mode, or the Soft-RoCE device to make for it (PrepareRdma).
-base::Status PrepareTargetRdma(Context& ctx, const RdmaAccess& rdma, Target& t);
+/// and netns mode, or the Soft-RoCE device to make for it (ResolveRdma).
+base::Status ResolveTargetRdma(Context& ctx, const RdmaAccess& rdma, Target& t);
+
+/// The RDMA netns mode switch `rdma` plans, as the plan's node steps.
+std::vector<Step> RdmaNodeSteps(const RdmaPlan& rdma);
 
 /// The plan of a mode that brings a link into the pod (`arrival`: the move
 /// or the child's creation): state, addresses, link steps, RDMA, SMC-R, and

@@ -66,7 +66,7 @@ class Child : public Driver {
     return t;
   }
   Status Resolve(Context& ctx, const RdmaAccess& rdma, Target& t) const override {
-    RETURN_IF_ERROR(PrepareTargetRdma(ctx, rdma, t));
+    RETURN_IF_ERROR(ResolveTargetRdma(ctx, rdma, t));
     return CheckChildRdma(ctx.cfg, *t.device, t.rdma);
   }
   Result<Plan> MakePlan(const Context& ctx, const Target& t, const std::string& pod_name,

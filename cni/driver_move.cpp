@@ -13,7 +13,7 @@ Status ResolveMoved(Context& ctx, const RdmaAccess& rdma, Target& t) {
   ASSIGN_OR_RETURN(t.addrs, ctx.host.ListAddrs(dev.index));
   ASSIGN_OR_RETURN(t.routes, ctx.host.ListRoutes(dev.index));
   if (t.pci.empty()) t.pci = PciAddressOf(ctx.sysfs_root, dev.name);
-  return PrepareTargetRdma(ctx, rdma, t);
+  return ResolveTargetRdma(ctx, rdma, t);
 }
 
 Plan PlanMoved(const Context& ctx, const Target& t, const std::string& pod_name, uint32_t table,

@@ -31,7 +31,7 @@ class None : public Driver {
     if (!t.device) return base::Ok();
     conf::RdmaConfig rc = ctx.cfg.rdma;
     rc.soft_roce = false;
-    ASSIGN_OR_RETURN(t.rdma, PrepareRdma(rc, *t.device, rdma.host, rdma.error, ctx.sysfs_root, ""));
+    ASSIGN_OR_RETURN(t.rdma, ResolveRdma(rc, *t.device, rdma.host, rdma.error, ctx.sysfs_root, ""));
     return base::Ok();
   }
   Result<Plan> MakePlan(const Context& ctx, const Target& t, const std::string&, uint32_t) const override {
@@ -42,14 +42,14 @@ class None : public Driver {
       return plan;
     }
     plan.state = NewState(ctx, ctx.env.ifname, 0);
+    plan.node = RdmaNodeSteps(t.rdma);
     if (t.rdma.pair) {
       plan.state.rdma_device = t.rdma.pair->device.name;
       plan.state.rdma_mode = "shared";
     }
     // The primary's interface is not an RDMA netdev: its pnet entry needs an
     // RDMA port with the same ID on the node; warn when there is none.
-    plan.smcr = SmcrTarget{ctx.env.ifname, t.device ? t.device->mac : "", false, nullptr};
-    plan.smcr_node_port_check = true;
+    plan.smcr = SmcrTarget{ctx.env.ifname, t.device ? t.device->mac : "", false, true};
     plan.attached = "SMC-R on " + ctx.env.ifname + " (mode none)";
     return plan;
   }

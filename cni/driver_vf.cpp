@@ -134,7 +134,7 @@ class Vf : public Driver {
       Plan plan;
       plan.state = NewState(ctx, pod_name, 0);
       plan.state.origin.name = vf.sriov.pci;
-      plan.vf = std::move(step);
+      plan.node.push_back(std::move(step));
       // Nothing to put them on: the application behind vfio-pci reads the
       // addresses from the result.
       if (cfg.addresses == conf::AddressMode::kIpam) plan.addresses = conf::AddressMode::kIpam;
@@ -144,7 +144,7 @@ class Vf : public Driver {
       return plan;
     }
     Plan plan = PlanMoved(ctx, t, pod_name, table, true);
-    if (!step.applied.empty()) plan.vf = std::move(step);
+    if (!step.applied.empty()) plan.node.push_back(std::move(step));
     plan.attached = "attached " + of + "), netdev " + plan.attached;
     return plan;
   }

@@ -27,6 +27,12 @@ Result<RdmaPlan> Problem(const conf::RdmaConfig& cfg, Error e) {
 
 }  // namespace
 
+std::string NetnsModeBootFix(NetnsMode want) {
+  const char* n = want == NetnsMode::kExclusive ? "0" : "1";
+  return std::string("boot with ib_core netns_mode=") + n + " (e.g. `options ib_core netns_mode=" + n +
+         "` in /etc/modprobe.d/)";
+}
+
 Result<std::optional<uint32_t>> FindRdmaDevice(netlink::Rdma& rdma, const std::string& name) {
   ASSIGN_OR_RETURN(auto devices, rdma.ListDevices());
   for (const auto& d : devices)
@@ -34,7 +40,7 @@ Result<std::optional<uint32_t>> FindRdmaDevice(netlink::Rdma& rdma, const std::s
   return std::optional<uint32_t>();
 }
 
-Result<RdmaPlan> PrepareRdma(const conf::RdmaConfig& cfg, const netlink::LinkInfo& netdev,
+Result<RdmaPlan> ResolveRdma(const conf::RdmaConfig& cfg, const netlink::LinkInfo& netdev,
                              netlink::Rdma* host, const Error* open_error, const std::string& sysfs_root,
                              const std::string& soft_name) {
   if (!host) {
@@ -51,25 +57,14 @@ Result<RdmaPlan> PrepareRdma(const conf::RdmaConfig& cfg, const netlink::LinkInf
   if ((want_exclusive && plan.mode != NetnsMode::kExclusive) ||
       (want_shared && plan.mode != NetnsMode::kShared)) {
     const NetnsMode want = want_exclusive ? NetnsMode::kExclusive : NetnsMode::kShared;
-    const std::string boot_fix = std::string("boot with ib_core netns_mode=") + (want_exclusive ? "0" : "1") +
-                                 " (e.g. `options ib_core netns_mode=" + (want_exclusive ? "0" : "1") +
-                                 "` in /etc/modprobe.d/)";
     if (!cfg.set_system_mode)
-      return Error(Code::kRdmaMode, std::string("rdma.netnsMode is ") + netlink::NetnsModeName(want) +
-                                        " but the kernel's RDMA netns mode is " +
-                                        netlink::NetnsModeName(plan.mode) +
-                                        "; set rdma.setSystemMode to switch it, or " + boot_fix);
-    Status s = host->SetNetnsMode(want);
-    if (!s.ok()) {
-      if (s.error().sys_errno == EBUSY)
-        return Error(Code::kRdmaMode,
-                     std::string("rdma.setSystemMode: the kernel refuses to switch the RDMA netns mode to ") +
-                         netlink::NetnsModeName(want) + " while other network namespaces exist (EBUSY); " +
-                         boot_fix,
-                     s.error().details);
-      return std::move(s).error().WithContext("rdma.setSystemMode");
-    }
-    base::Log::Info(std::string("RDMA netns mode switched to ") + netlink::NetnsModeName(want));
+      return Error(Code::kRdmaMode,
+                   std::string("rdma.netnsMode is ") + netlink::NetnsModeName(want) +
+                       " but the kernel's RDMA netns mode is " + netlink::NetnsModeName(plan.mode) +
+                       "; set rdma.setSystemMode to switch it, or " + NetnsModeBootFix(want));
+    // The switch is the plan's first step (StepRdmaMode); what follows is
+    // planned for the mode it switches to.
+    plan.switch_from = plan.mode;
     plan.mode = want;
   }
 

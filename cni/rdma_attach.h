@@ -19,16 +19,23 @@ struct RdmaPlan {
   netlink::NetnsMode mode = netlink::NetnsMode::kShared;
   std::optional<netlink::PairMatch> pair;  ///< the node's RDMA device for the netdev
   std::string soft_name;                   ///< softRoce: the rxe device to create
+  /// setSystemMode: the kernel's mode now, which the plan's first step
+  /// switches to `mode` (StepRdmaMode); unset when it already is `mode`.
+  std::optional<netlink::NetnsMode> switch_from;
   bool active() const { return pair.has_value() || !soft_name.empty(); }
 };
 
-/// Checks (and with setSystemMode, switches) the kernel's RDMA netns mode and
-/// pairs `netdev` on the node. `host` is null when the kernel has no RDMA
-/// netlink; `open_error` then says why. Errors follow rdma.required: with it
-/// off, problems are logged and the plan is empty.
-base::Result<RdmaPlan> PrepareRdma(const conf::RdmaConfig& cfg, const netlink::LinkInfo& netdev,
+/// Reads the kernel's RDMA netns mode (a switch to the configured one is
+/// planned when setSystemMode allows it) and pairs `netdev` on the node.
+/// Changes nothing. `host` is null when the kernel has no RDMA netlink;
+/// `open_error` then says why. Errors follow rdma.required: with it off,
+/// problems are logged and the plan is empty.
+base::Result<RdmaPlan> ResolveRdma(const conf::RdmaConfig& cfg, const netlink::LinkInfo& netdev,
                                    netlink::Rdma* host, const base::Error* open_error,
                                    const std::string& sysfs_root, const std::string& soft_name);
+
+/// How to get RDMA netns mode `want` at boot, for error messages.
+std::string NetnsModeBootFix(netlink::NetnsMode want);
 
 /// Moves RDMA device `name` from `from` into the netns of `netns_fd`.
 /// EOPNOTSUPP becomes kRdmaCannotMove with the fix.

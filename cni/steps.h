@@ -68,6 +68,11 @@ struct StepRule {  ///< rule added in the pod
   static constexpr const char* kOp = "rule";
   netlink::RuleInfo rule;
 };
+struct StepRdmaMode {  ///< setSystemMode: the kernel's RDMA netns mode switched; node-wide, kept on undo
+  static constexpr const char* kOp = "rdma-mode";
+  std::string mode;  ///< "shared" or "exclusive"
+  std::string old;
+};
 struct StepRdmaMove {  ///< exclusive mode: RDMA device moved into the pod; inverse: back to the node
   static constexpr const char* kOp = "rdma-move";
   std::string device;
@@ -105,8 +110,9 @@ struct StepMac {  ///< pod-side MAC set; inverse: the move home restores the nod
   static constexpr bool kOnLink = true;
   std::string mac;
 };
-using Step = std::variant<StepIpam, StepMove, StepChild, StepMtu, StepAddr, StepUp, StepRoute, StepRule,
-                          StepRdmaMove, StepSoftRdma, StepSysctl, StepPnet, StepUeid, StepVf, StepMac>;
+using Step =
+    std::variant<StepIpam, StepMove, StepChild, StepMtu, StepAddr, StepUp, StepRoute, StepRule, StepRdmaMode,
+                 StepRdmaMove, StepSoftRdma, StepSysctl, StepPnet, StepUeid, StepVf, StepMac>;
 
 /// The last step of type T in `steps`, or null.
 template <class T>
@@ -245,6 +251,7 @@ CNI_STEP(StepAddr)
 CNI_STEP(StepUp)
 CNI_STEP(StepRoute)
 CNI_STEP(StepRule)
+CNI_STEP(StepRdmaMode)
 CNI_STEP(StepRdmaMove)
 CNI_STEP(StepSoftRdma)
 CNI_STEP(StepSysctl)

@@ -1,5 +1,9 @@
-// The RDMA device's steps: the paired device moved into the pod (exclusive
-// mode), or a Soft-RoCE device made on the pod's interface.
+// The RDMA steps: the kernel's RDMA netns mode switched (setSystemMode), the
+// paired device moved into the pod (exclusive mode), or a Soft-RoCE device
+// made on the pod's interface.
+#include <cerrno>
+
+#include "base/log.h"
 #include "cni/rdma_attach.h"
 #include "cni/state.h"
 #include "conf/names.h"
@@ -18,7 +22,45 @@ Status ValidDevice(const std::string& device, const StepAt& at) {
   return base::Ok();
 }
 
+std::optional<netlink::NetnsMode> ModeNamed(const std::string& name) {
+  for (auto m : {netlink::NetnsMode::kShared, netlink::NetnsMode::kExclusive})
+    if (name == netlink::NetnsModeName(m)) return m;
+  return std::nullopt;
+}
+
 }  // namespace
+
+// rdma-mode: {"mode", "old"}
+void Fields(JsonFields& f, StepRdmaMode& s) { f("mode", s.mode)("old", s.old); }
+std::string Describe(const StepRdmaMode& s) {
+  return "switch the RDMA netns mode from " + s.old + " to " + s.mode;
+}
+Status Apply(const StepRdmaMode& s, const AttachmentState&, StepEnv& env) {
+  if (!env.host_rdma) return Error(Code::kRdmaUnavailable, "no RDMA netlink on the node");
+  const netlink::NetnsMode want = ModeNamed(s.mode).value_or(netlink::NetnsMode::kShared);
+  Status st = env.host_rdma->SetNetnsMode(want);
+  if (!st.ok() && st.error().sys_errno == EBUSY)
+    return Error(Code::kRdmaMode,
+                 "rdma.setSystemMode: the kernel refuses to switch the RDMA netns mode to " + s.mode +
+                     " while other network namespaces exist (EBUSY); " + NetnsModeBootFix(want),
+                 st.error().details);
+  if (!st.ok()) return std::move(st).error().WithContext("rdma.setSystemMode");
+  base::Log::Info("RDMA netns mode switched to " + s.mode);
+  return base::Ok();
+}
+// The mode is the node's, asked for by the config, and other attachments
+// rely on it; the kernel would refuse the way back anyway while the pod's
+// netns exists.
+Status Undo(const StepRdmaMode& s, const UndoEnv&, StepEnv&) {
+  base::Log::Info("the RDMA netns mode stays " + s.mode + " (node-wide; rdma.setSystemMode switched it)");
+  return base::Ok();
+}
+Status Validate(const StepRdmaMode& s, const StepAt& at) {
+  if (!ModeNamed(s.mode)) return BadValue(at.at + "mode", s.mode, "\"shared\" or \"exclusive\"");
+  if (!ModeNamed(s.old)) return BadValue(at.at + "old", s.old, "\"shared\" or \"exclusive\"");
+  return base::Ok();
+}
+Status Check(const StepRdmaMode&, CheckEnv&) { return base::Ok(); }
 
 // rdma-move: {"device"}
 void Fields(JsonFields& f, StepRdmaMove& s) { f("device", s.device); }

@@ -179,7 +179,7 @@ Result<FloorAttachment> FloorAdd(const FloorSpec& spec) {
   }
   ASSIGN_OR_RETURN(
       cni::RdmaPlan rdma_plan,
-      cni::PrepareRdma(cfg.rdma, *device, rdma, host_rdma.ok() ? nullptr : &host_rdma.error(), "/sys", ""));
+      cni::ResolveRdma(cfg.rdma, *device, rdma, host_rdma.ok() ? nullptr : &host_rdma.error(), "/sys", ""));
   (void)rdma_plan;  // no RDMA in the floor: the benchmark's kernel has none
 
   // Apply: the move or the child's creation, then the pod-side

@@ -206,7 +206,7 @@ TEST_CASE(
   // scenarios, not by fault points here. The steps of mode vf need an
   // SR-IOV PF, which neither this machine nor the VMs have: the unit tests
   // fail every kernel and PF call of a VF ADD and DEL (engine_vf_test.cpp).
-  const std::set<std::string> vm_only_ops = {"rdma-move", "rdma-soft", "pnet", "ueid"};
+  const std::set<std::string> vm_only_ops = {"rdma-mode", "rdma-move", "rdma-soft", "pnet", "ueid"};
   const std::set<std::string> sriov_only_ops = {"vf", "mac"};
   std::vector<std::string> missing;
   size_t covered = 0;

@@ -1,6 +1,7 @@
 # vm-kernels: 7.3 6.12
 # Issue 3, scenario 3: errors on a real kernel, each with nothing left behind.
-#  - switching the RDMA netns mode while a netns exists (EBUSY): code 111, boot-time fix;
+#  - switching the RDMA netns mode (the journal's first step, rdma-mode) while a netns exists
+#    (EBUSY): code 111, boot-time fix, the mode as it was;
 #  - a device whose driver refuses to move (6.12's rxe: EOPNOTSUPP): code 113.
 # shellcheck shell=bash  # run by /init with bash
 # shellcheck source=SCRIPTDIR/../guest/lib.sh
@@ -9,7 +10,7 @@ source /vm/lib.sh
 source /vm/plugin.sh
 
 kmajor="$(uname -r | cut -d. -f1)"
-VM_PLAN=(ebusy-code ebusy-fix ebusy-untouched ebusy-no-state eopnotsupp-code eopnotsupp-untouched
+VM_PLAN=(ebusy-code ebusy-fix ebusy-untouched ebusy-no-state ebusy-mode eopnotsupp-code eopnotsupp-untouched
   eopnotsupp-no-rxe eopnotsupp-no-state)
 if ! need_module rdma_rxe ib_uverbs rdma_ucm; then
   skip_rest "rdma_rxe is not built for $(uname -r)"
@@ -20,11 +21,12 @@ rdma system set netns shared
 topo_up 1
 ip netns add pa
 before="$(ip -4 addr show eth1; ip -4 route)"
-out="$(cni ADD pa /run/netns/pa net1 "$(conf '{"netnsMode":"exclusive","setSystemMode":true}')")"
+out="$(cni ADD pa /run/netns/pa net1 "$(conf '{"netnsMode":"exclusive","setSystemMode":true,"softRoce":true}')")"
 expect_match ebusy-code '"code":111' "$out"
 expect_match ebusy-fix 'EBUSY.*netns_mode=0' "$out"
 expect_eq ebusy-untouched "$before" "$(ip -4 addr show eth1; ip -4 route)"
 expect_eq ebusy-no-state "" "$(ls "$DATA/erdma" 2>/dev/null)"
+expect_match ebusy-mode 'netns shared' "$(rdma system show netns)"
 topo_down
 
 if ((kmajor >= 7)); then
