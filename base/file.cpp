@@ -48,19 +48,62 @@ Status CheckDirStat(const std::string& path, const struct stat& st, bool last) {
   return Ok();
 }
 
-// Walks `path` from "/" one component at a time, never following a symlink,
+// The directories this process checked (WalkPrivateDirs), by path: every file
+// operation below is relative to the descriptor of the checked inode, so a
+// directory swapped for a symlink after the check cannot redirect it. An
+// entry whose directory was removed since (no links left) is walked again.
+std::map<std::string, UniqueFd>& CheckedDirs() {
+  static std::map<std::string, UniqueFd> dirs;
+  return dirs;
+}
+
+// The directories above them that a walk passed (checked as ancestors: a
+// sticky one may be writable by others): where a later walk may start, never
+// a place for files.
+std::map<std::string, UniqueFd>& WalkedAncestors() {
+  static std::map<std::string, UniqueFd> dirs;
+  return dirs;
+}
+
+// The deepest directory above `path` that this process checked and that
+// still exists: a copy of its descriptor and
+// its path; "/" opened afresh when there is none.
+Result<std::pair<UniqueFd, std::string>> CheckedAncestor(const std::string& path) {
+  for (size_t end = path.rfind('/'); end != std::string::npos && end > 0; end = path.rfind('/', end - 1)) {
+    for (auto* dirs : {&CheckedDirs(), &WalkedAncestors()}) {
+      auto it = dirs->find(path.substr(0, end));
+      if (it == dirs->end()) continue;
+      struct stat st {};
+      if (::fstat(it->second.get(), &st) != 0 || st.st_nlink == 0) {
+        dirs->erase(it);
+        continue;
+      }
+      UniqueFd copy(::fcntl(it->second.get(), F_DUPFD_CLOEXEC, 0));
+      if (!copy.valid()) return SysError("dup " + it->first, errno);
+      return std::make_pair(std::move(copy), it->first);
+    }
+  }
+  UniqueFd root(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root.valid()) return SysError("open /", errno);
+  struct stat st {};
+  if (::fstat(root.get(), &st) != 0) return SysError("stat /", errno);
+  RETURN_IF_ERROR(CheckDirStat("/", st, path.find_first_not_of('/') == std::string::npos));
+  return std::make_pair(std::move(root), std::string());
+}
+
+// Walks `path` one component at a time, never following a symlink,
 // checking each directory (CheckDirStat). `create` makes missing components
 // (0700). Returns the final directory, or an invalid fd when a component is
 // missing and `create` is off.
 Result<UniqueFd> WalkPrivateDirs(const std::string& path, bool create) {
   if (path.empty() || path[0] != '/') return Error(Code::kIo, "not an absolute path: " + path);
-  UniqueFd cur(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!cur.valid()) return SysError("open /", errno);
+  // From the deepest directory above it already checked: what is below one
+  // checked descriptor is reached through it, whatever happens to the path.
+  ASSIGN_OR_RETURN(auto from, CheckedAncestor(path));
+  UniqueFd cur = std::move(from.first);
+  std::string walked = std::move(from.second);
+  size_t pos = walked.size();
   struct stat st {};
-  if (::fstat(cur.get(), &st) != 0) return SysError("stat /", errno);
-  RETURN_IF_ERROR(CheckDirStat("/", st, path.find_first_not_of('/') == std::string::npos));
-  size_t pos = 0;
-  std::string walked;
   while (pos < path.size()) {
     const size_t start = path.find_first_not_of('/', pos);
     if (start == std::string::npos) break;
@@ -86,6 +129,10 @@ Result<UniqueFd> WalkPrivateDirs(const std::string& path, bool create) {
     // Swapped between the stat and the open: only the checked inode counts.
     if (::fstat(child.get(), &opened) != 0 || opened.st_ino != st.st_ino || opened.st_dev != st.st_dev)
       return Error(Code::kIo, walked + " changed while being checked");
+    if (!last) {
+      UniqueFd keep(::fcntl(child.get(), F_DUPFD_CLOEXEC, 0));
+      if (keep.valid()) WalkedAncestors()[walked] = std::move(keep);
+    }
     cur = std::move(child);
   }
   return Result<UniqueFd>(std::move(cur));
@@ -146,15 +193,6 @@ Status WaitForFlock(int fd, int wait_ms, const std::string& what, const std::fun
 }
 
 namespace {
-
-// The directories this process checked (WalkPrivateDirs), by path: every file
-// operation below is relative to the descriptor of the checked inode, so a
-// directory swapped for a symlink after the check cannot redirect it. An
-// entry whose directory was removed since (no links left) is walked again.
-std::map<std::string, UniqueFd>& CheckedDirs() {
-  static std::map<std::string, UniqueFd> dirs;
-  return dirs;
-}
 
 // The checked descriptor of `dir`; -1 when it (or a parent) does not exist.
 Result<int> DirFd(const std::string& dir, bool create) {

@@ -4,10 +4,11 @@
 //
 // A `path` given to the functions below names a file (or directory) directly
 // in a private directory: that directory is walked from "/" and checked once
-// per process (as MakePrivateDirs says), and the file is then opened, created,
-// renamed, removed, listed and locked relative to the checked directory's
-// descriptor (openat, renameat, unlinkat), with O_NOFOLLOW. A directory that
-// fails the check makes every operation in it fail (kIo) instead.
+// per process (as MakePrivateDirs says; a walk starts from the deepest
+// directory above it this process already checked, through its descriptor), and the file is then opened,
+// created, renamed, removed, listed and locked relative to the checked directory's descriptor (openat,
+// renameat, unlinkat), with O_NOFOLLOW. A directory that fails the check makes every operation in it fail
+// (kIo) instead.
 #pragma once
 
 #include <functional>
