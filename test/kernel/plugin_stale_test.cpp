@@ -269,6 +269,71 @@ TEST_CASE("a move ADD finishes the lost DEL of a child whose pod netns is gone, 
   CHECK(kt::SettledDiff(node_before, t.node()) == "");
 }
 
+// A macvlan network on eth1, host-local in t.tmp()/ipam.
+json ChildConfig(const kt::Topology& t) {
+  kt::ConfigSpec spec{.name = "erdma-child",
+                      .data_dir = t.DataDir(),
+                      .log_file = t.LogFile(),
+                      .ipam = json{{"type", "host-local"},
+                                   {"subnet", kt::kSubnet4},
+                                   {"rangeStart", "10.9.0.100"},
+                                   {"rangeEnd", "10.9.0.140"},
+                                   {"dataDir", t.tmp() + "/ipam"}}};
+  spec.extra = {{"mode", "macvlan"}, {"macvlan", {{"mode", "bridge"}}}};
+  return kt::PluginConfig(spec);
+}
+
+TEST_CASE(
+    "a child ADD finishes the lost DEL of a move attachment that holds its parent, however it came back") {
+  const auto how = GENERATE(Back::kPodName, Back::kDevN, Back::kNodeName);
+  CAPTURE(static_cast<int>(how));
+  kt::Topology t;
+  Pods pods(t);
+  const json child = ChildConfig(t);
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string old_cid = t.ContainerId("mover");
+  MakeStale(t, pods, MoveConfig(t), old_cid, how);
+
+  const std::string cid = t.ContainerId("child");
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", child));
+  INFO("child ADD after the lost move DEL: " << kt::Describe(add) << "\nlog:\n" << ReadAll(t.LogFile()));
+  if (add.exit != 0 && add.err.find("macvlan") != std::string::npos)
+    KT_SKIP("macvlan: this kernel cannot make one on a veth");
+  REQUIRE(add.exit == 0);
+  CHECK(kt::LinkExists(t.pod(), "net1"));
+  CHECK_FALSE(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", old_cid, "net1")));
+  CHECK(kt::ClaimsFor(t.DataDir(), old_cid).empty());
+  CHECK(ReadAll(t.LogFile()).find("recovering " + t.eni(1).name + " from container " + old_cid) !=
+        std::string::npos);
+  CHECK(kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", child)).exit == 0);
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+  CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
+  CHECK(kt::StateFiles(t.DataDir() + "/erdma-child").empty());
+}
+
+TEST_CASE("a child ADD gets code 11 while the move attachment that holds its parent may live") {
+  kt::Topology t;
+  Pods pods(t);
+  const json child = ChildConfig(t);
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string old_cid = t.ContainerId("mover");
+  const std::string pod = pods.New();
+  REQUIRE(kt::RunPlugin(In(t, "ADD", old_cid, MoveConfig(t), pod)).exit == 0);
+  // eth1 even looks home under its node name, but the holder's netns lives:
+  // the parent stays the holder's.
+  ReturnToNode(t, pod, Back::kNodeName);
+  const std::string cid = t.ContainerId("child");
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", child));
+  INFO("child ADD while the mover's netns lives: " << kt::Describe(add));
+  kt::CheckError(add, 11, {old_cid});
+  CHECK(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", old_cid, "net1")));
+  CHECK_FALSE(kt::LinkExists(t.pod(), "net1"));
+  CHECK(kt::StateFiles(t.DataDir() + "/erdma-child").empty());
+  // Its own DEL, from the netns it recorded, brings everything back.
+  CHECK(kt::RunPlugin(In(t, "DEL", old_cid, MoveConfig(t), pod)).exit == 0);
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+}
+
 TEST_CASE("two ADDs racing on one stale claim: one recovers it and gets the device, the other gets code 11") {
   kt::Topology t({.enis = 1, .pods = 2});
   Pods pods(t);
