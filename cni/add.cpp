@@ -142,7 +142,8 @@ class DeviceHold {
       ASSIGN_OR_RETURN(bool gone, RecoverStale(ctx_, store_.DataDir(), *prior, &held));
       if (!gone) return InUseError(t.described, *prior);
     }
-    if (!lock.Owner()) lock.Remove();
+    // Nobody (live) owns it: a claim whose state is gone is stale, and goes.
+    if (auto owner = lock.Owner(); !owner || !ClaimIsLive(*owner)) lock.Remove();
     // The recovery gave the parent its node name and addresses back.
     ASSIGN_OR_RETURN(auto now, ctx_.host.FindLinkByIndex(t.device->index));
     if (!now || now->name != t.held_name)
