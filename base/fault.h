@@ -12,7 +12,8 @@
 // A point's name is "<when>:<what>#<n>": when = before|after (ADD steps and
 // state writes) or undo-before|undo-after (rollback and DEL); what = the
 // journal step's op ("move", "child", "addr", ...), "state-write",
-// "share-write" or "stale-recover" (an ADD finishing a lost DEL); n counts
+// "state-remove", "share-write" or "stale-recover" (an ADD finishing a lost
+// DEL); n counts
 // the passes of that when:what in this process from 1.
 #pragma once
 

@@ -129,6 +129,29 @@ class DeviceHold {
     return base::Ok();
   }
 
+  // A child's parent is shared, not claimed; but an attachment that took the
+  // whole parent (move, vf) holds it: code 11 while it may live. One whose
+  // pod is provably gone (its runtime lost the DEL) gave the parent back to
+  // the node: its DEL is finished here, under the parent's claim lock, before
+  // anything reads the parent to plan. ShareParent checks again when it
+  // records the share.
+  Status FreeParent(Target& t) {
+    ASSIGN_OR_RETURN(auto lock, DeviceClaim::Lock(store_.DevicesDir(), t.held_name, ctx_.lock_wait_ms));
+    if (std::optional<ClaimOwner> prior = lock.Owner(); prior && ClaimIsLive(*prior)) {
+      HeldClaim held{lock, t.held_name};
+      ASSIGN_OR_RETURN(bool gone, RecoverStale(ctx_, store_.DataDir(), *prior, &held));
+      if (!gone) return InUseError(t.described, *prior);
+    }
+    // Nobody (live) owns it: a claim whose state is gone is stale, and goes.
+    if (auto owner = lock.Owner(); !owner || !ClaimIsLive(*owner)) lock.Remove();
+    // The recovery gave the parent its node name and addresses back.
+    ASSIGN_OR_RETURN(auto now, ctx_.host.FindLinkByIndex(t.device->index));
+    if (!now || now->name != t.held_name)
+      return Error(Code::kTryAgainLater, t.described + " changed while we waited for it");
+    t.device = *now;
+    return base::Ok();
+  }
+
   // Writes who holds the device: the claim's owner, or (a child) the state
   // and then the parent's share, since a share whose state is missing is stale.
   Status Own(const Target& t, const Plan& plan) {
@@ -254,6 +277,7 @@ Result<json> Add(Context& ctx) {
   ASSIGN_OR_RETURN(Target target, driver.Find(ctx, store, rdma));
   DeviceHold holding(ctx, store, path);
   if (target.hold == Hold::kAlone) RETURN_IF_ERROR(holding.Claim(target));
+  if (target.hold == Hold::kShare) RETURN_IF_ERROR(holding.FreeParent(target));
 
   // 2. The pod: our name is free; the policy table.
   uint32_t table = 0;

@@ -197,10 +197,13 @@ Status StateStore::Save(const std::string& path, const AttachmentState& s) const
 }
 
 Status StateStore::Remove(const std::string& path) const {
+  RETURN_IF_ERROR(base::fault::Point("before", "state-remove"));
   RETURN_IF_ERROR(base::RemoveFile(path));
   // No empty directory is left for a network whose last attachment went.
   if (path.starts_with(Dir() + "/")) base::RemoveDirIfEmpty(Dir());
-  return base::Ok();
+  // After it, before the claim or share goes: a DEL that dies here leaves a
+  // claim naming a missing state.
+  return base::fault::Point("after", "state-remove");
 }
 
 Result<std::vector<std::string>> StateStore::List() const {

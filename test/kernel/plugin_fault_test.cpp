@@ -2,7 +2,9 @@
 // fail, or to die by SIGKILL, before and after every journal step, undo step
 // and state write that its ADD and DEL pass through, in move mode (IPAM and
 // inherited addresses, MTU, SMC-R sysctls) and macvlan mode. The points come
-// from a traced run of the plugin itself, not from a list kept here.
+// from a traced run of the plugin itself, not from a list kept here. The
+// points of the stale-claim recovery (an ADD finishing a lost DEL) are failed
+// and killed in plugin_stale_test.cpp; every kind is reached here.
 //  - ADD fails at a point: an error, and node and pod exactly as before, no
 //    state, no claim, no IPAM lease.
 //  - ADD dies at a point: a DEL restores everything and a second DEL succeeds.
@@ -189,8 +191,9 @@ TEST_CASE(
     for (const char* when : {"before", "after", "undo-before", "undo-after"})
       exist.insert(std::string(when) + ":" + op);
   }
-  // The writes that are not steps: the state file, and a child's share of its parent.
-  for (const char* write : {"state-write", "share-write"}) {
+  // What is not a step: the state file's write and removal, a child's share
+  // of its parent, and an ADD finishing a lost DEL (stale recovery).
+  for (const char* write : {"state-write", "state-remove", "share-write", "stale-recover"}) {
     exist.insert(std::string("before:") + write);
     exist.insert(std::string("after:") + write);
   }
@@ -200,6 +203,29 @@ TEST_CASE(
     auto [add, del] = f.Trace();
     for (const auto& p : add) reached.insert(Kind(p));
     for (const auto& p : del) reached.insert(Kind(p));
+  }
+  {
+    // A recovering ADD: the device's holder lost its DEL (its pod netns is
+    // gone, the device back on the node as the kernel returns it, under its
+    // pod-side name).
+    // plugin_stale_test.cpp fails and kills the recovery at each of its points.
+    Fixture f(Scenarios()[0]);
+    const std::string gone = f.t.pod(0) + "-gone", gone_path = "/run/netns/" + gone;
+    kt::ShOk("ip netns add " + gone);
+    kt::PluginCall lost = kt::Call(f.t, "ADD", f.Cid(), "net1", f.config);
+    lost.netns = gone_path;
+    kt::PluginResult add = kt::RunPlugin(lost);
+    INFO("ADD whose DEL gets lost: " << kt::Describe(add));
+    kt::Sh("ip -n " + gone + " link set net1 netns " + f.t.node());
+    kt::ShOk("ip netns del " + gone);
+    REQUIRE(add.exit == 0);
+    const std::string cid = f.Cid(), trace = f.t.tmp() + "/trace-stale";
+    kt::PluginResult recovering = f.Run("ADD", cid, {"ERDMA_CNI_FAULT_TRACE=" + trace});
+    INFO("recovering ADD: " << kt::Describe(recovering));
+    REQUIRE(recovering.exit == 0);
+    for (const auto& p : ReadLines(trace)) reached.insert(Kind(p));
+    REQUIRE(f.Run("DEL", cid).exit == 0);
+    f.CheckPristine(cid);
   }
   // Steps that need RDMA or SMC netlink, which this kernel lacks: their
   // rollback is exercised by the unit tests' failure injection and the VM

@@ -8,6 +8,7 @@
 // node instead (default_device_exit_net: under its pod-side name, or devN
 // when that is taken). The tests play the kernel's part: they move the veth
 // back to the node the way the kernel would, then delete the pod netns.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <future>
@@ -269,6 +270,71 @@ TEST_CASE("a move ADD finishes the lost DEL of a child whose pod netns is gone, 
   CHECK(kt::SettledDiff(node_before, t.node()) == "");
 }
 
+// A macvlan network on eth1, host-local in t.tmp()/ipam.
+json ChildConfig(const kt::Topology& t) {
+  kt::ConfigSpec spec{.name = "erdma-child",
+                      .data_dir = t.DataDir(),
+                      .log_file = t.LogFile(),
+                      .ipam = json{{"type", "host-local"},
+                                   {"subnet", kt::kSubnet4},
+                                   {"rangeStart", "10.9.0.100"},
+                                   {"rangeEnd", "10.9.0.140"},
+                                   {"dataDir", t.tmp() + "/ipam"}}};
+  spec.extra = {{"mode", "macvlan"}, {"macvlan", {{"mode", "bridge"}}}};
+  return kt::PluginConfig(spec);
+}
+
+TEST_CASE(
+    "a child ADD finishes the lost DEL of a move attachment that holds its parent, however it came back") {
+  const auto how = GENERATE(Back::kPodName, Back::kDevN, Back::kNodeName);
+  CAPTURE(static_cast<int>(how));
+  kt::Topology t;
+  Pods pods(t);
+  const json child = ChildConfig(t);
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string old_cid = t.ContainerId("mover");
+  MakeStale(t, pods, MoveConfig(t), old_cid, how);
+
+  const std::string cid = t.ContainerId("child");
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", child));
+  INFO("child ADD after the lost move DEL: " << kt::Describe(add) << "\nlog:\n" << ReadAll(t.LogFile()));
+  if (add.exit != 0 && add.err.find("macvlan") != std::string::npos)
+    KT_SKIP("macvlan: this kernel cannot make one on a veth");
+  REQUIRE(add.exit == 0);
+  CHECK(kt::LinkExists(t.pod(), "net1"));
+  CHECK_FALSE(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", old_cid, "net1")));
+  CHECK(kt::ClaimsFor(t.DataDir(), old_cid).empty());
+  CHECK(ReadAll(t.LogFile()).find("recovering " + t.eni(1).name + " from container " + old_cid) !=
+        std::string::npos);
+  CHECK(kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", child)).exit == 0);
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+  CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
+  CHECK(kt::StateFiles(t.DataDir() + "/erdma-child").empty());
+}
+
+TEST_CASE("a child ADD gets code 11 while the move attachment that holds its parent may live") {
+  kt::Topology t;
+  Pods pods(t);
+  const json child = ChildConfig(t);
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string old_cid = t.ContainerId("mover");
+  const std::string pod = pods.New();
+  REQUIRE(kt::RunPlugin(In(t, "ADD", old_cid, MoveConfig(t), pod)).exit == 0);
+  // eth1 even looks home under its node name, but the holder's netns lives:
+  // the parent stays the holder's.
+  ReturnToNode(t, pod, Back::kNodeName);
+  const std::string cid = t.ContainerId("child");
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", child));
+  INFO("child ADD while the mover's netns lives: " << kt::Describe(add));
+  kt::CheckError(add, 11, {old_cid});
+  CHECK(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", old_cid, "net1")));
+  CHECK_FALSE(kt::LinkExists(t.pod(), "net1"));
+  CHECK(kt::StateFiles(t.DataDir() + "/erdma-child").empty());
+  // Its own DEL, from the netns it recorded, brings everything back.
+  CHECK(kt::RunPlugin(In(t, "DEL", old_cid, MoveConfig(t), pod)).exit == 0);
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+}
+
 TEST_CASE("two ADDs racing on one stale claim: one recovers it and gets the device, the other gets code 11") {
   kt::Topology t({.enis = 1, .pods = 2});
   Pods pods(t);
@@ -301,20 +367,53 @@ TEST_CASE("two ADDs racing on one stale claim: one recovers it and gets the devi
 TEST_CASE("a fault inside the recovery leaves a state the next ADD or the late DEL finishes") {
   if (!base::fault::kEnabled)
     KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
+  // Who held the device, and who recovers it: a move ADD after a moved
+  // device (its claim), a move ADD after a macvlan child with an IPAM lease
+  // (its share of the parent), a child ADD after a moved parent (its claim,
+  // recovered under the parent's lock).
+  const int which = GENERATE(0, 1, 2);
+  const bool old_child = which == 1, next_child = which == 2;
+  CAPTURE(old_child, next_child);
   kt::Topology t;
   Pods pods(t);
-  const json config = MoveConfig(t);
+  const json old_config = old_child ? ChildConfig(t) : MoveConfig(t);
+  const json next_config = next_child ? ChildConfig(t) : MoveConfig(t);
   const std::string node_before = kt::StableSnapshot(t.node());
   int n = 0;
   auto cid = [&](const std::string& tag) { return t.ContainerId(tag + std::to_string(n++)); };
+  // An attachment whose pod died without DEL: a moved device comes back as devN.
+  auto make_stale = [&](const std::string& old_cid) {
+    if (!old_child) {
+      MakeStale(t, pods, old_config, old_cid, Back::kDevN);
+      return;
+    }
+    const std::string pod = pods.New();
+    kt::PluginResult add = kt::RunPlugin(In(t, "ADD", old_cid, old_config, pod));
+    INFO("child ADD whose DEL gets lost: " << kt::Describe(add));
+    if (add.exit != 0 && add.err.find("macvlan") != std::string::npos)
+      KT_SKIP("macvlan: this kernel cannot make one on a veth");
+    REQUIRE(add.exit == 0);
+    pods.Delete(pod);
+  };
+  const std::string old_net = old_child ? "erdma-child" : "erdma-test";
+  auto check_pristine = [&](const std::string& old_cid) {
+    CHECK(kt::SettledDiff(node_before, t.node()) == "");
+    CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
+    CHECK(kt::StateFiles(t.DataDir() + "/erdma-child").empty());
+    CHECK(kt::ClaimsFor(t.DataDir(), old_cid).empty());
+    for (const auto& f : kt::StateFiles(t.tmp() + "/ipam/erdma-child")) {
+      INFO("host-local file left: " << f);
+      CHECK((f == "lock" || f.rfind("last_reserved_ip", 0) == 0));
+    }
+  };
 
   // The points a recovering ADD passes, from the recovery's start to its end.
   std::vector<std::string> points;
   {
     const std::string old_cid = cid("trace");
-    MakeStale(t, pods, config, old_cid, Back::kDevN);
+    make_stale(old_cid);
     const std::string trace = t.tmp() + "/trace";
-    kt::PluginCall add = kt::Call(t, "ADD", cid("tracer"), "net1", config);
+    kt::PluginCall add = kt::Call(t, "ADD", cid("tracer"), "net1", next_config);
     add.extra_env = {"ERDMA_CNI_FAULT_TRACE=" + trace};
     kt::PluginResult r = kt::RunPlugin(add);
     INFO(kt::Describe(r));
@@ -326,42 +425,46 @@ TEST_CASE("a fault inside the recovery leaves a state the next ADD or the late D
       if (in) points.push_back(p);
       if (p.starts_with("after:stale-recover")) break;
     }
-    REQUIRE(kt::RunPlugin(kt::Call(t, "DEL", add.container_id, "net1", config)).exit == 0);
+    REQUIRE(kt::RunPlugin(kt::Call(t, "DEL", add.container_id, "net1", next_config)).exit == 0);
+    check_pristine(old_cid);
   }
+  INFO("recovery points: " << json(points).dump());
   REQUIRE(points.size() >= 4);
   REQUIRE(points.back().starts_with("after:stale-recover"));
+  // The old attachment's state and its claim or share go inside the recovery.
+  CHECK(std::count_if(points.begin(), points.end(),
+                      [](const std::string& p) { return p.starts_with("after:state-remove"); }) == 1);
 
   for (const std::string& point : points) {
     for (const char* action : {"fail", "kill"}) {
       INFO("recovery " << action << " at " << point);
       const std::string old_cid = cid("old");
-      MakeStale(t, pods, config, old_cid, Back::kDevN);
+      make_stale(old_cid);
       const std::string next = cid("next");
-      kt::PluginCall add = kt::Call(t, "ADD", next, "net1", config);
+      kt::PluginCall add = kt::Call(t, "ADD", next, "net1", next_config);
       add.extra_env = {"ERDMA_CNI_FAULT=" + point, std::string("ERDMA_CNI_FAULT_ACTION=") + action};
       kt::PluginResult faulted = kt::RunPlugin(add);
       INFO("faulted ADD: " << kt::Describe(faulted));
       CHECK(faulted.exit == (std::string(action) == "kill" ? -1 : 1));
       if (std::string(action) == "kill") {
         // The runtime's late DEL of the old container finishes what is left.
-        kt::PluginCall late = kt::Call(t, "DEL", old_cid, "net1", config);
+        kt::PluginCall late = kt::Call(t, "DEL", old_cid, "net1", old_config);
         late.netns = "";
         kt::PluginResult del = kt::RunPlugin(late);
         INFO("late DEL: " << kt::Describe(del));
         CHECK(del.exit == 0);
       }
-      kt::PluginResult again = kt::RunPlugin(kt::Call(t, "ADD", next, "net1", config));
+      kt::PluginResult again = kt::RunPlugin(kt::Call(t, "ADD", next, "net1", next_config));
       INFO("next ADD: " << kt::Describe(again));
       CHECK(again.exit == 0);
-      CHECK_FALSE(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", old_cid, "net1")));
-      CHECK(kt::RunPlugin(kt::Call(t, "DEL", next, "net1", config)).exit == 0);
-      CHECK(kt::SettledDiff(node_before, t.node()) == "");
-      CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
-      CHECK(kt::ClaimsFor(t.DataDir(), old_cid).empty());
+      CHECK_FALSE(kt::FileExists(kt::StatePath(t.DataDir(), old_net, old_cid, "net1")));
+      CHECK(kt::RunPlugin(kt::Call(t, "DEL", next, "net1", next_config)).exit == 0);
+      check_pristine(old_cid);
     }
   }
-  std::cout << "stale recovery: " << points.size() << " fault points, " << 2 * points.size()
-            << " runs (fail, kill)\n";
+  std::cout << "stale recovery (" << (old_child ? "child" : "move") << " recovered by a "
+            << (next_child ? "child" : "move") << " ADD): " << points.size() << " fault points, "
+            << 2 * points.size() << " runs (fail, kill)\n";
 }
 
 TEST_CASE("GC of one network finishes the lost DEL of another network's attachment whose pod is gone") {

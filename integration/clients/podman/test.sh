@@ -21,6 +21,12 @@
 #              NAME:interface_name=IF`; without it podman hands out eth0, eth1, ... in an order
 #              that is not guaranteed — once in a few runs erdma-cni got eth0): eth0 from ptp
 #              with the default route, the ENI as net1; rm -f brings it home.
+#   mac        --mac-address and --ip on a macvlan network; --mac-address refused on a move one.
+#   lostdel    a DEL that fails (a fault point; needs a build with fault hooks): podman
+#              removes the container and its netns anyway and never sends that DEL again. A new
+#              container on the same network gets eth1 through the stale-claim recovery, which
+#              finishes the old DEL and logs a line naming the old container; after its rm the
+#              node is exactly as before and the dataDir empty.
 #
 # Prints a line per scenario and `N passed, N failed` last; exit 0 when all passed, 1 when one
 # failed, 77 (skipped) without root or the Debian packages of packages.txt.
@@ -32,7 +38,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=SCRIPTDIR/../common.sh
 source "$here/../common.sh"
 
-all_scenarios=(lifecycle kill two mac)
+all_scenarios=(lifecycle kill two mac lostdel)
 if (($#)); then scenarios=("$@"); else scenarios=("${all_scenarios[@]}"); fi
 for s in "${scenarios[@]}"; do
   [[ " ${all_scenarios[*]} " == *" $s "* ]] || { echo "usage: $0 [${all_scenarios[*]}]..." >&2; exit 2; }
@@ -324,6 +330,64 @@ scenario_mac() {
   grep -q 'CNI_ARGS MAC: mode \\\?"move\\\?" keeps' "$dir/err" ||
     fail "podman's error does not carry erdma-cni's: $(cat "$dir/err")"
   podman_node rm -f -t 0 m2 >/dev/null 2>&1 || true
+  expect_home "$before"
+  end_case
+}
+
+# lostdel: a DEL that fails (a fault point, armed through the environment podman and conmon
+# hand to the plugins they run). podman removes the container and its netns anyway and never
+# sends that DEL again; the attachment's state and eth1's claim stay. A physical ENI comes back
+# to the node by itself when its netns dies (the kernel moves it to the initial netns as devN);
+# the veth that stands in for it here would die with it instead, and the initial netns is not
+# this private node, so the scenario plays the kernel's part: a process keeps the container's
+# netns while podman removes it, eth1 goes back to the node as dev<ifindex>, then the process
+# ends and the netns with it. A new container on the same network must then get eth1: its ADD
+# finds the old claim stale, finishes the old DEL from its journal and logs one line naming the
+# old container.
+scenario_lostdel() {
+  new_case lostdel
+  erdma_network erdma
+  if ! grep -qa ERDMA_CNI_FAULT_ACTION "$ERDMA_CNI"; then
+    echo "    skipped: $ERDMA_CNI has no fault points (build with -DERDMA_CNI_FAULT_HOOKS=ON)"
+    end_case
+    return 0
+  fi
+  local before ns old_id holder index i state
+  before="$(clients_snapshot "$node")"
+  # The DEL of a stopped container may come from podman itself or from conmon's `podman
+  # container cleanup` (whichever gets there first): both get the fault point, conmon through
+  # a configuration of its own for this container.
+  local fault=(ERDMA_CNI_FAULT=undo-before:move#1 ERDMA_CNI_FAULT_ACTION=fail)
+  sed "s|^conmon_env_vars = \\[|&\"${fault[0]}\", \"${fault[1]}\", |" "$CONTAINERS_CONF" \
+    >"$dir/containers.conf"
+  grep -q "${fault[0]}" "$dir/containers.conf" || fail "cannot arm the fault point for conmon"
+  CONTAINERS_CONF="$dir/containers.conf" podman_node run -d --name l1 --network erdma \
+    localhost/erdma-podman-test:1 "${run_cmd[@]}" >"$dir/out" 2>"$dir/err" || fail "podman run exited $?"
+  ns="$(sandbox l1)"
+  expect_in_pod "$ns" eth0 l1
+  old_id="$(podman_node inspect -f '{{.Id}}' l1)"
+  nsenter --net="$ns" sleep 600 </dev/null >/dev/null 2>&1 &
+  holder=$!
+  # The DEL fails where it would move the device home: eth1 stays in the container's netns.
+  env "${fault[@]}" CONTAINERS_CONF="$dir/containers.conf" nsenter --net="/run/netns/$node" \
+    podman rm -f -t 5 l1 >"$dir/rm.out" 2>"$dir/err" || true
+  grep -q "injected fault at undo-before:move#1" "$dir/erdma.log" || fail "the DEL did not fail at the fault point"
+  if podman_node container exists l1; then fail "podman kept the container whose DEL failed"; fi
+  state="$(find "$dir/erdma/erdma" -type f 2>/dev/null | head -n 1)"
+  [[ -n $state ]] || fail "no state left by the failed DEL: nothing to recover"
+  # The kernel's part: eth1 (the container's eth0) back on the node under its fallback name.
+  index="$(nsenter --net="/proc/$holder/ns/net" ip -j link show eth0 | jq -r '.[0].ifindex')"
+  [[ $index =~ ^[0-9]+$ ]] || fail "eth0 is no longer in the container's netns"
+  nsenter --net="/proc/$holder/ns/net" ip link set eth0 netns "$node" name "dev$index"
+  kill "$holder"
+  wait "$holder" 2>/dev/null || true
+  podman_node run -d --name l2 --network erdma localhost/erdma-podman-test:1 "${run_cmd[@]}" \
+    >"$dir/out" 2>"$dir/err" || fail "podman run of a new container after the lost DEL exited $?"
+  expect_in_pod "$(sandbox l2)" eth0 l2
+  grep -q "recovering eth1 from container $old_id .*whose DEL never finished" "$dir/erdma.log" ||
+    fail "no log line of the recovery naming the old container $old_id"
+  [[ ! -e $state ]] || fail "the old container's state $state is still there"
+  podman_node rm -f -t 5 l2 >/dev/null 2>"$dir/err" || fail "podman rm -f exited $?"
   expect_home "$before"
   end_case
 }
