@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -133,20 +134,20 @@ nghttp2_nv Header(std::string_view name, std::string_view value) {
           NGHTTP2_NV_FLAG_NONE};
 }
 
+// Milliseconds to the deadline, rounded up (poll must not wake before it),
+// 0 once it has passed.
 int MillisLeft(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return left < 0 ? 0 : static_cast<int>(left);
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
+  return us <= 0 ? 0 : static_cast<int>((us + 999) / 1000);
 }
 
-Error Timeout(const std::string& socket_path, std::chrono::milliseconds timeout, const char* stage) {
+Error Timeout(const std::string& socket_path, const char* stage) {
   return Error(Code::kTryAgainLater,
-               "no answer on " + base::EscapeForDisplay(socket_path) + " within " +
-                   std::to_string(timeout.count()) + " ms (" + stage + ")",
-               {}, ETIMEDOUT);
+               "no answer on " + base::EscapeForDisplay(socket_path) + " in time (" + stage + ")", {},
+               ETIMEDOUT);
 }
 
-base::Result<base::UniqueFd> Connect(const std::string& socket_path, Clock::time_point deadline,
-                                     std::chrono::milliseconds timeout) {
+base::Result<base::UniqueFd> Connect(const std::string& socket_path, Clock::time_point deadline) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (socket_path.empty() || socket_path.size() >= sizeof addr.sun_path) {
@@ -166,7 +167,7 @@ base::Result<base::UniqueFd> Connect(const std::string& socket_path, Clock::time
       ::poll(nullptr, 0, 5);
       continue;
     }
-    if (e == EAGAIN) return Timeout(socket_path, timeout, "connect: the listener's backlog is full");
+    if (e == EAGAIN) return Timeout(socket_path, "connect: the listener's backlog is full");
     Code code = (e == ENOENT || e == ECONNREFUSED) ? Code::kTryAgainLater : Code::kIo;
     return Error(code, "connect to " + base::EscapeForDisplay(socket_path) + ": " + std::strerror(e), {}, e);
   }
@@ -176,9 +177,8 @@ base::Result<base::UniqueFd> Connect(const std::string& socket_path, Clock::time
 }  // namespace
 
 base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::string& method,
-                                  const std::string& request, std::chrono::milliseconds timeout) {
-  const Clock::time_point deadline = Clock::now() + timeout;
-  ASSIGN_OR_RETURN(base::UniqueFd fd, Connect(socket_path, deadline, timeout));
+                                  const std::string& request, Clock::time_point deadline) {
+  ASSIGN_OR_RETURN(base::UniqueFd fd, Connect(socket_path, deadline));
   const std::string where = base::EscapeForDisplay(socket_path);
 
   Call call;
@@ -212,7 +212,7 @@ base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::str
   nghttp2_submit_settings(session.get(), NGHTTP2_FLAG_NONE, settings, std::size(settings));
   nghttp2_session_set_local_window_size(session.get(), NGHTTP2_FLAG_NONE, 0,
                                         static_cast<int32_t>(kMaxResponseBytes + kPrefixBytes));
-  const std::string grpc_timeout = std::to_string(timeout.count()) + "m";
+  const std::string grpc_timeout = std::to_string(std::max(MillisLeft(deadline), 1)) + "m";
   const nghttp2_nv headers[] = {
       Header(":method", "POST"),
       Header(":scheme", "http"),
@@ -237,11 +237,11 @@ base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::str
     pollfd p{fd.get(), POLLIN, 0};
     if (nghttp2_session_want_write(session.get())) p.events |= POLLOUT;
     int left = MillisLeft(deadline);
-    if (left == 0) return Timeout(socket_path, timeout, "waiting for the reply");
+    if (left == 0) return Timeout(socket_path, "waiting for the reply");
     int n = ::poll(&p, 1, left);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Error(Code::kIo, std::string("poll: ") + std::strerror(errno), {}, errno);
-    if (n == 0) return Timeout(socket_path, timeout, "waiting for the reply");
+    if (n == 0) return Timeout(socket_path, "waiting for the reply");
     if ((p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
     ssize_t got = ::recv(fd.get(), buf, sizeof buf, 0);
     if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;

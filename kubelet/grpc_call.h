@@ -32,13 +32,13 @@ struct GrpcReply {
 
 /// Calls `method` ("/package.Service/Method") on the server listening on the
 /// unix socket `socket_path` with the encoded request message `request`, and
-/// waits at most `timeout` for the whole call, connect included. The server
+/// gives up at `deadline` (the whole call, connect included). The server
 /// learns the same deadline (grpc-timeout). A reply is any gRPC status the
 /// server sent; errors are what kept a status from arriving: kTryAgainLater
 /// when no server listens there, or it did not answer in time (errno
 /// ENOENT, ECONNREFUSED or ETIMEDOUT), kIo for a connection that broke or a
 /// reply that is not gRPC. A response message over 16 MiB is an error.
 base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::string& method,
-                                  const std::string& request, std::chrono::milliseconds timeout);
+                                  const std::string& request, std::chrono::steady_clock::time_point deadline);
 
 }  // namespace kubelet

@@ -1,6 +1,7 @@
 #include "kubelet/pod_devices.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <memory>
 #include <thread>
 
@@ -125,7 +126,7 @@ bool PodUnknown(const GrpcReply& r) {
 
 std::chrono::milliseconds Left(Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return std::max(left, std::chrono::milliseconds(1));
+  return std::max(left, std::chrono::milliseconds(0));
 }
 
 }  // namespace
@@ -184,17 +185,26 @@ base::Result<PodAllocation> PodDevices(const std::string& socket_path, const Pod
   // Makes the call, once more when the kubelet's rate limit refused it.
   auto call = [&](const char* method, const std::string& request) -> base::Result<GrpcReply> {
     for (;;) {
-      auto r = UnaryCall(socket_path, method, request, Left(deadline));
-      if (!r.ok()) return std::move(r).error().WithContext(context);
+      auto r = UnaryCall(socket_path, method, request, deadline);
+      if (!r.ok()) {
+        Error e = std::move(r).error();
+        if (e.sys_errno == ETIMEDOUT) e.msg += ", " + std::to_string(timeout.count()) + " ms for all calls";
+        return std::move(e).WithContext(context);
+      }
       if (r->status != static_cast<int>(GrpcCode::kResourceExhausted) || retried) return r;
       retried = true;
       std::this_thread::sleep_for(std::min(kRateLimitPause, Left(deadline)));
     }
   };
   auto failed = [&](const char* method, const GrpcReply& r) {
+    if (r.status == static_cast<int>(GrpcCode::kDeadlineExceeded)) {
+      return Error(Code::kTryAgainLater, std::string(method) + " did not finish within " +
+                                             std::to_string(timeout.count()) +
+                                             " ms: " + base::EscapeForDisplay(r.message))
+          .WithContext(context);
+    }
     bool again = r.status == static_cast<int>(GrpcCode::kResourceExhausted) ||
-                 r.status == static_cast<int>(GrpcCode::kUnavailable) ||
-                 r.status == static_cast<int>(GrpcCode::kDeadlineExceeded);
+                 r.status == static_cast<int>(GrpcCode::kUnavailable);
     return Error(again ? Code::kTryAgainLater : Code::kIo, std::string(method) + " failed with gRPC status " +
                                                                std::to_string(r.status) + ": " +
                                                                base::EscapeForDisplay(r.message))

@@ -5,7 +5,7 @@ It serves the pods of a JSON file (pods.json beside this script is the
 suite's) with the real gRPC server of python3-grpcio, so a client meets
 what a kubelet's socket gives: HTTP/2, gRPC status codes and trailers.
 
-    fake_kubelet.py --socket PATH --pods FILE --mode MODE [--calls FILE]
+    fake_kubelet.py --socket PATH --pods FILE --mode MODE [--calls FILE] [--stubs DIR]
 
 Modes:
   get            List, Get and GetAllocatableResources are served (kubelet 1.34+,
@@ -21,7 +21,7 @@ Modes:
 Each call appends one line "Method namespace/name -> CODE" to --calls, so a
 test can see which calls a client made. The python stubs are generated at
 start from ../../kubelet/podresources.proto (grpc_tools, python3-grpc-tools)
-into a temporary directory: the suite ships no generated code.
+into --stubs or a temporary directory: the suite ships no generated code.
 """
 import argparse
 import json
@@ -38,8 +38,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO_DIR = os.path.join(HERE, "..", "..", "kubelet")
 
 
-def load_stubs():
-    out = tempfile.mkdtemp(prefix="fake-kubelet-stubs.")
+def load_stubs(out):
+    if out:
+        os.makedirs(out, exist_ok=True)
+    else:
+        out = tempfile.mkdtemp(prefix="fake-kubelet-stubs.")
     subprocess.run(
         [sys.executable, "-m", "grpc_tools.protoc", "-I", PROTO_DIR,
          "--python_out", out, "--grpc_python_out", out,
@@ -85,13 +88,14 @@ def main():
     ap.add_argument("--mode", default="get",
                     choices=["get", "unimplemented", "disabled", "ratelimit", "slow", "silent"])
     ap.add_argument("--calls", default=os.devnull)
+    ap.add_argument("--stubs", help="where to generate the python stubs (default: a new temporary dir)")
     args = ap.parse_args()
     if args.mode == "silent":
         serve_silent(args.socket)
         return
 
     import grpc
-    pb, pb_grpc = load_stubs()
+    pb, pb_grpc = load_stubs(args.stubs)
     with open(args.pods, encoding="utf-8") as f:
         pods = build_pods(pb, json.load(f))
     lock = threading.Lock()
