@@ -58,8 +58,7 @@ std::string PercentDecode(std::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
     int hi = 0;
     int lo = 0;
-    if (s[i] == '%' && i + 2 < s.size() + 0 && (hi = HexDigit(s[i + 1])) >= 0 &&
-        (lo = HexDigit(s[i + 2])) >= 0) {
+    if (s[i] == '%' && i + 2 < s.size() && (hi = HexDigit(s[i + 1])) >= 0 && (lo = HexDigit(s[i + 2])) >= 0) {
       out.push_back(static_cast<char>(hi * 16 + lo));
       i += 2;
     } else {
@@ -113,7 +112,7 @@ ssize_t ReadRequest(nghttp2_session*, int32_t, uint8_t* buf, size_t length, uint
                     nghttp2_data_source*, void* user) {
   auto* call = static_cast<Call*>(user);
   size_t n = std::min(length, call->request.size() - call->sent);
-  std::memcpy(buf, call->request.data() + call->sent, n);
+  std::copy_n(call->request.data() + call->sent, n, reinterpret_cast<char*>(buf));
   call->sent += n;
   if (call->sent == call->request.size()) *flags |= NGHTTP2_DATA_FLAG_EOF;
   return static_cast<ssize_t>(n);
@@ -262,6 +261,10 @@ base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::str
   if (call.http_status != "200") {
     return Error(Code::kIo, where + " answered HTTP status " + base::EscapeForDisplay(call.http_status) +
                                 ", not a gRPC reply");
+  }
+  if (call.content_type.rfind("application/grpc", 0) != 0) {
+    return Error(Code::kIo, where + " answered content-type " + base::EscapeForDisplay(call.content_type) +
+                                ", not application/grpc");
   }
   if (call.grpc_status.empty()) {
     return Error(Code::kIo, where + " closed the call without a grpc-status (HTTP/2 error " +

@@ -10,7 +10,6 @@
 namespace {
 
 using kubelet::Device;
-using kubelet::PodQuery;
 
 std::string Unhex(const std::string& hex) {
   std::string out;
