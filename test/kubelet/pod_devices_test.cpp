@@ -156,7 +156,10 @@ TEST_CASE("a kubelet that does not answer is code 11 after the timeout, not late
     REQUIRE_FALSE(a.ok());
     CHECK(a.error().code == base::Code::kTryAgainLater);
     CHECK_THAT(a.error().msg, Catch::Contains("300 ms") && Catch::Contains("pod default/two"));
-    CHECK(took >= milliseconds(300));
+    // In "slow" the server may end the call itself (DEADLINE_EXCEEDED) at its
+    // copy of the deadline (grpc-timeout), which its timers keep to about a
+    // millisecond: a hair before ours.
+    CHECK(took >= milliseconds(295));
     CHECK(took < milliseconds(1000));
   }
 }
