@@ -22,6 +22,7 @@ esac
 packages=(
   build-essential cmake pkg-config
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev nlohmann-json3-dev
+  libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler  # the kubelet client (kubelet/)
   iproute2 iputils-ping procps
 )
 if [[ "$what" == test ]]; then
@@ -30,6 +31,7 @@ if [[ "$what" == test ]]; then
     clang-format clang-tidy shellcheck
     clang libclang-rt-14-dev  # the ASan+UBSan build and libFuzzer (test: build-asan)
     llvm                      # llvm-symbolizer: sanitizer reports with file:line
+    python3-grpcio python3-grpc-tools python3-protobuf  # the fake kubelet (test/fake_kubelet/)
   )
   # The VM harness (RDMA and SMC need kernels this machine does not run), the
   # client suites (integration/clients/*/packages.txt, docs/clients.md), the

@@ -1,0 +1,297 @@
+#include "kubelet/grpc_call.h"
+
+#include <fcntl.h>
+#include <nghttp2/nghttp2.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string_view>
+
+#include "base/escape.h"
+#include "base/fd.h"
+
+namespace kubelet {
+namespace {
+
+using base::Code;
+using base::Error;
+using Clock = std::chrono::steady_clock;
+
+// The largest response accepted: the limit gRPC clients of the kubelet use
+// for List on a full node (the kubelet's own default is 4 MiB per message).
+constexpr size_t kMaxResponseBytes = 16u << 20;
+// A gRPC message on the wire: 1 byte compressed flag, 4 bytes big-endian
+// length, the protobuf bytes (grpc/doc/PROTOCOL-HTTP2.md, Length-Prefixed-Message).
+constexpr size_t kPrefixBytes = 5;
+
+struct Call {
+  int fd = -1;
+  int32_t stream_id = -1;
+  std::string request;  ///< prefixed message, sent from `sent`
+  size_t sent = 0;
+  std::string http_status;
+  std::string content_type;
+  std::string grpc_status;
+  std::string grpc_message;
+  std::string body;
+  bool closed = false;
+  bool too_big = false;
+  uint32_t close_error = 0;
+};
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// grpc-message is percent-encoded on the wire (PROTOCOL-HTTP2.md).
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    int hi = 0;
+    int lo = 0;
+    if (s[i] == '%' && i + 2 < s.size() && (hi = HexDigit(s[i + 1])) >= 0 && (lo = HexDigit(s[i + 2])) >= 0) {
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+ssize_t OnSend(nghttp2_session*, const uint8_t* data, size_t length, int, void* user) {
+  auto* call = static_cast<Call*>(user);
+  ssize_t n = ::send(call->fd, data, length, MSG_NOSIGNAL);
+  if (n < 0)
+    return (errno == EAGAIN || errno == EINTR) ? NGHTTP2_ERR_WOULDBLOCK : NGHTTP2_ERR_CALLBACK_FAILURE;
+  return n;
+}
+
+int OnHeader(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
+             const uint8_t* value, size_t valuelen, uint8_t, void* user) {
+  auto* call = static_cast<Call*>(user);
+  if (frame->hd.stream_id != call->stream_id) return 0;
+  std::string_view n(reinterpret_cast<const char*>(name), namelen);
+  std::string v(reinterpret_cast<const char*>(value), valuelen);
+  if (n == ":status") call->http_status = v;
+  if (n == "content-type") call->content_type = v;
+  if (n == "grpc-status") call->grpc_status = v;
+  if (n == "grpc-message") call->grpc_message = PercentDecode(v);
+  return 0;
+}
+
+int OnData(nghttp2_session*, uint8_t, int32_t stream_id, const uint8_t* data, size_t len, void* user) {
+  auto* call = static_cast<Call*>(user);
+  if (stream_id != call->stream_id) return 0;
+  if (call->body.size() + len > kMaxResponseBytes + kPrefixBytes) {
+    call->too_big = true;
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+  }
+  call->body.append(reinterpret_cast<const char*>(data), len);
+  return 0;
+}
+
+int OnStreamClose(nghttp2_session*, int32_t stream_id, uint32_t error_code, void* user) {
+  auto* call = static_cast<Call*>(user);
+  if (stream_id != call->stream_id) return 0;
+  call->closed = true;
+  call->close_error = error_code;
+  return 0;
+}
+
+ssize_t ReadRequest(nghttp2_session*, int32_t, uint8_t* buf, size_t length, uint32_t* flags,
+                    nghttp2_data_source*, void* user) {
+  auto* call = static_cast<Call*>(user);
+  size_t n = std::min(length, call->request.size() - call->sent);
+  std::copy_n(call->request.data() + call->sent, n, reinterpret_cast<char*>(buf));
+  call->sent += n;
+  if (call->sent == call->request.size()) *flags |= NGHTTP2_DATA_FLAG_EOF;
+  return static_cast<ssize_t>(n);
+}
+
+struct SessionDeleter {
+  void operator()(nghttp2_session* s) const { nghttp2_session_del(s); }
+};
+struct CallbacksDeleter {
+  void operator()(nghttp2_session_callbacks* c) const { nghttp2_session_callbacks_del(c); }
+};
+
+nghttp2_nv Header(std::string_view name, std::string_view value) {
+  // nghttp2 copies neither; the views outlive nghttp2_submit_request, which
+  // copies them into its own header block (NGHTTP2_NV_FLAG_NONE).
+  return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
+          reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(),
+          NGHTTP2_NV_FLAG_NONE};
+}
+
+// Milliseconds to the deadline, rounded up (poll must not wake before it),
+// 0 once it has passed.
+int MillisLeft(Clock::time_point deadline) {
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
+  return us <= 0 ? 0 : static_cast<int>((us + 999) / 1000);
+}
+
+Error Timeout(const std::string& socket_path, const char* stage) {
+  return Error(Code::kTryAgainLater,
+               "no answer on " + base::EscapeForDisplay(socket_path) + " in time (" + stage + ")", {},
+               ETIMEDOUT);
+}
+
+base::Result<base::UniqueFd> Connect(const std::string& socket_path, Clock::time_point deadline) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (socket_path.empty() || socket_path.size() >= sizeof addr.sun_path) {
+    return Error(Code::kInvalidConfig, "unix socket path " + base::EscapeForDisplay(socket_path) +
+                                           " is empty or longer than " +
+                                           std::to_string(sizeof addr.sun_path - 1) + " bytes");
+  }
+  std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
+  base::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) return Error(Code::kIo, std::string("socket: ") + std::strerror(errno), {}, errno);
+  // A unix connect completes at once or, with the listener's backlog full,
+  // fails with EAGAIN (it never returns EINPROGRESS): retry until the deadline.
+  while (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    int e = errno;
+    if (e == EINTR) continue;
+    if (e == EAGAIN && MillisLeft(deadline) > 0) {
+      ::poll(nullptr, 0, 5);
+      continue;
+    }
+    if (e == EAGAIN) return Timeout(socket_path, "connect: the listener's backlog is full");
+    Code code = (e == ENOENT || e == ECONNREFUSED) ? Code::kTryAgainLater : Code::kIo;
+    return Error(code, "connect to " + base::EscapeForDisplay(socket_path) + ": " + std::strerror(e), {}, e);
+  }
+  return fd;
+}
+
+}  // namespace
+
+base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::string& method,
+                                  const std::string& request, Clock::time_point deadline) {
+  ASSIGN_OR_RETURN(base::UniqueFd fd, Connect(socket_path, deadline));
+  const std::string where = base::EscapeForDisplay(socket_path);
+
+  Call call;
+  call.fd = fd.get();
+  if (request.size() > kMaxResponseBytes) return Error(Code::kInternal, "gRPC request too large");
+  call.request.reserve(kPrefixBytes + request.size());
+  call.request.push_back('\0');  // not compressed
+  for (int shift = 24; shift >= 0; shift -= 8)
+    call.request.push_back(static_cast<char>((request.size() >> shift) & 0xff));
+  call.request += request;
+
+  nghttp2_session_callbacks* raw_callbacks = nullptr;
+  if (nghttp2_session_callbacks_new(&raw_callbacks) != 0) return Error(Code::kInternal, "out of memory");
+  std::unique_ptr<nghttp2_session_callbacks, CallbacksDeleter> callbacks(raw_callbacks);
+  nghttp2_session_callbacks_set_send_callback(callbacks.get(), OnSend);
+  nghttp2_session_callbacks_set_on_header_callback(callbacks.get(), OnHeader);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks.get(), OnData);
+  nghttp2_session_callbacks_set_on_stream_close_callback(callbacks.get(), OnStreamClose);
+  nghttp2_session* raw_session = nullptr;
+  if (nghttp2_session_client_new(&raw_session, callbacks.get(), &call) != 0) {
+    return Error(Code::kInternal, "out of memory");
+  }
+  std::unique_ptr<nghttp2_session, SessionDeleter> session(raw_session);
+
+  // A window as large as the largest reply accepted, so that the server
+  // never waits for a WINDOW_UPDATE in the middle of a reply.
+  const nghttp2_settings_entry settings[] = {
+      {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, static_cast<uint32_t>(kMaxResponseBytes + kPrefixBytes)},
+  };
+  nghttp2_submit_settings(session.get(), NGHTTP2_FLAG_NONE, settings, std::size(settings));
+  nghttp2_session_set_local_window_size(session.get(), NGHTTP2_FLAG_NONE, 0,
+                                        static_cast<int32_t>(kMaxResponseBytes + kPrefixBytes));
+  const std::string grpc_timeout = std::to_string(std::max(MillisLeft(deadline), 1)) + "m";
+  const nghttp2_nv headers[] = {
+      Header(":method", "POST"),
+      Header(":scheme", "http"),
+      Header(":path", method),
+      Header(":authority", "localhost"),
+      Header("content-type", "application/grpc"),
+      Header("te", "trailers"),
+      Header("grpc-timeout", grpc_timeout),
+  };
+  nghttp2_data_provider provider{};
+  provider.read_callback = ReadRequest;
+  call.stream_id =
+      nghttp2_submit_request(session.get(), nullptr, headers, std::size(headers), &provider, nullptr);
+  if (call.stream_id < 0)
+    return Error(Code::kInternal, std::string("nghttp2: ") + nghttp2_strerror(call.stream_id));
+
+  char buf[16384];
+  while (!call.closed) {
+    int rv = nghttp2_session_send(session.get());
+    if (rv != 0) return Error(Code::kIo, "sending to " + where + ": " + nghttp2_strerror(rv));
+    if (call.closed) break;
+    pollfd p{fd.get(), POLLIN, 0};
+    if (nghttp2_session_want_write(session.get())) p.events |= POLLOUT;
+    int left = MillisLeft(deadline);
+    if (left == 0) return Timeout(socket_path, "waiting for the reply");
+    int n = ::poll(&p, 1, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error(Code::kIo, std::string("poll: ") + std::strerror(errno), {}, errno);
+    if (n == 0) return Timeout(socket_path, "waiting for the reply");
+    if ((p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+    ssize_t got = ::recv(fd.get(), buf, sizeof buf, 0);
+    if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (got < 0) return Error(Code::kIo, "reading from " + where + ": " + std::strerror(errno), {}, errno);
+    if (got == 0) return Error(Code::kIo, where + " closed the connection before the reply was complete");
+    ssize_t used = nghttp2_session_mem_recv(session.get(), reinterpret_cast<const uint8_t*>(buf),
+                                            static_cast<size_t>(got));
+    if (call.too_big) {
+      return Error(Code::kIo, "the reply from " + where + " is larger than " +
+                                  std::to_string(kMaxResponseBytes) + " bytes");
+    }
+    if (used < 0) {
+      return Error(Code::kIo,
+                   "the reply from " + where + " is not HTTP/2: " + nghttp2_strerror(static_cast<int>(used)));
+    }
+  }
+
+  if (call.http_status != "200") {
+    return Error(Code::kIo, where + " answered HTTP status " + base::EscapeForDisplay(call.http_status) +
+                                ", not a gRPC reply");
+  }
+  if (call.content_type.rfind("application/grpc", 0) != 0) {
+    return Error(Code::kIo, where + " answered content-type " + base::EscapeForDisplay(call.content_type) +
+                                ", not application/grpc");
+  }
+  if (call.grpc_status.empty()) {
+    return Error(Code::kIo, where + " closed the call without a grpc-status (HTTP/2 error " +
+                                std::to_string(call.close_error) + ")");
+  }
+  GrpcReply reply;
+  char* end = nullptr;
+  long status = std::strtol(call.grpc_status.c_str(), &end, 10);
+  if (*end != '\0' || status < 0 || status > 16) {
+    return Error(Code::kIo, where + " sent grpc-status " + base::EscapeForDisplay(call.grpc_status));
+  }
+  reply.status = static_cast<int>(status);
+  reply.message = std::move(call.grpc_message);
+  if (reply.status != 0) return reply;
+  const std::string& b = call.body;
+  if (b.size() < kPrefixBytes || b[0] != '\0') {
+    return Error(Code::kIo, where + " sent a gRPC reply without one uncompressed message");
+  }
+  size_t len = 0;
+  for (size_t i = 1; i < kPrefixBytes; ++i) len = (len << 8) | static_cast<unsigned char>(b[i]);
+  if (len != b.size() - kPrefixBytes) {
+    return Error(Code::kIo, where + " sent a gRPC reply whose message length (" + std::to_string(len) +
+                                ") is not what followed (" + std::to_string(b.size() - kPrefixBytes) +
+                                " bytes)");
+  }
+  reply.body = b.substr(kPrefixBytes);
+  return reply;
+}
+
+}  // namespace kubelet

@@ -1,0 +1,234 @@
+#include "kubelet/pod_devices.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <memory>
+#include <thread>
+
+#include "base/escape.h"
+#include "kubelet/grpc_call.h"
+#include "kubelet/podresources.pb-c.h"
+
+namespace kubelet {
+namespace {
+
+using base::Code;
+using base::Error;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kGet = "/v1.PodResourcesLister/Get";
+constexpr const char* kList = "/v1.PodResourcesLister/List";
+// The kubelet's limiter (pkg/kubelet/apis/podresources, DefaultQPS 100,
+// DefaultBurstTokens 10) has a token again after 10 ms.
+constexpr std::chrono::milliseconds kRateLimitPause{20};
+
+std::string Who(const PodQuery& q) { return "pod " + base::EscapeForDisplay(q.ns + "/" + q.pod); }
+std::string What(const PodQuery& q) { return base::EscapeForDisplay(q.resource); }
+
+template <typename T, void (*Free)(T*, ProtobufCAllocator*)>
+struct Freer {
+  void operator()(T* m) const { Free(m, nullptr); }
+};
+using GetReply =
+    std::unique_ptr<V1__GetPodResourcesResponse,
+                    Freer<V1__GetPodResourcesResponse, v1__get_pod_resources_response__free_unpacked>>;
+using ListReply =
+    std::unique_ptr<V1__ListPodResourcesResponse,
+                    Freer<V1__ListPodResourcesResponse, v1__list_pod_resources_response__free_unpacked>>;
+
+const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
+std::string Str(const char* s) { return s ? s : ""; }
+
+std::vector<int64_t> Nodes(const V1__TopologyInfo* t) {
+  std::vector<int64_t> out;
+  if (t == nullptr) return out;
+  for (size_t i = 0; i < t->n_nodes; ++i) {
+    if (t->nodes[i] != nullptr) out.push_back(t->nodes[i]->id);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// The pod's devices of q.resource and its GPUs' NUMA nodes. The kubelet
+// sends one ContainerDevices per device ID with that device's topology;
+// an entry with several IDs gives each the entry's topology.
+PodAllocation Collect(const V1__PodResources& pod, const PodQuery& q) {
+  PodAllocation out;
+  for (size_t c = 0; c < pod.n_containers; ++c) {
+    const V1__ContainerResources* cr = pod.containers[c];
+    if (cr == nullptr) continue;
+    for (size_t d = 0; d < cr->n_devices; ++d) {
+      const V1__ContainerDevices* cd = cr->devices[d];
+      if (cd == nullptr) continue;
+      const std::string resource = Str(cd->resource_name);
+      std::vector<int64_t> nodes = Nodes(cd->topology);
+      if (resource == kGpuResource)
+        out.gpu_numa_nodes.insert(out.gpu_numa_nodes.end(), nodes.begin(), nodes.end());
+      if (q.resource.empty() || resource != q.resource) continue;
+      for (size_t i = 0; i < cd->n_device_ids; ++i) {
+        std::string id = Str(cd->device_ids[i]);
+        bool seen =
+            std::any_of(out.devices.begin(), out.devices.end(), [&](const Device& x) { return x.id == id; });
+        if (!seen) out.devices.push_back({std::move(id), nodes});
+      }
+    }
+  }
+  std::sort(out.gpu_numa_nodes.begin(), out.gpu_numa_nodes.end());
+  out.gpu_numa_nodes.erase(std::unique(out.gpu_numa_nodes.begin(), out.gpu_numa_nodes.end()),
+                           out.gpu_numa_nodes.end());
+  return out;
+}
+
+// "aliyun/erdma x2, nvidia.com/gpu x1" or "no devices": what the pod holds,
+// for the message when the resource asked for is not among it.
+std::string Holdings(const V1__PodResources& pod) {
+  std::vector<std::pair<std::string, size_t>> counts;
+  for (size_t c = 0; c < pod.n_containers; ++c) {
+    const V1__ContainerResources* cr = pod.containers[c];
+    for (size_t d = 0; cr != nullptr && d < cr->n_devices; ++d) {
+      if (cr->devices[d] == nullptr) continue;
+      std::string r = Str(cr->devices[d]->resource_name);
+      auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& p) { return p.first == r; });
+      if (it == counts.end()) it = counts.insert(counts.end(), {r, 0});
+      it->second += cr->devices[d]->n_device_ids;
+    }
+  }
+  if (counts.empty()) return "no devices";
+  std::string s;
+  for (const auto& [r, n] : counts)
+    s += (s.empty() ? "" : ", ") + base::EscapeForDisplay(r) + " x" + std::to_string(n);
+  return s;
+}
+
+base::Result<PodAllocation> Check(const V1__PodResources& pod, const PodQuery& q) {
+  PodAllocation out = Collect(pod, q);
+  if (!q.resource.empty() && out.devices.empty()) {
+    return Error(Code::kDeviceNotFound, "the kubelet gave " + Who(q) + " no device of resource " + What(q) +
+                                            "; it holds " + Holdings(pod));
+  }
+  return out;
+}
+
+bool GetNotServed(const GrpcReply& r) {
+  if (r.status == static_cast<int>(GrpcCode::kUnimplemented)) return true;
+  return r.status == static_cast<int>(GrpcCode::kUnknown) &&
+         r.message.find("PodResources API Get method disabled") != std::string::npos;
+}
+
+// The kubelet's answer for a pod it does not know: a plain Go error, so
+// UNKNOWN, "pod NAME in namespace NS not found" (server_v1.go).
+bool PodUnknown(const GrpcReply& r) {
+  return r.status == static_cast<int>(GrpcCode::kNotFound) ||
+         (r.status == static_cast<int>(GrpcCode::kUnknown) &&
+          r.message.find("not found") != std::string::npos);
+}
+
+std::chrono::milliseconds Left(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return std::max(left, std::chrono::milliseconds(0));
+}
+
+}  // namespace
+
+std::string EncodeGetRequest(const PodQuery& q) {
+  V1__GetPodResourcesRequest req = V1__GET_POD_RESOURCES_REQUEST__INIT;
+  // protobuf-c's message fields are char*; pack only reads them.
+  req.pod_name = const_cast<char*>(q.pod.c_str());
+  req.pod_namespace = const_cast<char*>(q.ns.c_str());
+  std::string out(v1__get_pod_resources_request__get_packed_size(&req), '\0');
+  v1__get_pod_resources_request__pack(&req, reinterpret_cast<uint8_t*>(out.data()));
+  return out;
+}
+
+std::string EncodeListRequest() { return {}; }  // an empty message is zero bytes
+
+base::Result<PodAllocation> DecodeGetReply(const std::string& bytes, const PodQuery& q) {
+  GetReply m(v1__get_pod_resources_response__unpack(nullptr, bytes.size(), Bytes(bytes)));
+  if (!m)
+    return Error(Code::kDecoding,
+                 "the kubelet's Get reply for " + Who(q) + " is not a GetPodResourcesResponse");
+  if (m->pod_resources == nullptr || Str(m->pod_resources->name) != q.pod ||
+      Str(m->pod_resources->namespace_) != q.ns) {
+    std::string got = m->pod_resources == nullptr
+                          ? std::string("no pod")
+                          : "pod " + base::EscapeForDisplay(Str(m->pod_resources->namespace_) + "/" +
+                                                            Str(m->pod_resources->name));
+    return Error(Code::kDecoding, "the kubelet's Get reply for " + Who(q) + " names " + got);
+  }
+  ASSIGN_OR_RETURN(PodAllocation out, Check(*m->pod_resources, q));
+  out.method = "Get";
+  return out;
+}
+
+base::Result<PodAllocation> DecodeListReply(const std::string& bytes, const PodQuery& q) {
+  ListReply m(v1__list_pod_resources_response__unpack(nullptr, bytes.size(), Bytes(bytes)));
+  if (!m) return Error(Code::kDecoding, "the kubelet's List reply is not a ListPodResourcesResponse");
+  for (size_t i = 0; i < m->n_pod_resources; ++i) {
+    const V1__PodResources* p = m->pod_resources[i];
+    if (p == nullptr || Str(p->name) != q.pod || Str(p->namespace_) != q.ns) continue;
+    ASSIGN_OR_RETURN(PodAllocation out, Check(*p, q));
+    out.method = "List";
+    return out;
+  }
+  return Error(Code::kTryAgainLater, "the kubelet does not list " + Who(q) + " (it lists " +
+                                         std::to_string(m->n_pod_resources) + " pods)");
+}
+
+base::Result<PodAllocation> PodDevices(const std::string& socket_path, const PodQuery& q,
+                                       std::chrono::milliseconds timeout) {
+  const Clock::time_point deadline = Clock::now() + timeout;
+  const std::string context = "asking the kubelet (" + base::EscapeForDisplay(socket_path) + ") for the " +
+                              (q.resource.empty() ? std::string("GPUs") : What(q) + " devices") + " of " +
+                              Who(q);
+  bool retried = false;
+  // Makes the call, once more when the kubelet's rate limit refused it.
+  auto call = [&](const char* method, const std::string& request) -> base::Result<GrpcReply> {
+    for (;;) {
+      auto r = UnaryCall(socket_path, method, request, deadline);
+      if (!r.ok()) {
+        Error e = std::move(r).error();
+        if (e.sys_errno == ETIMEDOUT) e.msg += ", " + std::to_string(timeout.count()) + " ms for all calls";
+        return std::move(e).WithContext(context);
+      }
+      if (r->status != static_cast<int>(GrpcCode::kResourceExhausted) || retried) return r;
+      retried = true;
+      std::this_thread::sleep_for(std::min(kRateLimitPause, Left(deadline)));
+    }
+  };
+  auto failed = [&](const char* method, const GrpcReply& r) {
+    if (r.status == static_cast<int>(GrpcCode::kDeadlineExceeded)) {
+      return Error(Code::kTryAgainLater, std::string(method) + " did not finish within " +
+                                             std::to_string(timeout.count()) +
+                                             " ms: " + base::EscapeForDisplay(r.message))
+          .WithContext(context);
+    }
+    bool again = r.status == static_cast<int>(GrpcCode::kResourceExhausted) ||
+                 r.status == static_cast<int>(GrpcCode::kUnavailable);
+    return Error(again ? Code::kTryAgainLater : Code::kIo, std::string(method) + " failed with gRPC status " +
+                                                               std::to_string(r.status) + ": " +
+                                                               base::EscapeForDisplay(r.message))
+        .WithContext(context);
+  };
+
+  ASSIGN_OR_RETURN(GrpcReply got, call(kGet, EncodeGetRequest(q)));
+  if (got.status == 0) {
+    auto a = DecodeGetReply(got.body, q);
+    if (!a.ok()) return std::move(a).error().WithContext(context);
+    return a;
+  }
+  if (PodUnknown(got)) {
+    return Error(Code::kTryAgainLater,
+                 "the kubelet does not know " + Who(q) + ": " + base::EscapeForDisplay(got.message))
+        .WithContext(context);
+  }
+  if (!GetNotServed(got)) return failed("Get", got);
+
+  ASSIGN_OR_RETURN(GrpcReply listed, call(kList, EncodeListRequest()));
+  if (listed.status != 0) return failed("List", listed);
+  auto a = DecodeListReply(listed.body, q);
+  if (!a.ok()) return std::move(a).error().WithContext(context);
+  return a;
+}
+
+}  // namespace kubelet

@@ -1,0 +1,71 @@
+// The devices the kubelet gave a pod, from its pod-resources API v1
+// (kubelet/podresources.proto). The kubelet assigns devices when it admits
+// a pod, before the sandbox exists, so they are known at CNI ADD.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+
+namespace kubelet {
+
+/// The kubelet's socket for the API.
+inline constexpr const char* kDefaultSocket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+/// NVIDIA's device plugin's resource: the pod's GPUs, whose NUMA nodes a pool prefers.
+inline constexpr const char* kGpuResource = "nvidia.com/gpu";
+
+/// One device ID of the resource asked for, as the device plugin named it
+/// (`erdma_1/17`, `eni-3`), with the NUMA nodes the kubelet reports for it
+/// (empty when it reports no topology).
+struct Device {
+  std::string id;
+  std::vector<int64_t> numa_nodes;
+  bool operator==(const Device&) const = default;
+};
+
+/// What the kubelet says of one pod.
+struct PodAllocation {
+  /// The IDs of the resource asked for, over all the pod's containers in the
+  /// kubelet's order, each once.
+  std::vector<Device> devices;
+  /// The NUMA nodes of the pod's nvidia.com/gpu devices, ascending, each once.
+  std::vector<int64_t> gpu_numa_nodes;
+  /// The method that answered: "Get", or "List" where Get is not served.
+  std::string method;
+};
+
+/// The pod namespace/name and the resource the answer is for.
+struct PodQuery {
+  std::string ns;
+  std::string pod;
+  std::string resource;  ///< empty: no resource wanted, only the GPUs' NUMA nodes
+};
+
+/// Decodes a GetPodResourcesResponse (the message bytes) for `q`: the pod it
+/// names must be q's. Pure; errors are kDecoding.
+base::Result<PodAllocation> DecodeGetReply(const std::string& bytes, const PodQuery& q);
+
+/// Decodes a ListPodResourcesResponse and picks q's pod. Pure; errors are
+/// kDecoding, and kTryAgainLater when the pod is not listed.
+base::Result<PodAllocation> DecodeListReply(const std::string& bytes, const PodQuery& q);
+
+/// Encodes the request messages.
+std::string EncodeGetRequest(const PodQuery& q);
+std::string EncodeListRequest();
+
+/// Asks the kubelet on `socket_path` for the pod's devices of `q.resource`
+/// and its GPUs' NUMA nodes: Get, and List where Get is not served (UNIMPLEMENTED
+/// before kubelet 1.27; UNKNOWN "PodResources API Get method disabled" without
+/// the KubeletPodResourcesGet feature gate). All calls together take at most
+/// `timeout`; a call the kubelet's rate limit refuses (RESOURCE_EXHAUSTED) is
+/// made once more. Errors name the resource, the pod and what was found:
+/// kTryAgainLater when a retry can help (no socket, no answer, the pod not
+/// listed, rate limited twice); kDeviceNotFound when the pod has no device
+/// of the resource; kIo for any other failure of the call.
+base::Result<PodAllocation> PodDevices(const std::string& socket_path, const PodQuery& q,
+                                       std::chrono::milliseconds timeout);
+
+}  // namespace kubelet
