@@ -274,7 +274,20 @@ Result<json> Add(Context& ctx) {
   auto host_rdma = ctx.netns.OpenRdma("");
   const RdmaAccess rdma{host_rdma.ok() ? host_rdma->get() : nullptr,
                         host_rdma.ok() ? nullptr : &host_rdma.error()};
-  ASSIGN_OR_RETURN(Target target, driver.Find(ctx, store, rdma));
+  auto found = driver.Find(ctx, store, rdma);
+  if (!found.ok() && found.error().code == Code::kTryAgainLater &&
+      cfg.device.by == conf::DeviceSelector::By::kDeviceId && !cfg.device.via.empty()) {
+    // The device plugin handed out a slot of a device another pod holds.
+    Error e = std::move(found).error();
+    e.msg += "; " + cfg.device.Describe() +
+             ": the device plugin gave this pod a device that another pod holds alone (mode " +
+             std::string(conf::ModeName(cfg.mode)) +
+             "): let the pods share it (mode macvlan or ipvlan, or rdma.netnsMode \"shared\"), or have the "
+             "device plugin allocate whole devices and choose from them";
+    return e;
+  }
+  if (!found.ok()) return std::move(found).error();
+  Target target = std::move(found).value();
   DeviceHold holding(ctx, store, path);
   if (target.hold == Hold::kAlone) RETURN_IF_ERROR(holding.Claim(target));
   if (target.hold == Hold::kShare) RETURN_IF_ERROR(holding.FreeParent(target));

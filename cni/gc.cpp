@@ -107,8 +107,9 @@ Status StatusCmd(Context& ctx) {
     return Error(Code::kNotAvailable,
                  "dataDir " + ctx.cfg.data_dir + " is not writable: " + ready.error().msg);
 
-  const bool fixed_device =
-      !ctx.cfg.device.value.empty() && ctx.cfg.device.by != conf::DeviceSelector::By::kDeviceId;
+  const bool fixed_device = !ctx.cfg.device.value.empty() &&
+                            ctx.cfg.device.by != conf::DeviceSelector::By::kDeviceId &&
+                            ctx.cfg.device.by != conf::DeviceSelector::By::kResource;
   if (fixed_device) {
     const DeviceQuery q = QueryFor(ctx.cfg.device);
     auto rdma = ctx.netns.OpenRdma("");

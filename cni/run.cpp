@@ -3,6 +3,7 @@
 #include "base/log.h"
 #include "cni/cni_result.h"
 #include "cni/commands.h"
+#include "cni/kubelet_device.h"
 #include "conf/config.h"
 #include "conf/node.h"
 #include "conf/version.h"
@@ -173,6 +174,11 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostrea
   if (std::string pod = env->PodName(); !pod.empty()) tag += " pod=" + pod;
   base::Log::SetTag(tag);
   base::Log::Debug(std::string(CommandName(env->command)) + " netns=" + env->netns);
+
+  // The device the kubelet gave the pod, asked once, at ADD: the state
+  // records it for DEL and CHECK.
+  if (env->command == Command::kAdd && cfg->device.by == conf::DeviceSelector::By::kResource)
+    if (auto s = DeviceFromKubelet(*cfg, *env, *node); !s.ok()) return Fail(out, version, s.error());
 
   auto host = backend.OpenHost();
   if (!host.ok()) return Fail(out, version, host.error());

@@ -109,25 +109,37 @@ Status ParseDeviceId(const json& v, const char* path, Config& c) {
     return Invalid(std::string(path) +
                    ": must be a non-empty string of printable ASCII without whitespace, "
                    "at most 256 bytes");
-  c.device = DeviceSelector{DeviceSelector::By::kDeviceId, v.get<std::string>()};
+  c.device = DeviceSelector{DeviceSelector::By::kDeviceId, v.get<std::string>(), {}};
   return base::Ok();
 }
 
 Status ParseDevice(const json& root, bool for_del, Config& c) {
   if (const json* d = Get(root, "device")) {
-    if (!d->is_object()) return Invalid("device: must be an object; set exactly one of name, mac, pci, rdma");
+    if (!d->is_object())
+      return Invalid("device: must be an object; set exactly one of name, mac, pci, rdma, resource");
     const json* name = Get(*d, "name");
     const json* mac = Get(*d, "mac");
     const json* pci = Get(*d, "pci");
     const json* rdma = Get(*d, "rdma");
-    if ((name != nullptr) + (mac != nullptr) + (pci != nullptr) + (rdma != nullptr) != 1)
-      return Invalid("device: set exactly one of name, mac, pci, rdma");
-    if (name) {
+    const json* resource = Get(*d, "resource");
+    if ((name != nullptr) + (mac != nullptr) + (pci != nullptr) + (rdma != nullptr) + (resource != nullptr) !=
+        1)
+      return Invalid("device: set exactly one of name, mac, pci, rdma, resource");
+    if (resource) {
+      // A Kubernetes extended resource: "<domain>/<name>".
+      const std::string* r = resource->is_string() ? &resource->get_ref<const std::string&>() : nullptr;
+      if (!r || r->size() > 253 || !IsValidDeviceId(*r) || r->find('/') == std::string::npos ||
+          r->front() == '/' || r->back() == '/')
+        return Invalid(
+            "device.resource: must be the Kubernetes resource name the device plugin registers, like "
+            "\"aliyun/erdma\"");
+      c.device = DeviceSelector{DeviceSelector::By::kResource, *r, {}};
+    } else if (name) {
       if (!name->is_string() || !IsValidIfName(name->get_ref<const std::string&>()))
         return Invalid(
             "device.name: must be an interface name: 1..15 bytes, no '/', ':' or whitespace, "
             "not \".\" or \"..\"");
-      c.device = DeviceSelector{DeviceSelector::By::kName, name->get<std::string>()};
+      c.device = DeviceSelector{DeviceSelector::By::kName, name->get<std::string>(), {}};
     } else if (rdma) {
       // RDMA device names are at most 63 bytes (IB_DEVICE_NAME_MAX) and
       // printable; the same shape check as a device ID.
@@ -135,17 +147,17 @@ Status ParseDevice(const json& root, bool for_del, Config& c) {
           !IsValidDeviceId(rdma->get_ref<const std::string&>()) ||
           rdma->get_ref<const std::string&>().find('/') != std::string::npos)
         return Invalid("device.rdma: must be an RDMA device name like \"erdma_0\" (see `rdma dev`)");
-      c.device = DeviceSelector{DeviceSelector::By::kRdma, rdma->get<std::string>()};
+      c.device = DeviceSelector{DeviceSelector::By::kRdma, rdma->get<std::string>(), {}};
     } else if (mac) {
       std::optional<std::string> m;
       if (mac->is_string()) m = NormalizeMac(mac->get_ref<const std::string&>());
       if (!m) return Invalid("device.mac: must be a MAC address like \"02:00:00:3b:00:01\"");
-      c.device = DeviceSelector{DeviceSelector::By::kMac, *m};
+      c.device = DeviceSelector{DeviceSelector::By::kMac, *m, {}};
     } else {
       std::optional<std::string> p;
       if (pci->is_string()) p = NormalizePci(pci->get_ref<const std::string&>());
       if (!p) return Invalid("device.pci: must be a PCI address like \"0000:3b:00.1\"");
-      c.device = DeviceSelector{DeviceSelector::By::kPci, *p};
+      c.device = DeviceSelector{DeviceSelector::By::kPci, *p, {}};
     }
     return base::Ok();
   }
@@ -364,6 +376,7 @@ const char* ModeName(Mode m) {
 }
 
 std::string DeviceSelector::Describe() const {
+  if (!via.empty()) return via;
   const char* key = "device.name";
   switch (by) {
     case By::kName: key = "device.name"; break;
@@ -371,6 +384,7 @@ std::string DeviceSelector::Describe() const {
     case By::kPci: key = "device.pci"; break;
     case By::kDeviceId: key = "deviceID"; break;
     case By::kRdma: key = "device.rdma"; break;
+    case By::kResource: key = "device.resource"; break;
   }
   return std::string(key) + " " + Quote(value);
 }

@@ -31,9 +31,16 @@ enum class AddressMode { kInherit, kIpam, kNone };
 /// How the host netdev is chosen. Exactly one selector, or the device ID the
 /// runtime/Multus injected (top-level `deviceID`, `runtimeConfig.deviceID`).
 struct DeviceSelector {
-  enum class By { kName, kMac, kPci, kRdma, kDeviceId };
+  /// kResource: the device the kubelet's device plugin gave the pod, asked
+  /// of the kubelet at ADD (run.cpp), which turns it into a kDeviceId.
+  enum class By { kName, kMac, kPci, kRdma, kDeviceId, kResource };
   By by = By::kName;
-  std::string value;  ///< name, lower-case MAC, PCI address "0000:3b:00.1", RDMA device, or the raw device ID
+  /// name, lower-case MAC, PCI address "0000:3b:00.1", RDMA device, the raw
+  /// device ID, or the resource name ("aliyun/erdma")
+  std::string value;
+  /// How a device ID was found, for messages: `device.resource "aliyun/erdma"
+  /// (the kubelet gave erdma_1/17)`; empty when the config named it.
+  std::string via;
   std::string Describe() const;  ///< e.g. `device.name "eth1"`
 };
 

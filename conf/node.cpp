@@ -67,16 +67,27 @@ base::Result<NodePolicy> ParseNodePolicy(std::string_view text, const std::strin
   if (!root.is_object()) return Error(Code::kInvalidConfig, path + ": must be a JSON object");
   for (const auto& [k, v] : root.items()) {
     (void)v;
-    if (k != "dataDirs" && k != "logFiles" && k != "allowNodeDevices")
+    if (k != "dataDirs" && k != "logFiles" && k != "allowNodeDevices" && k != "podResourcesSocket")
       return Error(Code::kInvalidConfig,
                    path + ": unknown key " + json(k).dump(-1, ' ', true, json::error_handler_t::replace) +
-                       "; the keys are dataDirs, logFiles and allowNodeDevices (docs/security.md)");
+                       "; the keys are dataDirs, logFiles, allowNodeDevices and podResourcesSocket "
+                       "(docs/security.md)");
   }
   NodePolicy p;
   p.source = path;
   RETURN_IF_ERROR(ReadList(root, "dataDirs", path, true, &p.data_dirs));
   RETURN_IF_ERROR(ReadList(root, "logFiles", path, true, &p.log_files));
   RETURN_IF_ERROR(ReadList(root, "allowNodeDevices", path, false, &p.allow_node_devices));
+  if (root.contains("podResourcesSocket")) {
+    const json& v = root["podResourcesSocket"];
+    if (!v.is_string() || v.get_ref<const std::string&>().empty() ||
+        v.get_ref<const std::string&>()[0] != '/' || v.get_ref<const std::string&>().size() >= 108)
+      return Error(Code::kInvalidConfig,
+                   path +
+                       ": podResourcesSocket must be the absolute path of the kubelet's pod-resources "
+                       "socket (at most 107 bytes), e.g. /var/lib/kubelet/pod-resources/kubelet.sock");
+    p.pod_resources_socket = v.get<std::string>();
+  }
   return p;
 }
 

@@ -29,6 +29,10 @@ struct NodePolicy {
   /// Node devices that move or vf mode may take although they are `lo` or
   /// carry one of the node's default routes (key "allowNodeDevices").
   std::vector<std::string> allow_node_devices;
+  /// The kubelet's pod-resources socket, for device.resource (key
+  /// "podResourcesSocket"): the node admin's, as a config could point root
+  /// at any socket.
+  std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
   /// Where the policy came from, for messages: the file, or the defaults.
   std::string source = std::string("built-in defaults (") + kNodeConfigPath + " absent)";
 };

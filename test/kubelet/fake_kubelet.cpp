@@ -47,13 +47,14 @@ std::string MissingPython() {
   return {};
 }
 
-FakeKubelet::FakeKubelet(const std::string& mode) {
+FakeKubelet::FakeKubelet(const std::string& mode, const std::string& pods_file) {
   std::string tmpl = (std::filesystem::temp_directory_path() / "ecni-kubelet.XXXXXX").string();
   if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
   socket_ = dir_ + "/kubelet.sock";
   const std::string script = std::string(ERDMA_SOURCE_DIR) + "/test/fake_kubelet/fake_kubelet.py";
-  const std::string pods = std::string(ERDMA_SOURCE_DIR) + "/test/fake_kubelet/pods.json";
+  const std::string pods =
+      pods_file.empty() ? std::string(ERDMA_SOURCE_DIR) + "/test/fake_kubelet/pods.json" : pods_file;
   const std::string calls = dir_ + "/calls.log";
   const std::string log = dir_ + "/fake.log";
   std::vector<std::string> args = {kPython,  script, "--socket", socket_, "--pods",  pods,

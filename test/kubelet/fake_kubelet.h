@@ -15,9 +15,10 @@ std::string MissingPython();
 
 class FakeKubelet {
  public:
-  /// Starts the fake in `mode` (fake_kubelet.py --mode) serving the suite's
-  /// pods.json, and waits until its socket accepts connections.
-  explicit FakeKubelet(const std::string& mode);
+  /// Starts the fake in `mode` (fake_kubelet.py --mode) serving `pods` (a
+  /// file in pods.json's shape; default the suite's pods.json), and waits
+  /// until its socket accepts connections.
+  explicit FakeKubelet(const std::string& mode, const std::string& pods = "");
   ~FakeKubelet();
   FakeKubelet(const FakeKubelet&) = delete;
   FakeKubelet& operator=(const FakeKubelet&) = delete;

@@ -82,6 +82,13 @@ const std::vector<Bad> kBadValues = {
     {R"({"device": {"name": "eth\t1"}})", Code::kInvalidConfig, "device.name: "},
     {R"({"device": {"name": "."}})", Code::kInvalidConfig, "device.name: "},
     {R"({"device": {"name": ".."}})", Code::kInvalidConfig, "device.name: "},
+    {R"({"device": {"name": null, "resource": "erdma"}})", Code::kInvalidConfig,
+     "device.resource: must be the Kubernetes"},
+    {R"({"device": {"name": null, "resource": "/erdma"}})", Code::kInvalidConfig, "device.resource: "},
+    {R"({"device": {"name": null, "resource": "aliyun/ erdma"}})", Code::kInvalidConfig, "device.resource: "},
+    {R"({"device": {"name": null, "resource": 1}})", Code::kInvalidConfig, "device.resource: "},
+    {R"({"device": {"resource": "aliyun/erdma"}})", Code::kInvalidConfig,
+     "device: set exactly one of name, mac, pci, rdma, resource"},
     {R"({"device": {"name": 7}})", Code::kInvalidConfig, "device.name: "},
     {R"({"device": {"name": null, "mac": "02:00:00:00:00"}})", Code::kInvalidConfig,
      "device.mac: must be a MAC address"},
@@ -450,13 +457,23 @@ TEST_CASE("parse accepts stdin just under kMaxConfigBytes") {
   CHECK(conf::Parse(j.dump()).ok());
 }
 
+TEST_CASE("device.resource names the resource the kubelet is asked about") {
+  auto c = conf::Parse(R"({"cniVersion":"1.0.0","name":"n","type":"erdma-cni",
+                          "device":{"resource":"aliyun/erdma"}})",
+                       false);
+  REQUIRE(c.ok());
+  CHECK(c->device.by == DeviceSelector::By::kResource);
+  CHECK(c->device.value == "aliyun/erdma");
+  CHECK(c->device.Describe() == R"(device.resource "aliyun/erdma")");
+}
+
 TEST_CASE("device selectors describe themselves with their key and value") {
-  CHECK(DeviceSelector{DeviceSelector::By::kName, "eth1"}.Describe() == R"(device.name "eth1")");
-  CHECK(DeviceSelector{DeviceSelector::By::kMac, "02:00:00:00:00:01"}.Describe() ==
+  CHECK(DeviceSelector{DeviceSelector::By::kName, "eth1", {}}.Describe() == R"(device.name "eth1")");
+  CHECK(DeviceSelector{DeviceSelector::By::kMac, "02:00:00:00:00:01", {}}.Describe() ==
         R"(device.mac "02:00:00:00:00:01")");
-  CHECK(DeviceSelector{DeviceSelector::By::kPci, "0000:3b:00.1"}.Describe() ==
+  CHECK(DeviceSelector{DeviceSelector::By::kPci, "0000:3b:00.1", {}}.Describe() ==
         R"(device.pci "0000:3b:00.1")");
-  CHECK(DeviceSelector{DeviceSelector::By::kDeviceId, "x"}.Describe() == R"(deviceID "x")");
+  CHECK(DeviceSelector{DeviceSelector::By::kDeviceId, "x", {}}.Describe() == R"(deviceID "x")");
 }
 
 TEST_CASE("versions compare numerically and unparsable text sorts first") {

@@ -80,6 +80,8 @@ TEST_CASE("the node file refuses unknown keys, wrong types, relative or dotted p
            {R"({"logFiles":["/var/../etc/"]})", Code::kInvalidConfig, "is not valid"},
            {R"({"dataDirs":["/run/./x"]})", Code::kInvalidConfig, "is not valid"},
            {R"({"allowNodeDevices":["a/b"]})", Code::kInvalidConfig, "allowNodeDevices"},
+           {R"({"podResourcesSocket":"kubelet.sock"})", Code::kInvalidConfig, "podResourcesSocket must be"},
+           {R"({"podResourcesSocket":["/x"]})", Code::kInvalidConfig, "podResourcesSocket must be"},
            {R"([])", Code::kInvalidConfig, "must be a JSON object"},
            {"not json", Code::kDecoding, "node file /etc/erdma-cni/node.json is not valid JSON"},
        }) {
@@ -105,6 +107,10 @@ TEST_CASE("a node file replaces only the lists it names") {
   CHECK(p->log_files == NodePolicy{}.log_files);
   CHECK(p->allow_node_devices == std::vector<std::string>{"eth0"});
   CHECK(p->source == "/n.json");
+  CHECK(p->pod_resources_socket == "/var/lib/kubelet/pod-resources/kubelet.sock");
+  auto k = conf::ParseNodePolicy(R"({"podResourcesSocket":"/run/k.sock"})", "/n.json");
+  REQUIRE(k.ok());
+  CHECK(k->pod_resources_socket == "/run/k.sock");
 }
 
 TEST_CASE(
