@@ -280,10 +280,9 @@ Result<json> Add(Context& ctx) {
     // The device plugin handed out a slot of a device another pod holds.
     Error e = std::move(found).error();
     e.msg += "; " + cfg.device.Describe() +
-             ": the device plugin gave this pod a device that another pod holds alone (mode " +
-             std::string(conf::ModeName(cfg.mode)) +
-             "): let the pods share it (mode macvlan or ipvlan, or rdma.netnsMode \"shared\"), or have the "
-             "device plugin allocate whole devices and choose from them";
+             ": the device plugin gave this pod a device that another pod holds: let the pods share it "
+             "(mode macvlan or ipvlan, or rdma.netnsMode \"shared\"), or have the device plugin allocate "
+             "whole devices and choose from them";
     return e;
   }
   if (!found.ok()) return std::move(found).error();

@@ -44,7 +44,7 @@ struct World {
                                      .dump());
   }
   std::string PodsFile() const {
-    const std::string path = t.tmp() + "/pods.json";
+    std::string path = t.tmp() + "/pods.json";
     std::ofstream(path) << kPods;
     return path;
   }
