@@ -55,9 +55,9 @@ fi
 # crc32_generic/crc32_pclmul: 6.12's rxe asks the crypto API for "crc32" when a device
 # is added (request_module, invisible to modules.dep); without them `rdma link add`
 # fails with ENOENT. 7.3's rxe uses the crc32 library instead.
-# virtio_net: the NICs of the two-NUMA-node machine (run.sh, VM_NUMA=2).
+# virtio_net, e1000e: the NICs of the two-NUMA-node machine (run.sh, VM_NUMA=2).
 modules=(rdma_rxe ib_core ib_uverbs ib_umad rdma_ucm rdma_cm crc32_generic crc32_pclmul
-  veth macvlan ipvlan bridge dummy 8021q vxlan smc smc_diag virtio_net)
+  veth macvlan ipvlan bridge dummy 8021q vxlan smc smc_diag virtio_net e1000e)
 read -ra extra_modules <<<"${VM_MODULES:-}"
 modules+=("${extra_modules[@]}")
 

@@ -24,6 +24,8 @@
 #   VM_NUMA=2                two NUMA nodes, each with a PCI expander bridge and two
 #                            virtio-net NICs behind it (default: what the scenarios' header
 #                            line `# vm-numa: 2` asks; 1 = the plain machine). See numa_args.
+#   VM_NUMA_NIC=virtio-net-pci  the model of those NICs (or e1000e: a netdev whose device
+#                            is the PCI function itself, not a virtio device below it)
 #   ERDMA_CNI, BUILD_DIR, VM_CACHE: see build-initramfs.sh and fetch-kernel.sh
 set -uo pipefail
 
@@ -88,7 +90,7 @@ mem="${VM_MEM:-2G}" smp="${VM_SMP:-2}"
 
 # numa_args: with VM_NUMA=2, two NUMA nodes (half the memory and half the CPUs each),
 # and on each a PCI expander bridge (pxb, the `pc` machine's; the guest finds its root
-# bus and its _PXM in the ACPI tables) with two virtio-net NICs behind it:
+# bus and its _PXM in the ACPI tables) with two NICs ($VM_NUMA_NIC) behind it:
 #   node 0: pxb bus 0x20, MACs 52:54:00:e0:00:00 and :01
 #   node 1: pxb bus 0x40, MACs 52:54:00:e0:00:02 and :03
 # The four NICs are the ports of one qemu hub (`-netdev hubport`), a wire between them
@@ -96,6 +98,12 @@ mem="${VM_MEM:-2G}" smp="${VM_SMP:-2}"
 # the hub reports that nobody can receive, virtio-net stops its TX queue and the
 # guest's watchdog reports a transmit timeout.)
 numa_args=()
+nic_model="${VM_NUMA_NIC:-virtio-net-pci}"
+case "$nic_model" in
+  virtio-net-pci) nic_module=virtio_net ;;
+  e1000e) nic_module=e1000e ;;
+  *) echo "run: VM_NUMA_NIC=$nic_model: virtio-net-pci or e1000e" >&2; exit 2 ;;
+esac
 if ((VM_NUMA == 2)); then
   mib="$(numfmt --from=iec "${mem%[bB]}" 2>/dev/null)" ||
     { echo "run: VM_MEM=$mem: a size such as 2G or 1536M" >&2; exit 2; }
@@ -114,7 +122,7 @@ if ((VM_NUMA == 2)); then
     for k in 0 1; do
       i=$((node * 2 + k))
       numa_args+=(-netdev "hubport,id=nic$i,hubid=0"
-        -device "virtio-net-pci,netdev=nic$i,bus=pxb$node,addr=$((k + 1)),mac=52:54:00:e0:00:0$i")
+        -device "$nic_model,netdev=nic$i,bus=pxb$node,addr=$((k + 1)),mac=52:54:00:e0:00:0$i")
     done
   done
 fi
@@ -179,7 +187,7 @@ find "$VM_CACHE/logs" -maxdepth 1 -type f -name "$series.[0-9]*.log" -printf '%T
 
 modules_arg=""
 boot_modules="${VM_MODULES:-}"
-((VM_NUMA == 2)) && boot_modules+=" virtio_net" # the NICs' driver (a module in Debian)
+((VM_NUMA == 2)) && boot_modules+=" $nic_module" # the NICs' driver (a module in Debian)
 [[ -n ${boot_modules// /} ]] && modules_arg="vm.modules=$(xargs <<<"$boot_modules" | tr ' ' ',')"
 append="$cmdline vm.timeout=$VM_SCENARIO_TIMEOUT $modules_arg ${VM_APPEND:-}"
 
@@ -227,7 +235,7 @@ oops() {
             for (i = b; i <= p + 2 && i <= NR; i++) print "  " l[i]}' <<<"$clean"
 }
 
-echo "== vm $series: kernel $(cat "$kdir/version") ($(basename "$kernel")), accel $accel ($accel_reason),${numa_args[*]:+ 2 NUMA nodes with 2 NICs each,} timeout ${VM_TIMEOUT}s, log $log"
+echo "== vm $series: kernel $(cat "$kdir/version") ($(basename "$kernel")), accel $accel ($accel_reason),${numa_args[*]:+ 2 NUMA nodes with 2 $nic_model NICs each,} timeout ${VM_TIMEOUT}s, log $log"
 boot
 # A kernel that panics before /init has run none of the scenarios: nothing of the
 # project ran yet, so one more boot is allowed, and said out loud. A panic after /init
