@@ -11,11 +11,18 @@
 #     rdmacm-utils, perftest) with every library ldd lists, the run-time loaded
 #     rxe provider and libgcc_s.so.1, an ld.so.cache, and the kernel modules in
 #     $VM_MODULES plus their dependencies, decompressed, with a fresh modules.dep.
+#   python (only when a SCENARIO has the header line `# vm-needs: python`; cached
+#   beside the base, rebuilt when it is): Debian's python3 with its standard library
+#   (without tests, IDLE, tkinter, lib2to3 and the like; the .py files and their .pyc),
+#   lib-dynload, python3-grpcio and python3-protobuf, every library ldd lists for
+#   them, and the pod-resources stubs generated on the host from
+#   kubelet/podresources.proto, for test/fake_kubelet/fake_kubelet.py in the guest.
 #   overlay (rebuilt on every call, it is small):
 #     /init, /vm/lib.sh, /vm/scenarios/NN-NAME.sh (the SCENARIO files, in order),
-#     /usr/bin/smc_probe, smc_dump and smc_conn (static), and the plugin from $ERDMA_CNI with its libraries.
+#     /usr/bin/smc_probe, smc_dump and smc_conn (static), and the plugin from $ERDMA_CNI with its libraries;
+#     with the python part, /vm/fake_kubelet/fake_kubelet.py.
 #
-# OUTPUT is the two gzip'd cpio archives concatenated, each padded to 4 bytes
+# OUTPUT is the gzip'd cpio archives concatenated, each padded to 4 bytes
 # (the kernel looks for the next archive only at a 4-byte boundary).
 #
 # Environment: BUILD_DIR, VM_CACHE (see fetch-kernel.sh); ERDMA_CNI (default
@@ -35,8 +42,10 @@ series="$1"
 output="$2"
 shift 2
 scenarios=("$@")
+need_python=""
 for s in "${scenarios[@]}"; do
   [[ -f $s ]] || die "no scenario file $s"
+  grep -qE '^#[[:space:]]*vm-needs:.*\<python\>' "$s" && need_python=1
 done
 if [[ $ERDMA_CNI != none ]]; then
   [[ -x $ERDMA_CNI ]] || die "no plugin binary at $ERDMA_CNI (build it, or set ERDMA_CNI=none)"
@@ -46,8 +55,9 @@ fi
 # crc32_generic/crc32_pclmul: 6.12's rxe asks the crypto API for "crc32" when a device
 # is added (request_module, invisible to modules.dep); without them `rdma link add`
 # fails with ENOENT. 7.3's rxe uses the crc32 library instead.
+# virtio_net, e1000e: the NICs of the two-NUMA-node machine (run.sh, VM_NUMA=2).
 modules=(rdma_rxe ib_core ib_uverbs ib_umad rdma_ucm rdma_cm crc32_generic crc32_pclmul
-  veth macvlan ipvlan bridge dummy 8021q vxlan smc smc_diag)
+  veth macvlan ipvlan bridge dummy 8021q vxlan smc smc_diag virtio_net e1000e)
 read -ra extra_modules <<<"${VM_MODULES:-}"
 modules+=("${extra_modules[@]}")
 
@@ -248,10 +258,68 @@ if [[ ! -f $base || ! -f $base_dir/files || "$(cat "$base_dir/key" 2>/dev/null)"
 fi
 flock -u 9
 
-# --- overlay -----------------------------------------------------------------------
 while read -r f; do
   BASE_FILES["$f"]=1
 done <"$base_dir/files"
+
+# --- python (for the fake kubelet) -------------------------------------------------
+py_part="$base_dir/python.cpio.gz"
+py="$(readlink -f /usr/bin/python3)"       # /usr/bin/python3.11
+pyver="${py##*/python}"                    # 3.11
+pylib="/usr/lib/python$pyver"
+dist=/usr/lib/python3/dist-packages
+proto="$VM_REPO/kubelet/podresources.proto"
+
+build_python() {
+  local stage="$base_dir/python-stage" f
+  rm -rf "$stage"
+  mkdir -p "$stage/usr/bin"
+  copy_bin "$stage" "$py"
+  ln -s "${py##*/}" "$stage/usr/bin/python3"
+  # The standard library without what a server never imports. The .pyc files keep
+  # the .py files' times (cp -a), so the guest never compiles: under TCG that is slow.
+  (cd "$pylib" && find . \( -path ./test -o -path ./idlelib -o -path ./tkinter -o -path ./turtledemo \
+    -o -path ./lib2to3 -o -path ./pydoc_data -o -path ./ensurepip -o -path './config-*' \
+    -o -path ./site-packages -o -path ./dist-packages -o -path ./distutils -o -path ./venv \
+    -o -path ./sqlite3 -o -path ./dbm -o -path ./curses -o -path ./unittest -o -path ./__phello__ \
+    -o -name '_test*.so' -o -name '_ctypes_test*' -o -name '_sqlite3*' -o -name '_curses*' \
+    -o -name '_dbm*' -o -name '_gdbm*' -o -name 'readline*.so' -o -name '_tkinter*' -o -name 'xx*.so' \) -prune \
+    -o -type f \( -name '*.py' -o -name '*.so' -o -name "*.cpython-${pyver/./}.pyc" \) -print |
+    cpio --quiet -pdm "$stage$pylib")
+  # gRPC and protobuf as Debian ships them (site.py adds dist-packages to the path).
+  mkdir -p "$stage$dist/google"
+  cp -a "$dist/grpc" "$stage$dist/"
+  cp -a "$dist/google/protobuf" "$stage$dist/google/"
+  while read -r f; do
+    copy_libs "$stage" "$f"
+  done < <(find "$stage$pylib" "$stage$dist" -name '*.so' | sed "s#^$stage##")
+  # The stubs, made here: grpc_tools (and its protoc) stay on the host.
+  /usr/bin/python3 "$VM_REPO/test/fake_kubelet/fake_kubelet.py" --stubs "$stage/vm/fake_kubelet/stubs" --stubs-only ||
+    die "generating the pod-resources stubs failed (python3-grpc-tools)"
+  pack "$stage" "$py_part.tmp"
+  mv "$py_part.tmp" "$py_part"
+  rm -rf "$stage"
+}
+
+if [[ -n $need_python ]]; then
+  py_key="$(
+    {
+      echo "$key"
+      sha256sum "$proto" "$VM_REPO/test/fake_kubelet/fake_kubelet.py" | cut -d' ' -f1
+      dpkg-query -W -f='${Package}=${Version}\n' "libpython$pyver-stdlib" "libpython$pyver-minimal" \
+        "python$pyver-minimal" python3-grpcio python3-protobuf python3-grpc-tools
+    } | sha256sum | cut -d' ' -f1
+  )"
+  flock 9
+  if [[ ! -f $py_part || "$(cat "$base_dir/python.key" 2>/dev/null)" != "$py_key" ]]; then
+    log "building the $series python part"
+    build_python
+    echo "$py_key" >"$base_dir/python.key"
+  fi
+  flock -u 9
+fi
+
+# --- overlay -----------------------------------------------------------------------
 ov="$(mktemp -d "${TMPDIR:-/tmp}/vm-overlay.XXXXXX")"
 trap 'rm -rf "$ov"' EXIT
 mkdir -p "$ov"/usr/bin "$ov"/vm/scenarios
@@ -280,6 +348,10 @@ for tool in smc_dump smc_conn; do
   install -m 0755 "$VM_CACHE/$tool" "$ov/usr/bin/$tool"
 done
 
+if [[ -n $need_python ]]; then
+  install -D -m 0755 "$VM_REPO/test/fake_kubelet/fake_kubelet.py" "$ov/vm/fake_kubelet/fake_kubelet.py"
+fi
+
 if [[ $ERDMA_CNI != none ]]; then
   copy_file "$ov" "$ERDMA_CNI" /usr/bin/erdma-cni
   # Debug builds carry ~15 MB of DWARF the guest never reads.
@@ -293,7 +365,7 @@ fi
 pack "$ov" "$ov.cpio.gz"
 
 mkdir -p "$(dirname "$output")"
-cat "$base" "$ov.cpio.gz" >"$output.tmp"
+cat "$base" ${need_python:+"$py_part"} "$ov.cpio.gz" >"$output.tmp"
 rm -f "$ov.cpio.gz"
 mv "$output.tmp" "$output"
 echo "$output"

@@ -21,6 +21,11 @@
 #   VM_BZIMAGE=1             boot the bzImage even where a PVH vmlinux was extracted
 #   VM_QEMU=PATH             the qemu binary (default qemu-system-x86_64)
 #   VM_KVM_PROBE=1           probe KVM with a boot even where the CPU flags rule it out
+#   VM_NUMA=2                two NUMA nodes, each with a PCI expander bridge and two
+#                            virtio-net NICs behind it (default: what the scenarios' header
+#                            line `# vm-numa: 2` asks; 1 = the plain machine). See numa_args.
+#   VM_NUMA_NIC=virtio-net-pci  the model of those NICs (or e1000e: a netdev whose device
+#                            is the PCI function itself, not a virtio device below it)
 #   ERDMA_CNI, BUILD_DIR, VM_CACHE: see build-initramfs.sh and fetch-kernel.sh
 set -uo pipefail
 
@@ -40,6 +45,23 @@ for s in "$@"; do
 done
 
 VM_TIMEOUT="${VM_TIMEOUT:-600}"
+
+# The topology the scenarios ask for (`# vm-numa: N`); one VM has one topology.
+numa_want=""
+for s in "${scenarios[@]}"; do
+  n="$(sed -nE 's/^#[[:space:]]*vm-numa:[[:space:]]*([0-9]+).*/\1/p' "$s" | head -n1)"
+  n="${n:-1}"
+  if [[ -n $numa_want && $n != "$numa_want" ]]; then
+    echo "run: the scenarios ask for different NUMA topologies (vm-numa $numa_want and $n); run them apart" >&2
+    exit 2
+  fi
+  numa_want="$n"
+done
+VM_NUMA="${VM_NUMA:-${numa_want:-1}}"
+case "$VM_NUMA" in
+  1 | 2) ;;
+  *) echo "run: VM_NUMA=$VM_NUMA: 1 or 2" >&2; exit 2 ;;
+esac
 VM_SCENARIO_TIMEOUT="${VM_SCENARIO_TIMEOUT:-300}"
 
 # qemu first: without it there is nothing to run (as root, packages.txt is installed).
@@ -64,10 +86,51 @@ trap 'rm -f "$img" "$probe_log"' EXIT
 kernel="$kdir/vmlinuz"
 [[ -f $kdir/vmlinux && -z ${VM_BZIMAGE:-} ]] && kernel="$kdir/vmlinux"
 
+mem="${VM_MEM:-2G}" smp="${VM_SMP:-2}"
+
+# numa_args: with VM_NUMA=2, two NUMA nodes (half the memory and half the CPUs each),
+# and on each a PCI expander bridge (pxb, the `pc` machine's; the guest finds its root
+# bus and its _PXM in the ACPI tables) with two NICs ($VM_NUMA_NIC) behind it:
+#   node 0: pxb bus 0x20, MACs 52:54:00:e0:00:00 and :01
+#   node 1: pxb bus 0x40, MACs 52:54:00:e0:00:02 and :03
+# The four NICs are the ports of one qemu hub (`-netdev hubport`), a wire between them
+# and nothing else: no frame leaves the VM. (A NIC alone on a hub cannot send at all:
+# the hub reports that nobody can receive, virtio-net stops its TX queue and the
+# guest's watchdog reports a transmit timeout.)
+numa_args=()
+nic_model="${VM_NUMA_NIC:-virtio-net-pci}"
+case "$nic_model" in
+  virtio-net-pci) nic_module=virtio_net ;;
+  e1000e) nic_module=e1000e ;;
+  *) echo "run: VM_NUMA_NIC=$nic_model: virtio-net-pci or e1000e" >&2; exit 2 ;;
+esac
+if ((VM_NUMA == 2)); then
+  mib="$(numfmt --from=iec "${mem%[bB]}" 2>/dev/null)" ||
+    { echo "run: VM_MEM=$mem: a size such as 2G or 1536M" >&2; exit 2; }
+  [[ $mem =~ [0-9]$ ]] && mib=$((mib * 1024 * 1024)) # qemu reads a bare number as MiB
+  mib=$((mib / 1024 / 1024))
+  ((smp >= 2)) || smp=2
+  half=$((mib / 2))
+  mem="$((half * 2))M"
+  numa_args+=(
+    -object "memory-backend-ram,id=mem0,size=${half}M" -object "memory-backend-ram,id=mem1,size=${half}M"
+    -numa "node,nodeid=0,cpus=0-$((smp / 2 - 1)),memdev=mem0"
+    -numa "node,nodeid=1,cpus=$((smp / 2))-$((smp - 1)),memdev=mem1"
+  )
+  for node in 0 1; do
+    numa_args+=(-device "pxb,id=pxb$node,bus=pci.0,bus_nr=$((0x20 * (node + 1))),numa_node=$node")
+    for k in 0 1; do
+      i=$((node * 2 + k))
+      numa_args+=(-netdev "hubport,id=nic$i,hubid=0"
+        -device "$nic_model,netdev=nic$i,bus=pxb$node,addr=$((k + 1)),mac=52:54:00:e0:00:0$i")
+    done
+  done
+fi
+
 qemu_base=(
   "$qemu" -nodefaults -no-user-config -nographic -no-reboot
   -monitor none -nic none
-  -m "${VM_MEM:-2G}" -smp "${VM_SMP:-2}"
+  -m "$mem" -smp "$smp" "${numa_args[@]}"
   -kernel "$kernel" -initrd "$img"
 )
 # loglevel 5: warnings and the body of an oops reach the console (and the log).
@@ -123,7 +186,9 @@ find "$VM_CACHE/logs" -maxdepth 1 -type f -name "$series.[0-9]*.log" -printf '%T
   LC_ALL=C sort -rn | tail -n +6 | cut -d' ' -f2- | xargs -r -d '\n' rm -f
 
 modules_arg=""
-[[ -n ${VM_MODULES:-} ]] && modules_arg="vm.modules=$(xargs <<<"$VM_MODULES" | tr ' ' ',')"
+boot_modules="${VM_MODULES:-}"
+((VM_NUMA == 2)) && boot_modules+=" $nic_module" # the NICs' driver (a module in Debian)
+[[ -n ${boot_modules// /} ]] && modules_arg="vm.modules=$(xargs <<<"$boot_modules" | tr ' ' ',')"
 append="$cmdline vm.timeout=$VM_SCENARIO_TIMEOUT $modules_arg ${VM_APPEND:-}"
 
 # Stream the console while the guest runs: \r out, BIOS and terminal junk out.
@@ -170,7 +235,7 @@ oops() {
             for (i = b; i <= p + 2 && i <= NR; i++) print "  " l[i]}' <<<"$clean"
 }
 
-echo "== vm $series: kernel $(cat "$kdir/version") ($(basename "$kernel")), accel $accel ($accel_reason), timeout ${VM_TIMEOUT}s, log $log"
+echo "== vm $series: kernel $(cat "$kdir/version") ($(basename "$kernel")), accel $accel ($accel_reason),${numa_args[*]:+ 2 NUMA nodes with 2 $nic_model NICs each,} timeout ${VM_TIMEOUT}s, log $log"
 boot
 # A kernel that panics before /init has run none of the scenarios: nothing of the
 # project ran yet, so one more boot is allowed, and said out loud. A panic after /init

@@ -3,6 +3,9 @@
 #
 # A scenario names its kernels in a header line (default: 7.3):
 #   # vm-kernels: 7.3 6.12
+# A scenario with `# vm-numa: 2` (two NUMA nodes with PCI NICs, run.sh) gets a VM of its
+# own per kernel, shared only with scenarios asking for the same: its NICs are not on
+# the plain machine the others expect.
 # With no arguments, all of integration/vm/scenarios/*.sh run. The last line is the
 # combined verdict, `N passed, N failed[, N skipped]`; exit 0 when nothing failed,
 # 77 when no VM could run at all (qemu missing), 1 otherwise.
@@ -22,12 +25,15 @@ else
   scenarios=("$VM_HERE"/scenarios/*.sh)
 fi
 
-# by_kernel[SERIES]: the absolute paths of its scenarios, a line each.
+# by_kernel[VM]: the absolute paths of the scenarios of one VM, a line each. VM is
+# the kernel series, with "@numa2" for the two-NUMA-node machine.
 declare -A by_kernel=()
 for s in "${scenarios[@]}"; do
   [[ -f $s ]] || { echo "test: no scenario file $s" >&2; exit 2; }
   kernels="$(sed -nE 's/^#[[:space:]]*vm-kernels:[[:space:]]*//p' "$s" | head -n1)"
+  numa="$(sed -nE 's/^#[[:space:]]*vm-numa:[[:space:]]*([0-9]+).*/\1/p' "$s" | head -n1)"
   for k in ${kernels:-7.3}; do
+    ((${numa:-1} > 1)) && k+="@numa$numa"
     by_kernel[$k]+="$(realpath "$s")"$'\n'
   done
 done
@@ -43,7 +49,7 @@ if [[ ${VM_JOBS:-2} -gt 1 && ${#series[@]} -gt 1 ]]; then
   declare -A pid_of=()
   for k in "${series[@]}"; do
     mapfile -t files <<<"${by_kernel[$k]%$'\n'}"
-    "$VM_HERE/run.sh" "$k" "${files[@]}" >"$outdir/$k.out" 2>&1 &
+    "$VM_HERE/run.sh" "${k%@*}" "${files[@]}" >"$outdir/$k.out" 2>&1 &
     pid_of[$k]=$!
   done
   # A signal interrupts `wait`; pass it on to the runs (each stops its own VM).
@@ -58,7 +64,7 @@ else
   for k in "${series[@]}"; do
     # Stream this kernel's run while it goes, and keep a copy for the tally.
     mapfile -t files <<<"${by_kernel[$k]%$'\n'}"
-    "$VM_HERE/run.sh" "$k" "${files[@]}" 2>&1 | tee "$outdir/$k.out"
+    "$VM_HERE/run.sh" "${k%@*}" "${files[@]}" 2>&1 | tee "$outdir/$k.out"
     echo "${PIPESTATUS[0]}" >"$outdir/$k.rc"
   done
 fi
@@ -83,7 +89,7 @@ for k in "${series[@]}"; do
   ((krc != 0)) && rc=1
   echo "== $k: $last"
 done
-echo "== VM tests: ${#series[@]} kernel(s), $((SECONDS - start))s"
+echo "== VM tests: ${#series[@]} VM(s), $((SECONDS - start))s"
 ((failed > 0)) && rc=1
 if ((ran == 0)); then
   echo "SKIPPED: no VM could run (qemu-system-x86_64 missing)"

@@ -6,6 +6,7 @@ suite's) with the real gRPC server of python3-grpcio, so a client meets
 what a kubelet's socket gives: HTTP/2, gRPC status codes and trailers.
 
     fake_kubelet.py --socket PATH --pods FILE --mode MODE [--calls FILE] [--stubs DIR]
+    fake_kubelet.py --stubs DIR --stubs-only
 
 Modes:
   get            List, Get and GetAllocatableResources are served (kubelet 1.34+,
@@ -22,6 +23,9 @@ Each call appends one line "Method namespace/name -> CODE" to --calls, so a
 test can see which calls a client made. The python stubs are generated at
 start from ../../kubelet/podresources.proto (grpc_tools, python3-grpc-tools)
 into --stubs or a temporary directory: the suite ships no generated code.
+--stubs-only generates them and exits (the VM image is built so, on the
+host); a copy of this script without the repository beside it (no proto to
+generate from, no grpc_tools: the VM's) uses the stubs --stubs DIR holds.
 """
 import argparse
 import json
@@ -38,16 +42,25 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROTO_DIR = os.path.join(HERE, "..", "..", "kubelet")
 
 
-def load_stubs(out):
-    if out:
-        os.makedirs(out, exist_ok=True)
-    else:
-        out = tempfile.mkdtemp(prefix="fake-kubelet-stubs.")
+STUBS = ("podresources_pb2.py", "podresources_pb2_grpc.py")
+
+
+def generate_stubs(out):
     subprocess.run(
         [sys.executable, "-m", "grpc_tools.protoc", "-I", PROTO_DIR,
          "--python_out", out, "--grpc_python_out", out,
          os.path.join(PROTO_DIR, "podresources.proto")],
         check=True)
+
+
+def load_stubs(out):
+    if out:
+        os.makedirs(out, exist_ok=True)
+    else:
+        out = tempfile.mkdtemp(prefix="fake-kubelet-stubs.")
+    proto = os.path.join(PROTO_DIR, "podresources.proto")
+    if os.path.exists(proto) or not all(os.path.exists(os.path.join(out, f)) for f in STUBS):
+        generate_stubs(out)
     sys.path.insert(0, out)
     import podresources_pb2  # noqa: E402 (generated above)
     import podresources_pb2_grpc  # noqa: E402
@@ -83,13 +96,23 @@ def serve_silent(path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--socket", required=True)
-    ap.add_argument("--pods", required=True)
+    ap.add_argument("--socket")
+    ap.add_argument("--pods")
     ap.add_argument("--mode", default="get",
                     choices=["get", "unimplemented", "disabled", "ratelimit", "slow", "silent"])
     ap.add_argument("--calls", default=os.devnull)
     ap.add_argument("--stubs", help="where to generate the python stubs (default: a new temporary dir)")
+    ap.add_argument("--stubs-only", action="store_true",
+                    help="generate the stubs into --stubs DIR and exit")
     args = ap.parse_args()
+    if args.stubs_only:
+        if not args.stubs:
+            ap.error("--stubs-only needs --stubs DIR")
+        os.makedirs(args.stubs, exist_ok=True)
+        generate_stubs(args.stubs)
+        return
+    if not args.socket or not args.pods:
+        ap.error("--socket and --pods are required")
     if args.mode == "silent":
         serve_silent(args.socket)
         return

@@ -36,9 +36,11 @@ topo_down() {
 }
 
 # cni CMD CID NETNS IFNAME CONFIG: runs the plugin as a runtime would; prints its stdout.
+# CNI_ARGS, when set in the caller's environment, is passed on (K8S_POD_NAME=...).
 cni() {
   printf '%s' "$5" | env -i PATH="$PATH" CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS="$3" \
-    CNI_IFNAME="$4" CNI_PATH=/usr/lib/cni ERDMA_CNI_NODE_CONFIG="$NODE_FILE" erdma-cni
+    CNI_IFNAME="$4" CNI_PATH=/usr/lib/cni ERDMA_CNI_NODE_CONFIG="$NODE_FILE" \
+    ${CNI_ARGS:+CNI_ARGS="$CNI_ARGS"} erdma-cni
 }
 
 # conf RDMA_JSON [DEVICE]: a standalone (Multus-style) config.
@@ -53,4 +55,95 @@ conf_smcr() {
   local ann="${4-true}"
   conf "$1" "$2" | jq -c --argjson smcr "$3" --arg ann "$ann" \
     '. + {smcr: $smcr, runtimeConfig: {"io.kubernetes.cri.pod-annotations": {"network.alibabacloud.com/erdma-smcr": $ann}}}'
+}
+
+# --- the two-NUMA-node machine (`# vm-numa: 2`, run.sh) ------------------------------
+# numa_nics: renames the four PCI NICs run.sh gives such a VM to nic0..nic3 by their
+# MACs (52:54:00:e0:00:0K -> nicK; the kernel's own eth names follow the order it
+# scans the expander bridges in): nic0 and nic1 sit on NUMA node 0, nic2 and nic3 on
+# node 1. Returns 1 (no verdict) if one is missing.
+numa_nics() {
+  local k d name
+  for k in 0 1 2 3; do
+    name=""
+    for d in /sys/class/net/*; do
+      [[ "$(cat "$d/address" 2>/dev/null)" == "52:54:00:e0:00:0$k" ]] && name="${d##*/}"
+    done
+    [[ -n $name ]] || return 1
+    if [[ $name != "nic$k" ]]; then
+      ip link set "$name" down
+      ip link set "$name" name "nic$k" || return 1
+    fi
+  done
+}
+
+# nic_pci IF: the sysfs directory of IF's PCI function: IF's device (e1000e), or for a
+# virtio-net NIC, whose device is a virtio device without numa_node, its parent.
+nic_pci() {
+  local dev
+  dev="$(readlink -f "/sys/class/net/$1/device")" || return 1
+  [[ -f $dev/numa_node ]] || dev="${dev%/*}"
+  echo "$dev"
+}
+
+# nic_numa IF: the NUMA node of IF's PCI function.
+nic_numa() {
+  local dev
+  dev="$(nic_pci "$1")" && cat "$dev/numa_node"
+}
+
+# --- the fake kubelet (`# vm-needs: python`) -----------------------------------------
+# test/fake_kubelet/fake_kubelet.py with the stubs made when the image was built.
+KUBELET_SOCKET=/run/kubelet/pod-resources/kubelet.sock
+KUBELET_CALLS=/tmp/fake-kubelet.calls
+KUBELET_LOG=/tmp/fake-kubelet.log
+KUBELET_PID=""
+
+# kubelet_start PODS_JSON [MODE]: serves PODS_JSON on $KUBELET_SOCKET (mode "get" by
+# default) and waits, up to 30 s, until the server says it serves and the socket is
+# there; returns 1 (its log on stderr) if it did not.
+kubelet_start() {
+  kubelet_stop
+  mkdir -p "${KUBELET_SOCKET%/*}"
+  rm -f "$KUBELET_SOCKET"
+  : >"$KUBELET_CALLS"
+  python3 /vm/fake_kubelet/fake_kubelet.py --socket "$KUBELET_SOCKET" --pods "$1" \
+    --mode "${2:-get}" --calls "$KUBELET_CALLS" --stubs /vm/fake_kubelet/stubs >"$KUBELET_LOG" 2>&1 &
+  KUBELET_PID=$!
+  if ! wait_for 30 sh -c "grep -q '^fake kubelet: serving' '$KUBELET_LOG' && [ -S '$KUBELET_SOCKET' ]"; then
+    sed 's/^/fake kubelet: /' "$KUBELET_LOG" >&2
+    kubelet_stop
+    return 1
+  fi
+}
+
+# kubelet_ask NAMESPACE NAME: the pod's devices as the fake kubelet answers Get,
+# one line per device: RESOURCE IDS... numa NODES... (a client of its own, in python).
+kubelet_ask() {
+  python3 - "$KUBELET_SOCKET" "$1" "$2" <<'PY'
+import sys
+sys.path.insert(0, "/vm/fake_kubelet/stubs")
+import grpc
+import podresources_pb2 as pb
+import podresources_pb2_grpc as pbg
+stub = pbg.PodResourcesListerStub(grpc.insecure_channel("unix:" + sys.argv[1]))
+pod = stub.Get(pb.GetPodResourcesRequest(pod_namespace=sys.argv[2], pod_name=sys.argv[3]), timeout=10)
+for c in pod.pod_resources.containers:
+    for d in c.devices:
+        print(d.resource_name, *d.device_ids, "numa", *[n.ID for n in d.topology.nodes])
+PY
+}
+
+kubelet_stop() {
+  [[ -n $KUBELET_PID ]] || return 0
+  kill "$KUBELET_PID" 2>/dev/null
+  wait "$KUBELET_PID" 2>/dev/null
+  KUBELET_PID=""
+}
+
+# node_file_kubelet: the node file names $KUBELET_SOCKET as the kubelet's pod-resources
+# socket (docs/security.md: a network config cannot name one).
+node_file_kubelet() {
+  printf '{"dataDirs": ["%s"], "logFiles": ["%s"], "podResourcesSocket": "%s"}\n' \
+    "$DATA" "$LOG" "$KUBELET_SOCKET" >"$NODE_FILE"
 }
