@@ -36,7 +36,8 @@ constexpr const char* kUsage = R"(usage: erdma-bench [options]   (as root)
   --output FILE            the markdown report (default build/bench/results.md)
   --plugin PATH            the erdma-cni binary (default: the one built with this driver)
   --cni-dir DIR            Go reference plugins (default /usr/lib/cni)
-  --only LIST              any of floor,erdma,go,none,macvlan,parallel (default: all)
+  --only LIST              any of floor,erdma,kubelet,go,none,macvlan,parallel
+                           (default: all)
   --data-dir DIR           parent of erdma-cni's dataDir (default /tmp)
   --variant LABEL=PATH[@DIR]  also measure another erdma-cni build (or dataDir parent);
                            repeatable; rows of their own, not judged against targets

@@ -23,6 +23,7 @@ Invocation Make(const Options& opt, const std::string& binary, const Call& c,
              "CNI_IFNAME=" + c.ifname,
              "CNI_PATH=" + opt.cni_dir,
              NodeFileEnv()};
+  if (!c.args.empty()) inv.env.push_back("CNI_ARGS=" + c.args);
   inv.stdin_text = c.config.dump();
   return inv;
 }
@@ -51,6 +52,12 @@ json ErdmaConfig(const Options& opt, const std::string& data_dir, const std::str
   json c = {{"cniVersion", kVersion},       {"name", "bench"},        {"type", "erdma-cni"},
             {"device", {{"name", device}}}, {"addresses", "inherit"}, {"dataDir", data_dir}};
   if (opt.mtu > 0) c["mtu"] = opt.mtu;
+  return c;
+}
+
+json ErdmaKubeletConfig(const Options& opt, const std::string& data_dir) {
+  json c = ErdmaConfig(opt, data_dir, "");
+  c["device"] = {{"resource", kKubeletResource}};
   return c;
 }
 

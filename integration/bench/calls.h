@@ -23,6 +23,7 @@ inline constexpr const char* kChildAddress = "10.9.0.250/24";
 struct Call {
   std::string command, container_id, netns, ifname;
   nlohmann::json config;
+  std::string args = {};  ///< CNI_ARGS ("" = not set)
 };
 
 /// The exec of `binary` (under `wrap`, a profiler's argv, when given) with only
@@ -39,6 +40,12 @@ nlohmann::json Parsed(const Outcome& o);
 
 /// erdma-cni, move mode: `device.name`, `addresses: inherit`, dataDir.
 nlohmann::json ErdmaConfig(const Options& opt, const std::string& data_dir, const std::string& device);
+/// erdma-cni, move mode, the device the kubelet gave the pod
+/// (`device.resource` kKubeletResource): otherwise ErdmaConfig.
+nlohmann::json ErdmaKubeletConfig(const Options& opt, const std::string& data_dir);
+inline constexpr const char* kKubeletResource = "aliyun/erdma";
+/// The pod the fake kubelet serves, as CNI_ARGS names it.
+inline constexpr const char* kKubeletPodArgs = "K8S_POD_NAMESPACE=bench;K8S_POD_NAME=pod";
 /// erdma-cni mode none chained after Terway with SMC-R from the pod annotation
 /// (or the file given with --none-config).
 nlohmann::json NoneConfig(const Options& opt, const std::string& data_dir);

@@ -42,6 +42,7 @@ struct Results {
   std::map<std::string, Series> rows;
   std::string none_unavailable;     ///< non-empty: why mode none has no row
   std::string macvlan_unavailable;  ///< non-empty: why erdma-cni macvlan has no row
+  std::string kubelet_unavailable;  ///< non-empty: why the device.resource rows are missing
   std::string macvlan_where;        ///< the macvlan rows' parent and pod, for the header
   std::vector<ParallelRun> parallel;
   std::vector<std::string> variant_labels;  ///< rows "v:<label> ADD/DEL"

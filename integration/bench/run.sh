@@ -17,7 +17,8 @@ if [[ $(id -u) != 0 ]]; then
 fi
 
 packages=(build-essential cmake pkg-config libnl-3-dev libnl-route-3-dev nlohmann-json3-dev
-          libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler iproute2 containernetworking-plugins)
+          libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler iproute2 containernetworking-plugins
+          python3-grpcio python3-grpc-tools python3-protobuf)  # the fake kubelet of the kubelet rows
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -14,6 +14,7 @@
 #include "integration/bench/calls.h"
 #include "integration/bench/children.h"
 #include "integration/bench/floor.h"
+#include "integration/bench/kubelet.h"
 #include "integration/bench/spawn.h"
 #include "netlink/netns.h"
 #include "netlink/rtnl_kernel.h"
@@ -129,8 +130,21 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
   struct PluginRun {
     std::string key, label, binary;
     json config;
+    std::string args = {};  // CNI_ARGS
   };
-  std::vector<PluginRun> plugins = {{"erdma", "erdma-cni", opt.plugin, ecfg}};
+  std::vector<PluginRun> plugins = {{"erdma", "erdma-cni", opt.plugin, ecfg, ""}};
+  // The same ADD with the device the kubelet gave the pod (device.resource).
+  FakeKubelet kubelet;
+  if (opt.Wants("kubelet")) {
+    r.kubelet_unavailable = kubelet.Start(eni.name);
+    if (r.kubelet_unavailable.empty())
+      plugins.push_back({"kubelet", "erdma-cni device.resource", opt.plugin,
+                         ErdmaKubeletConfig(opt, data_dir), kKubeletPodArgs});
+    else
+      r.kubelet_unavailable = "n/a (" + r.kubelet_unavailable + ")";
+  } else {
+    r.kubelet_unavailable = "not run (--only)";
+  }
   for (const auto& v : opt.variants) {
     plugins.push_back(
         {"v:" + v.label, v.label, v.plugin, ErdmaConfig(opt, MakeDataDir(v.data_root), eni.name)});
@@ -208,10 +222,11 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
         const PluginRun& p = plugins[v];
         const std::string cid = "bench-e" + std::to_string(v) + "-" + std::to_string(it);
         Settle(opt);
-        Outcome add = Spawn(Make(opt, p.binary, {"ADD", cid, pod, ifname, p.config}));
+        Outcome add = Spawn(Make(opt, p.binary, {"ADD", cid, pod, ifname, p.config, p.args}));
         if (!Ok(add, p.label + " ADD")) return false;
         Settle(opt);
-        Outcome del = Spawn(Make(opt, p.binary, {"DEL", cid, pod, ifname, WithPrev(p.config, Parsed(add))}));
+        Outcome del =
+            Spawn(Make(opt, p.binary, {"DEL", cid, pod, ifname, WithPrev(p.config, Parsed(add)), p.args}));
         if (!Ok(del, p.label + " DEL")) return false;
         if (rec) {
           r.rows[p.key + " ADD"].Add(add.wall_ms, add.cpu_ms, static_cast<double>(add.maxrss_kib));

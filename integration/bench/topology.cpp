@@ -183,6 +183,11 @@ bool SameNodeState(const NodeState& want, const NodeState& now, std::string* why
   return false;
 }
 
+const std::string& KubeletSocketPath() {
+  static const std::string path = "/tmp/erdma-bench-kubelet-" + std::to_string(::getpid()) + ".sock";
+  return path;
+}
+
 const std::string& NodeFileEnv() {
   struct File {
     std::string path = "/tmp/erdma-bench-node-" + std::to_string(::getpid()) + ".json";
@@ -191,8 +196,8 @@ const std::string& NodeFileEnv() {
       std::string devices;
       for (int i = 1; i <= 9; ++i)
         devices += std::string(i > 1 ? ", " : "") + "\"eth" + std::to_string(i) + "\"";
-      const std::string text =
-          R"({"dataDirs": ["/"], "logFiles": ["/"], "allowNodeDevices": [)" + devices + "]}\n";
+      const std::string text = R"({"dataDirs": ["/"], "logFiles": ["/"], "allowNodeDevices": [)" + devices +
+                               R"(], "podResourcesSocket": ")" + KubeletSocketPath() + "\"}\n";
       ::unlink(path.c_str());
       const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
       if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()))

@@ -59,8 +59,10 @@ void EnterNetns(const std::string& netns);
 /// (docs/security.md), written once per process and removed at exit, that
 /// allows any dataDir and logFile (the drivers choose them under their data
 /// root) and the ENI stand-ins eth1..eth9, which carry the private node's
-/// only default routes.
+/// only default routes; its podResourcesSocket is KubeletSocketPath().
 const std::string& NodeFileEnv();
+/// The fake kubelet's socket (kubelet.h), which the node file names.
+const std::string& KubeletSocketPath();
 
 /// Runs `/bin/sh -c cmd`; throws with the command on a non-zero exit.
 void ShOk(const std::string& cmd);
