@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "cni/commands.h"
+#include "cni/group.h"
 #include "cni/rdma_attach.h"
 #include "cni/state.h"
 #include "conf/names.h"
@@ -37,6 +38,10 @@ const nlohmann::json* ResultInterface(const nlohmann::json& prev_result, const s
 Status Check(Context& ctx) {
   StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
   RETURN_IF_ERROR(store.Check());
+  if (!ctx.member_of) {
+    ASSIGN_OR_RETURN(auto group, store.Load(store.GroupPathFor(ctx.env.container_id, ctx.env.ifname)));
+    if (group) return CheckGroup(ctx, *group);
+  }
   const std::string path = store.Locate(ctx.env.container_id, ctx.env.ifname);
   ASSIGN_OR_RETURN(auto loaded, store.Load(path));
   if (!loaded || !loaded->complete)

@@ -60,6 +60,9 @@ struct Context {
   int lock_wait_ms = 10000;  ///< the binary sets cfg.lock_timeout_ms (`lockTimeoutMs`)
   /// The node file's policy (run.cpp always sets it); null: not checked (unit tests).
   const conf::NodePolicy* node = nullptr;
+  /// A member of a group (cni/group.h): the group's ifName, recorded in the
+  /// member's state as memberOf.
+  std::optional<std::string> member_of = std::nullopt;
 };
 
 /// ADD: the result to print (in cfg.cni_version).

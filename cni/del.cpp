@@ -12,6 +12,7 @@
 #include "cni/claim.h"
 #include "cni/commands.h"
 #include "cni/driver.h"
+#include "cni/group.h"
 #include "cni/journal.h"
 #include "cni/stale.h"
 #include "cni/state.h"
@@ -86,6 +87,7 @@ std::unique_ptr<netlink::Kernel> OpenPod(Context& ctx, const AttachmentState& st
 
 Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path, AttachmentState& st,
                         const HeldClaim* held) {
+  if (st.group) return DeleteGroup(ctx, store, path, st);
   // Mode none moves no device and holds no claim.
   std::optional<DeviceClaim> locked;
   DeviceClaim* claim = nullptr;
@@ -219,7 +221,7 @@ Status RemoveOrphanRules(netlink::Kernel& pod, uint32_t priority) {
 Status Salvage(Context& ctx, const StateStore& store, const std::string& path, const Error& why) {
   base::Log::Warn("state " + path + " cannot be used (" + why.msg +
                   "); DEL works from the device claim, the config and what the kernel shows");
-  const std::string pod_name = ctx.cfg.chained() ? ctx.cfg.if_name : ctx.env.ifname;
+  const std::string pod_name = PodIfName(ctx);
   std::unique_ptr<netlink::Kernel> pod;
   if (!ctx.env.netns.empty()) {
     auto p = ctx.netns.Open(ctx.env.netns);
@@ -322,6 +324,13 @@ Status Del(Context& ctx) {
   StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
   // Nothing is read, let alone acted on, from a directory others could write.
   RETURN_IF_ERROR(store.Check());
+  // Several devices in one attachment: the group's file lists them. (A
+  // member's key may be its group's: a standalone group's first interface.)
+  if (!ctx.member_of) {
+    const std::string group_path = store.GroupPathFor(ctx.env.container_id, ctx.env.ifname);
+    ASSIGN_OR_RETURN(auto group, store.Load(group_path));
+    if (group) return DeleteGroup(ctx, store, group_path, *group);
+  }
   // An attachment made by an older erdma-cni keeps its file's older name.
   const std::string path = store.Locate(ctx.env.container_id, ctx.env.ifname);
   auto loaded = store.Load(path);

@@ -61,6 +61,7 @@ DeviceQuery QueryFor(const conf::DeviceSelector& sel) {
     case conf::DeviceSelector::By::kMac: q.mac = Lower(sel.value); break;
     case conf::DeviceSelector::By::kPci: q.pci = Lower(sel.value); break;
     case conf::DeviceSelector::By::kRdma: q.rdma = sel.value; break;
+    case conf::DeviceSelector::By::kPool:      // cni/device_choice.cpp chose a device first
     case conf::DeviceSelector::By::kResource:  // run.cpp made it a device ID first
     case conf::DeviceSelector::By::kDeviceId:
       if (LooksLikePci(sel.value))

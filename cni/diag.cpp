@@ -234,8 +234,18 @@ json States(const DiagOptions& opts, const std::vector<netlink::LinkInfo>& links
                   {"podIfName", st.pod_if_name},
                   {"complete", st.complete},
                   {"rdmaDevice", st.rdma_device}});
+        // A group: which device each of its interfaces got, and why
+        // (the kubelet's allocation, or the pool's preference).
+        if (st.group) {
+          json members = json::array();
+          for (const Step& step : st.steps)
+            if (const auto* m = std::get_if<StepMember>(&step))
+              members.push_back({{"podIfName", m->pod_name}, {"device", m->device}, {"why", m->why}});
+          j["group"] = members;
+        }
+        if (st.member_of) j["memberOf"] = *st.member_of;
         // Mode vf: which VF of which PF; one on vfio-pci has no netdev.
-        bool netdev = true;
+        bool netdev = !st.group;
         for (const Step& step : st.steps)
           if (const auto* vf = std::get_if<StepVf>(&step)) {
             j["vf"] = {{"pci", vf->pci}, {"pf", vf->pf}, {"vf", vf->applied.vf}, {"netdev", vf->netdev}};

@@ -63,6 +63,10 @@ std::string RenderDiag(const json& r) {
         << (Str(vf["netdev"]).empty() ? "no netdev (user-space driver)" : "netdev " + Str(vf["netdev"]))
         << "\n";
     }
+    for (const auto& m : s.value("group", json::array()))
+      o << "  " << Str(m["podIfName"]) << ": " << Str(m["device"]) << " (" << Str(m["why"]) << ")\n";
+    if (s.contains("memberOf"))
+      o << "  interface " << Str(s["podIfName"]) << " of the group " << Str(s["memberOf"]) << "\n";
     for (const auto& p : s["problems"]) o << "  !! " << Str(p) << "\n";
   }
   o << "\n== node devices held by pods\n";

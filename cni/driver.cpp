@@ -42,6 +42,7 @@ AttachmentState NewState(const Context& ctx, const std::string& pod_name, uint32
   st.netns = ctx.env.netns;
   st.pod_if_name = pod_name;
   st.table = table;
+  st.member_of = ctx.member_of;
   return st;
 }
 

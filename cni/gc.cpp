@@ -73,7 +73,8 @@ Status Gc(Context& ctx) {
       continue;
     }
     AttachmentState& st = **loaded;
-    if (valid.count({st.container_id, st.if_name})) continue;
+    // A group's members go with their group.
+    if (valid.count({st.container_id, st.member_of.value_or(st.if_name)})) continue;
     base::Log::Info("GC: removing stale attachment " + st.container_id + "/" + st.if_name);
     Status s = DeleteAttachment(ctx, store, path, st);
     if (!s.ok()) errors.push_back(std::move(s).error());
@@ -109,7 +110,8 @@ Status StatusCmd(Context& ctx) {
 
   const bool fixed_device = !ctx.cfg.device.value.empty() &&
                             ctx.cfg.device.by != conf::DeviceSelector::By::kDeviceId &&
-                            ctx.cfg.device.by != conf::DeviceSelector::By::kResource;
+                            ctx.cfg.device.by != conf::DeviceSelector::By::kResource &&
+                            ctx.cfg.device.by != conf::DeviceSelector::By::kPool;
   if (fixed_device) {
     const DeviceQuery q = QueryFor(ctx.cfg.device);
     auto rdma = ctx.netns.OpenRdma("");

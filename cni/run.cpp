@@ -3,7 +3,7 @@
 #include "base/log.h"
 #include "cni/cni_result.h"
 #include "cni/commands.h"
-#include "cni/kubelet_device.h"
+#include "cni/group.h"
 #include "conf/config.h"
 #include "conf/node.h"
 #include "conf/version.h"
@@ -175,11 +175,6 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostrea
   base::Log::SetTag(tag);
   base::Log::Debug(std::string(CommandName(env->command)) + " netns=" + env->netns);
 
-  // The device the kubelet gave the pod, asked once, at ADD: the state
-  // records it for DEL and CHECK.
-  if (env->command == Command::kAdd && cfg->device.by == conf::DeviceSelector::By::kResource)
-    if (auto s = DeviceFromKubelet(*cfg, *env, *node); !s.ok()) return Fail(out, version, s.error());
-
   auto host = backend.OpenHost();
   if (!host.ok()) return Fail(out, version, host.error());
   std::unique_ptr<ipam::Executor> exec = backend.Ipam(env->path);
@@ -192,7 +187,11 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostrea
 
   switch (env->command) {
     case Command::kAdd: {
-      auto result = Add(ctx);
+      // The device the kubelet gave the pod, or a pool's, is chosen once, at
+      // ADD: the state records it for DEL and CHECK.
+      const bool chosen = cfg->device.by == conf::DeviceSelector::By::kResource ||
+                          cfg->device.by == conf::DeviceSelector::By::kPool;
+      auto result = chosen ? AddChosen(ctx) : Add(ctx);
       if (!result.ok()) return Fail(out, version, result.error());
       out << result->dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
       return 0;

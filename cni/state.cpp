@@ -44,6 +44,8 @@ void Fields(JsonFields& f, AttachmentState& s) {
   f("netnsId", s.netns_id);
   f("podIfName", s.pod_if_name)("table", s.table)("rdmaDevice", s.rdma_device)("rdmaMode", s.rdma_mode);
   f("device", s.origin)("complete", s.complete);
+  if (f.Has("group", s.group)) f("group", s.group);
+  f("memberOf", s.member_of);
 }
 
 namespace {
@@ -168,8 +170,10 @@ Result<std::optional<AttachmentState>> StateStore::Load(const std::string& path)
     return e;
   }
   const std::string name = path.substr(path.rfind('/') + 1);
-  if (s->network != network_ ||
-      (name != FileName(s->container_id, s->if_name) && name != LegacyFileName(s->container_id, s->if_name)))
+  const bool named_right = s->group ? name == GroupFileName(s->container_id, s->if_name)
+                                    : name == FileName(s->container_id, s->if_name) ||
+                                          name == LegacyFileName(s->container_id, s->if_name);
+  if (s->network != network_ || !named_right)
     return Error(Code::kState,
                  "state file " + path + " holds the attachment " + s->container_id + "/" + s->if_name +
                      " of network " + s->network + ", not the one its name and directory say" + fix,

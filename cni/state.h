@@ -44,8 +44,14 @@ struct AttachmentState {
   std::string rdma_mode;    ///< "shared" or "exclusive" when rdma_device is set
   DeviceOrigin origin;
   std::vector<Step> steps;  ///< in the order they were (about to be) applied
-  bool complete = false;    ///< ADD returned success
-  nlohmann::json result;    ///< the result ADD returned (null until complete)
+  /// A group (cni/group.h): its steps are StepMembers, each an attachment
+  /// of its own; the file is StateStore::GroupFileName's ("group", written
+  /// only when true: older states lack it).
+  bool group = false;
+  /// A group's member: the group's ifName ("memberOf", absent otherwise).
+  std::optional<std::string> member_of;
+  bool complete = false;  ///< ADD returned success
+  nlohmann::json result;  ///< the result ADD returned (null until complete)
 };
 
 /// The state file's text.
@@ -82,6 +88,16 @@ class StateStore {
   /// is the attachment asked for.
   static std::string LegacyFileName(const std::string& container_id, const std::string& if_name) {
     return container_id + "-" + if_name;
+  }
+
+  /// A group's file: FileName's with "%group", which no escaped interface
+  /// name ends in ('%' is written "%25"), so that a member whose pod-side
+  /// name is CNI_IFNAME (standalone) has a file of its own.
+  static std::string GroupFileName(const std::string& container_id, const std::string& if_name) {
+    return FileName(container_id, if_name) + "%group";
+  }
+  std::string GroupPathFor(const std::string& container_id, const std::string& if_name) const {
+    return Dir() + "/" + GroupFileName(container_id, if_name);
   }
 
   std::string Dir() const { return data_dir_ + "/" + network_; }

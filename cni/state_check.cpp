@@ -24,6 +24,14 @@ Status ValidateState(const AttachmentState& s) {
     return BadValue("containerID", s.container_id, "a CNI container ID ([A-Za-z0-9_.-], at most 256 bytes)");
   RETURN_IF_ERROR(CheckIfName("ifName", s.if_name));
   RETURN_IF_ERROR(CheckIfName("podIfName", s.pod_if_name));
+  if (s.member_of) RETURN_IF_ERROR(CheckIfName("memberOf", *s.member_of));
+  // A group holds members only, and a member no group of its own.
+  for (size_t i = 0; i < s.steps.size(); ++i)
+    if (std::holds_alternative<StepMember>(s.steps[i]) != s.group)
+      return BadValue("steps[" + std::to_string(i) + "].op", StepOp(s.steps[i]),
+                      s.group ? "\"member\" in a group" : "a step of an attachment, not of a group");
+  if (s.group && (s.member_of || !s.origin.name.empty()))
+    return BadValue("group", "true", "set only on a group, which has no device and is no member");
   if (!s.netns.empty() && !conf::IsValidNetnsPath(s.netns))
     return BadValue("netns", s.netns,
                     "what CNI_NETNS may be: an absolute path of UTF-8 without control characters");

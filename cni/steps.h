@@ -1,6 +1,6 @@
 // The journal's steps. Each is defined once, in the file of its family
 // (cni/steps_link.cpp, steps_ip.cpp, steps_rdma.cpp, steps_smc.cpp,
-// steps_vf.cpp, steps_sysctl.cpp): its members as the state file spells
+// steps_vf.cpp, steps_sysctl.cpp, group.cpp): its members as the state file spells
 // them, how it reads in logs, how it is applied, undone, validated when read
 // back and verified by CHECK. cni/steps.cpp dispatches over the variant.
 #pragma once
@@ -110,9 +110,15 @@ struct StepMac {  ///< pod-side MAC set; inverse: the move home restores the nod
   static constexpr bool kOnLink = true;
   std::string mac;
 };
+struct StepMember {  ///< a group's attachment of one device (cni/group.h); inverse: its DEL
+  static constexpr const char* kOp = "member";
+  std::string pod_name;  ///< its interface in the pod, and the key of its own state file
+  std::string device;    ///< the device ID or name it was given
+  std::string why;       ///< why that device: the kubelet's allocation, or the pool's preference
+};
 using Step =
     std::variant<StepIpam, StepMove, StepChild, StepMtu, StepAddr, StepUp, StepRoute, StepRule, StepRdmaMode,
-                 StepRdmaMove, StepSoftRdma, StepSysctl, StepPnet, StepUeid, StepVf, StepMac>;
+                 StepRdmaMove, StepSoftRdma, StepSysctl, StepPnet, StepUeid, StepVf, StepMac, StepMember>;
 
 /// The last step of type T in `steps`, or null.
 template <class T>
@@ -259,6 +265,7 @@ CNI_STEP(StepPnet)
 CNI_STEP(StepUeid)
 CNI_STEP(StepVf)
 CNI_STEP(StepMac)
+CNI_STEP(StepMember)
 #undef CNI_STEP
 
 /// A pod-side address or route planned before its link existed names it by

@@ -1,5 +1,6 @@
 #include "conf/config.h"
 
+#include <cctype>
 #include <cstdio>
 #include <exception>
 #include <limits>
@@ -18,6 +19,7 @@ namespace {
 
 using base::Code;
 using base::Error;
+using base::Result;
 using base::Status;
 using nlohmann::json;
 
@@ -113,18 +115,82 @@ Status ParseDeviceId(const json& v, const char* path, Config& c) {
   return base::Ok();
 }
 
+// device.pool: {"names": [...], "pciVendor": "0x1ded", "rdmaDriver": "erdma"}.
+Result<DevicePool> ParsePool(const json& p) {
+  const std::string must = "device.pool: must be an object with at least one of names, pciVendor, rdmaDriver";
+  if (!p.is_object() || p.empty()) return Invalid(must);
+  DevicePool pool;
+  for (const auto& [key, v] : p.items()) {
+    if (key == "names") {
+      if (!v.is_array() || v.empty() || v.size() > 64)
+        return Invalid("device.pool.names: must be a list of 1..64 interface names");
+      for (const json& n : v) {
+        if (!n.is_string() || !IsValidIfName(n.get_ref<const std::string&>()))
+          return Invalid(
+              "device.pool.names: every entry must be an interface name (1..15 bytes, no '/', "
+              "':' or whitespace)");
+        pool.names.push_back(n.get<std::string>());
+      }
+    } else if (key == "pciVendor") {
+      std::string s = v.is_string() ? v.get<std::string>() : "";
+      for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (!s.starts_with("0x")) s = "0x" + s;
+      if (s.size() != 6 || s.find_first_not_of("0123456789abcdef", 2) != std::string::npos)
+        return Invalid(
+            "device.pool.pciVendor: must be a PCI vendor ID like \"0x1ded\" (see "
+            "/sys/class/net/<if>/device/vendor)");
+      pool.pci_vendor = s;
+    } else if (key == "rdmaDriver") {
+      if (!v.is_string() || v.get_ref<const std::string&>().empty() ||
+          v.get_ref<const std::string&>().size() > 64 || !IsValidDeviceId(v.get_ref<const std::string&>()) ||
+          v.get_ref<const std::string&>().find('/') != std::string::npos)
+        return Invalid(
+            "device.pool.rdmaDriver: must be a kernel driver name like \"erdma\" or \"mlx5_core\"");
+      pool.rdma_driver = v.get<std::string>();
+    } else {
+      return Invalid("device.pool." + key + ": unknown key; " + must.substr(13));
+    }
+  }
+  return pool;
+}
+
+// device.count: 1..kMaxDevices or "all".
+Status ParseCount(const json& v, DeviceSelector& sel) {
+  if (v.is_string() && v.get_ref<const std::string&>() == "all") {
+    sel.all = true;
+    return base::Ok();
+  }
+  if (!v.is_number_unsigned() || v.get<uint64_t>() < 1 || v.get<uint64_t>() > kMaxDevices)
+    return Invalid("device.count: must be a number of devices from 1 to " + std::to_string(kMaxDevices) +
+                   ", or \"all\"");
+  sel.count = v.get<uint32_t>();
+  return base::Ok();
+}
+
 Status ParseDevice(const json& root, bool for_del, Config& c) {
   if (const json* d = Get(root, "device")) {
     if (!d->is_object())
-      return Invalid("device: must be an object; set exactly one of name, mac, pci, rdma, resource");
+      return Invalid("device: must be an object; set exactly one of name, mac, pci, rdma, resource, pool");
     const json* name = Get(*d, "name");
     const json* mac = Get(*d, "mac");
     const json* pci = Get(*d, "pci");
     const json* rdma = Get(*d, "rdma");
     const json* resource = Get(*d, "resource");
-    if ((name != nullptr) + (mac != nullptr) + (pci != nullptr) + (rdma != nullptr) + (resource != nullptr) !=
-        1)
-      return Invalid("device: set exactly one of name, mac, pci, rdma, resource");
+    const json* pool = Get(*d, "pool");
+    const json* count = Get(*d, "count");
+    const int fixed = (name != nullptr) + (mac != nullptr) + (pci != nullptr) + (rdma != nullptr);
+    if (fixed + (resource != nullptr) + (pool != nullptr && !resource) != 1)
+      return Invalid(
+          "device: set exactly one of name, mac, pci, rdma, resource, pool (pool may go with resource)");
+    if (pool) {
+      if (c.mode == Mode::kVf || c.mode == Mode::kNone)
+        return Invalid(
+            "device.pool: mode " + std::string(ModeName(c.mode)) +
+            " takes no device from a pool; use mode move, macvlan or ipvlan, or remove device.pool");
+      ASSIGN_OR_RETURN(DevicePool p, ParsePool(*pool));
+      c.device = DeviceSelector{DeviceSelector::By::kPool, "pool", {}};
+      c.device.pool = std::move(p);
+    }
     if (resource) {
       // A Kubernetes extended resource: "<domain>/<name>".
       const std::string* r = resource->is_string() ? &resource->get_ref<const std::string&>() : nullptr;
@@ -133,7 +199,10 @@ Status ParseDevice(const json& root, bool for_del, Config& c) {
         return Invalid(
             "device.resource: must be the Kubernetes resource name the device plugin registers, like "
             "\"aliyun/erdma\"");
+      std::optional<DevicePool> p = std::move(c.device.pool);
       c.device = DeviceSelector{DeviceSelector::By::kResource, *r, {}};
+      c.device.pool = std::move(p);
+    } else if (pool) {
     } else if (name) {
       if (!name->is_string() || !IsValidIfName(name->get_ref<const std::string&>()))
         return Invalid(
@@ -158,6 +227,15 @@ Status ParseDevice(const json& root, bool for_del, Config& c) {
       if (pci->is_string()) p = NormalizePci(pci->get_ref<const std::string&>());
       if (!p) return Invalid("device.pci: must be a PCI address like \"0000:3b:00.1\"");
       c.device = DeviceSelector{DeviceSelector::By::kPci, *p, {}};
+    }
+    if (count) {
+      if (fixed)
+        return Invalid(
+            "device.count: only device.resource and device.pool give several devices; remove "
+            "count, or select by resource or pool");
+      RETURN_IF_ERROR(ParseCount(*count, c.device));
+      if (c.device.Several() && c.mode == Mode::kNone)
+        return Invalid("device.count: mode none takes no device; remove count");
     }
     return base::Ok();
   }
@@ -385,6 +463,7 @@ std::string DeviceSelector::Describe() const {
     case By::kDeviceId: key = "deviceID"; break;
     case By::kRdma: key = "device.rdma"; break;
     case By::kResource: key = "device.resource"; break;
+    case By::kPool: return "device.pool";
   }
   return std::string(key) + " " + Quote(value);
 }

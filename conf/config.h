@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/error.h"
 #include "base/log.h"
@@ -28,12 +29,25 @@ const char* ModeName(Mode m);
 
 enum class AddressMode { kInherit, kIpam, kNone };
 
+/// The most devices one attachment takes (`device.count`).
+inline constexpr uint32_t kMaxDevices = 32;
+
+/// `device.pool`: the node devices a pod may be given where no allocator
+/// names one (Terway's `eni-<n>`, the controller's all-devices mode, no
+/// device plugin). A device is a candidate when it matches every key set.
+struct DevicePool {
+  std::vector<std::string> names;  ///< netdev names ("names"; empty: any)
+  std::string pci_vendor;          ///< "pciVendor", "0x1ded" in lower case ("": any)
+  std::string rdma_driver;         ///< "rdmaDriver": the paired RDMA device's driver ("": any)
+};
+
 /// How the host netdev is chosen. Exactly one selector, or the device ID the
 /// runtime/Multus injected (top-level `deviceID`, `runtimeConfig.deviceID`).
 struct DeviceSelector {
   /// kResource: the device the kubelet's device plugin gave the pod, asked
   /// of the kubelet at ADD (run.cpp), which turns it into a kDeviceId.
-  enum class By { kName, kMac, kPci, kRdma, kDeviceId, kResource };
+  /// kPool: free devices of `pool`, chosen at ADD (cni/device_choice.h).
+  enum class By { kName, kMac, kPci, kRdma, kDeviceId, kResource, kPool };
   By by = By::kName;
   /// name, lower-case MAC, PCI address "0000:3b:00.1", RDMA device, the raw
   /// device ID, or the resource name ("aliyun/erdma")
@@ -41,7 +55,16 @@ struct DeviceSelector {
   /// How a device ID was found, for messages: `device.resource "aliyun/erdma"
   /// (the kubelet gave erdma_1/17)`; empty when the config named it.
   std::string via;
+  /// "count": how many devices one attachment takes (kResource, kPool);
+  /// `all`: every device the kubelet gave the pod (every free one of a pool).
+  uint32_t count = 1;
+  bool all = false;
+  /// "pool": where devices are chosen from (kPool, or kResource whose IDs
+  /// name no device, like Terway's `eni-<n>`).
+  std::optional<DevicePool> pool = std::nullopt;
   std::string Describe() const;  ///< e.g. `device.name "eth1"`
+  /// Several devices, each its own interface in the pod (cni/group.h).
+  bool Several() const { return all || count > 1; }
 };
 
 struct Routing {

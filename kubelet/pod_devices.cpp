@@ -63,8 +63,10 @@ PodAllocation Collect(const V1__PodResources& pod, const PodQuery& q) {
       if (cd == nullptr) continue;
       const std::string resource = Str(cd->resource_name);
       std::vector<int64_t> nodes = Nodes(cd->topology);
-      if (resource == kGpuResource)
+      if (resource == kGpuResource) {
         out.gpu_numa_nodes.insert(out.gpu_numa_nodes.end(), nodes.begin(), nodes.end());
+        for (size_t i = 0; i < cd->n_device_ids; ++i) out.gpu_ids.push_back(Str(cd->device_ids[i]));
+      }
       if (q.resource.empty() || resource != q.resource) continue;
       for (size_t i = 0; i < cd->n_device_ids; ++i) {
         std::string id = Str(cd->device_ids[i]);

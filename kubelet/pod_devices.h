@@ -33,6 +33,9 @@ struct PodAllocation {
   std::vector<Device> devices;
   /// The NUMA nodes of the pod's nvidia.com/gpu devices, ascending, each once.
   std::vector<int64_t> gpu_numa_nodes;
+  /// The IDs of those GPUs as their device plugin names them (UUIDs, or PCI
+  /// addresses for some plugins), in the kubelet's order.
+  std::vector<std::string> gpu_ids;
   /// The method that answered: "Get", or "List" where Get is not served.
   std::string method;
 };

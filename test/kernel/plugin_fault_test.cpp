@@ -1,7 +1,8 @@
 // Fault injection on the real kernel (base/fault.h): the plugin is made to
 // fail, or to die by SIGKILL, before and after every journal step, undo step
 // and state write that its ADD and DEL pass through, in move mode (IPAM and
-// inherited addresses, MTU, SMC-R sysctls) and macvlan mode. The points come
+// inherited addresses, MTU, SMC-R sysctls), macvlan mode and a group (a
+// pool's device, cni/group.h). The points come
 // from a traced run of the plugin itself, not from a list kept here. The
 // points of the stale-claim recovery (an ADD finishing a lost DEL) are failed
 // and killed in plugin_stale_test.cpp; every kind is reached here.
@@ -55,6 +56,15 @@ const std::vector<Scenario>& Scenarios() {
        [](const kt::Topology& t) {
          kt::ConfigSpec s{.data_dir = t.DataDir(), .log_file = t.LogFile(), .ipam = HostLocal(t)};
          s.extra = {{"mode", "macvlan"}, {"macvlan", {{"mode", "bridge"}}}};
+         return kt::PluginConfig(s);
+       }},
+      {"group-pool-ipam",
+       [](const kt::Topology& t) {
+         // A group (cni/group.h) of one member from a pool, whose IPAM runs
+         // under the member's own interface name.
+         kt::ConfigSpec s{
+             .device = "", .data_dir = t.DataDir(), .log_file = t.LogFile(), .ipam = HostLocal(t)};
+         s.extra = {{"device", {{"pool", {{"names", {t.eni(1).name}}}}}}};
          return kt::PluginConfig(s);
        }},
   };
@@ -123,7 +133,7 @@ std::vector<std::string> Fault(const std::string& point, const char* action) {
 TEST_CASE("ADD failing or killed at any fault point leaves nothing a DEL cannot finish") {
   if (!base::fault::kEnabled)
     KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
-  const auto& scenario = Scenarios()[GENERATE(range(0, 3))];
+  const auto& scenario = Scenarios()[GENERATE(range(0, 4))];
   CAPTURE(scenario.name);
   Fixture f(scenario);
   auto [add_points, del_points] = f.Trace();
@@ -157,7 +167,7 @@ TEST_CASE("ADD failing or killed at any fault point leaves nothing a DEL cannot 
 TEST_CASE("DEL failing or killed at any fault point keeps the state, and the next DEL finishes") {
   if (!base::fault::kEnabled)
     KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
-  const auto& scenario = Scenarios()[GENERATE(range(0, 3))];
+  const auto& scenario = Scenarios()[GENERATE(range(0, 4))];
   CAPTURE(scenario.name);
   Fixture f(scenario);
   auto [add_points, del_points] = f.Trace();

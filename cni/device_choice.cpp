@@ -1,0 +1,282 @@
+#include "cni/device_choice.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <optional>
+#include <set>
+
+#include "base/file.h"
+#include "base/log.h"
+#include "cni/claim.h"
+#include "cni/device.h"
+#include "cni/driver.h"
+#include "cni/state.h"
+#include "conf/names.h"
+#include "kubelet/pod_devices.h"
+#include "netlink/rdma_pairing.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Result;
+
+using By = conf::DeviceSelector::By;
+
+namespace {
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// The sysfs directory of the PCI function behind a netdev: its `device`, or
+// that device's parent where the netdev hangs off a bus of its own (virtio:
+// device -> virtio0, whose parent is the PCI function that has numa_node).
+// "" for a netdev without one (veth, a bridge).
+std::string PciFunction(const std::string& sysfs_root, const std::string& ifname) {
+  const std::string dev = sysfs_root + "/class/net/" + ifname + "/device";
+  // The kernel's own symlinks lead there (base::PathExists refuses them).
+  for (const std::string& dir : {dev, dev + "/.."})
+    if (::access((dir + "/numa_node").c_str(), R_OK) == 0 && ::access((dir + "/vendor").c_str(), R_OK) == 0)
+      return dir;
+  return "";
+}
+
+// A sysfs attribute of the PCI function `dir` ("" when there is none).
+std::string Attr(const std::string& dir, const char* attr) {
+  if (dir.empty()) return "";
+  auto v = base::ReadKernelFile(dir + "/" + attr, 64);
+  return v.ok() ? Trim(*v) : "";
+}
+
+// The last component of a symlink's target ("" when it is no symlink).
+std::string LinkBase(const std::string& path) {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  std::string target(buf, static_cast<size_t>(n));
+  return target.substr(target.rfind('/') + 1);
+}
+
+// The PCIe root ("pci0000:3a") a sysfs device path resolves under, "" if none.
+std::string PciRoot(const std::string& path) {
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (!real) return "";
+  std::string r(real);
+  std::free(real);
+  const size_t at = r.find("/devices/pci");
+  if (at == std::string::npos) return "";
+  const size_t start = at + 9, end = r.find('/', start);
+  return r.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+std::optional<std::pair<std::string, std::string>> PodOf(const Env& env) {
+  const auto ns = env.args.find("K8S_POD_NAMESPACE");
+  const auto pod = env.args.find("K8S_POD_NAME");
+  if (ns == env.args.end() || pod == env.args.end() || ns->second.empty() || pod->second.empty())
+    return std::nullopt;
+  return std::make_pair(ns->second, pod->second);
+}
+
+// The device a kubelet ID stands for: "erdma_0/17" and "erdma_0/3" are slots
+// of one device; any other ID is a device of its own.
+std::string DeviceKey(const std::string& id) {
+  auto rdma = netlink::ParseRdmaDeviceId(id);
+  return rdma && rdma->instance ? rdma->name : id;
+}
+
+struct PoolDevice {
+  netlink::LinkInfo link;
+  int numa = -1;
+  std::string root = {};
+  int rank = 2;  // 0: a GPU's PCIe root; 1: a GPU's NUMA node; 2: elsewhere
+  std::string why = {};
+};
+
+}  // namespace
+
+Result<std::vector<DeviceCandidate>> PoolCandidates(Context& ctx, const conf::DevicePool& pool,
+                                                    const kubelet::PodAllocation* gpus,
+                                                    std::string* passed_over) {
+  ASSIGN_OR_RETURN(auto links, ctx.host.ListLinks());
+  std::vector<netlink::RdmaDevice> rdma_devices;
+  std::vector<netlink::RdmaPort> rdma_ports;
+  if (!pool.rdma_driver.empty()) {
+    auto rdma = ctx.netns.OpenRdma("");
+    if (!rdma.ok())
+      return Error(Code::kRdmaUnavailable,
+                   "device.pool.rdmaDriver \"" + pool.rdma_driver +
+                       "\": the node's kernel has no RDMA netlink: " + rdma.error().msg);
+    ASSIGN_OR_RETURN(rdma_devices, (*rdma)->ListDevices());
+    ASSIGN_OR_RETURN(rdma_ports, (*rdma)->ListPorts());
+  }
+  const StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
+  const bool alone = !ctx.cfg.child();
+  std::set<int64_t> gpu_nodes;
+  std::set<std::string> gpu_roots;
+  if (gpus) {
+    gpu_nodes.insert(gpus->gpu_numa_nodes.begin(), gpus->gpu_numa_nodes.end());
+    // Only an ID that is a PCI address names a path (a device plugin's IDs
+    // are its own to choose).
+    for (const std::string& id : gpus->gpu_ids)
+      if (auto pci = conf::NormalizePci(id))
+        if (std::string root = PciRoot(ctx.sysfs_root + "/bus/pci/devices/" + *pci); !root.empty())
+          gpu_roots.insert(root);
+  }
+  std::string gpu_text;
+  for (int64_t n : gpu_nodes) gpu_text += (gpu_text.empty() ? "" : ",") + std::to_string(n);
+  std::vector<PoolDevice> out;
+  std::vector<std::string> skipped;
+  for (const netlink::LinkInfo& l : links) {
+    if (l.index == 1 || l.name == "lo") continue;
+    if (!pool.names.empty() && std::find(pool.names.begin(), pool.names.end(), l.name) == pool.names.end())
+      continue;
+    const std::string function = PciFunction(ctx.sysfs_root, l.name);
+    if (!pool.pci_vendor.empty() && Attr(function, "vendor") != pool.pci_vendor) continue;
+    if (!pool.rdma_driver.empty()) {
+      auto pair = netlink::PairNetdev(l, rdma_devices, rdma_ports, ctx.sysfs_root);
+      if (!pair || LinkBase(ctx.sysfs_root + "/class/infiniband/" + pair->device.name + "/device/driver") !=
+                       pool.rdma_driver)
+        continue;
+    }
+    if (alone) {
+      if (auto owner = FindClaim(store.DevicesDir(), l.name, l.mac, PciAddressOf(ctx.sysfs_root, l.name));
+          owner && ClaimIsLive(*owner)) {
+        skipped.push_back(l.name + " (held by container " + owner->container_id + ")");
+        continue;
+      }
+      if (auto s = RefuseNodeOwnDevice(ctx, l); !s.ok()) {
+        skipped.push_back(l.name + " (the node's own)");
+        continue;
+      }
+    }
+    PoolDevice d{l};
+    const std::string numa = Attr(function, "numa_node");
+    d.numa = numa.empty() ? -1 : std::atoi(numa.c_str());
+    d.root = function.empty() ? "" : PciRoot(function);
+    const std::string where = d.numa >= 0 ? "NUMA node " + std::to_string(d.numa) : "no NUMA node";
+    if (!d.root.empty() && gpu_roots.count(d.root)) {
+      d.rank = 0;
+      d.why = "PCIe root " + d.root + " and " + where + ", with the pod's GPUs";
+    } else if (d.numa >= 0 && gpu_nodes.count(d.numa)) {
+      d.rank = 1;
+      d.why = where + ", with the pod's GPUs";
+    } else if (!gpu_nodes.empty()) {
+      d.why = where + "; the pod's GPUs are on NUMA node " + gpu_text + ", where no free device was left";
+    } else {
+      d.why = where + (gpus ? "; the pod has no GPU to align with" : "; the pod's GPUs are not known");
+    }
+    out.push_back(std::move(d));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const PoolDevice& a, const PoolDevice& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.link.name < b.link.name;
+  });
+  if (passed_over) *passed_over = Join(skipped);
+  std::vector<DeviceCandidate> candidates;
+  for (const PoolDevice& d : out)
+    candidates.push_back(
+        {conf::DeviceSelector{By::kName, d.link.name, "device.pool (" + d.link.name + ")"}, d.why});
+  return candidates;
+}
+
+std::string MemberName(const std::string& base, size_t k) {
+  size_t digits = base.size();
+  while (digits > 0 && base[digits - 1] >= '0' && base[digits - 1] <= '9') --digits;
+  std::string name;
+  if (digits == base.size() || base.size() - digits > 6) {
+    name = base + std::to_string(k);
+  } else {
+    name = base.substr(0, digits) + std::to_string(std::stoul(base.substr(digits)) + k);
+  }
+  return name.size() > 15 ? "" : name;
+}
+
+Result<DeviceChoice> ChooseDevices(Context& ctx) {
+  const conf::DeviceSelector& sel = ctx.cfg.device;
+  const bool pool = sel.pool.has_value();
+  const auto who = PodOf(ctx.env);
+  const std::string what = sel.by == By::kResource ? "device.resource \"" + sel.value + "\"" : "device.pool";
+  const std::string socket = ctx.node ? ctx.node->pod_resources_socket : std::string(kubelet::kDefaultSocket);
+
+  // What the kubelet says of the pod: required for a resource; for a pool
+  // only the GPUs' NUMA nodes, without which every free device ranks alike.
+  std::optional<kubelet::PodAllocation> alloc;
+  if (sel.by == By::kResource) {
+    if (!who)
+      return Error(Code::kInvalidEnv,
+                   what +
+                       ": CNI_ARGS lacks K8S_POD_NAMESPACE and K8S_POD_NAME, which name the pod to ask the "
+                       "kubelet about; runtimes under Kubernetes pass them, elsewhere select the device by "
+                       "name, mac, pci, rdma or pool");
+    ASSIGN_OR_RETURN(alloc,
+                     kubelet::PodDevices(socket, {who->first, who->second, sel.value}, kKubeletTimeout));
+  } else if (who) {
+    auto a = kubelet::PodDevices(socket, {who->first, who->second, ""}, kKubeletTimeout);
+    if (a.ok())
+      alloc = std::move(a).value();
+    else
+      base::Log::Info("device.pool: the pod's GPUs are not known, every free device ranks alike (" +
+                      a.error().msg + ")");
+  }
+  const std::string pod = who ? who->first + "/" + who->second : "";
+
+  // The devices the kubelet named, each once.
+  std::vector<std::pair<std::string, std::string>> given;  // key, first ID
+  if (alloc)
+    for (const auto& d : alloc->devices)
+      if (std::none_of(given.begin(), given.end(), [&](const auto& g) { return g.first == DeviceKey(d.id); }))
+        given.emplace_back(DeviceKey(d.id), d.id);
+  std::vector<std::string> ids;
+  if (alloc)
+    for (const auto& d : alloc->devices) ids.push_back(d.id);
+
+  DeviceChoice choice;
+  if (!pool) {
+    choice.want = sel.all ? given.size() : sel.count;
+    if (given.size() < choice.want)
+      return Error(Code::kDeviceNotFound,
+                   what + ": the kubelet gave pod " + pod + " " + std::to_string(given.size()) + " device" +
+                       (given.size() == 1 ? "" : "s") + " of it (" + Join(ids) +
+                       "), and device.count asks for " + std::to_string(choice.want) +
+                       "; ask for as many in the pod's resources.limits, or set device.count \"all\"");
+    base::Log::Info(what + ": the kubelet (" + alloc->method + ") gave pod " + pod + " " + Join(ids));
+    for (size_t i = 0; i < choice.want; ++i) {
+      const std::string& id = given[i].second;
+      conf::DeviceSelector s{By::kDeviceId, id, what + " (the kubelet gave the pod " + id + ")"};
+      choice.candidates.push_back({s, "the kubelet gave the pod " + id});
+    }
+    return choice;
+  }
+
+  std::string passed_over;
+  ASSIGN_OR_RETURN(auto ranked, PoolCandidates(ctx, *sel.pool, alloc ? &*alloc : nullptr, &passed_over));
+  choice.alternatives = true;
+  // How many: the count, or with "all" as many as the kubelet gave the pod
+  // of the resource (Terway's eni-<n>), or every free device of the pool.
+  choice.want = !sel.all ? sel.count : sel.by == By::kResource ? given.size() : ranked.size();
+  std::vector<std::string> names;
+  for (const DeviceCandidate& d : ranked) names.push_back(d.selector.value);
+  if (choice.want == 0 || ranked.size() < choice.want)
+    return Error(Code::kTryAgainLater,
+                 "device.pool: " + std::to_string(ranked.size()) + " free device" +
+                     (ranked.size() == 1 ? "" : "s") + " (" + (names.empty() ? "none" : Join(names)) +
+                     ") for the " + std::to_string(std::max<size_t>(choice.want, 1)) +
+                     " this attachment takes" + (passed_over.empty() ? "" : "; passed over: " + passed_over) +
+                     "; retry when other pods have left, or widen the pool");
+  choice.candidates = std::move(ranked);
+  base::Log::Info("device.pool: free, nearest the pod's GPUs first: " + Join(names) +
+                  (passed_over.empty() ? "" : "; passed over: " + passed_over));
+  return choice;
+}
+
+}  // namespace cni

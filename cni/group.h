@@ -1,0 +1,35 @@
+// Several devices in one attachment (device.count, device.pool): a group.
+// Each device is an attachment of its own, exactly as one device's (its
+// state file, claim, journal, interface, policy table), keyed by its
+// pod-side name and marked as a member of the group; the group's own state
+// file (StateStore::GroupFileName) is the journal of its members, one
+// "member" step each, written before the member's ADD runs. ADD is all or
+// nothing: a member that fails undoes itself, and the group undoes the
+// members before it, last first. One DEL or CHECK of the attachment does all.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/error.h"
+#include "cni/commands.h"
+#include "cni/state.h"
+
+namespace cni {
+
+/// ADD for device.resource and device.pool: the device(s) ChooseDevices
+/// names. One device of a resource is a plain attachment, as before groups
+/// existed; a pool, or several devices, make a group.
+base::Result<nlohmann::json> AddChosen(Context& ctx);
+
+/// DEL of the group whose state is `st` at `path`: each member's DEL, last
+/// first (members the group file lost track of are found by their
+/// memberOf), then the group's file. Keeps the file, listing the members
+/// left, when one could not be undone.
+base::Status DeleteGroup(Context& ctx, const StateStore& store, const std::string& path,
+                         const AttachmentState& st);
+
+/// CHECK of every member of the group `st`.
+base::Status CheckGroup(Context& ctx, const AttachmentState& st);
+
+}  // namespace cni
