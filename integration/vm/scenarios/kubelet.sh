@@ -11,8 +11,9 @@
 #   nic2 (node 1) erdma_1    nic3 (node 1) erdma_3
 # A: device.resource, chained after a Terway-shaped prevResult, move mode, shared
 #    RDMA: the pod given erdma_1/17 gets nic2, the pod given erdma_0/3 gets nic0.
-# B: device.pool with count, by the NUMA nodes of the pod's GPUs. NOT IN THE PLUGIN
-#    YET: the b-* checks fail until device.pool lands (docs/vm.md).
+# B: device.pool with count, by the NUMA nodes of the pod's GPUs. Without RDMA: an rxe
+#    device dies when its netdev changes netns (7.3), so A's moves took erdma_0 and
+#    erdma_1 with them; which NIC a pool gives is what B checks.
 # shellcheck shell=bash  # run by /init with bash
 # shellcheck source=SCRIPTDIR/../guest/lib.sh
 source /vm/lib.sh
@@ -148,10 +149,8 @@ check a-home home nic0 nic1 nic2 nic3
 expect_eq a-no-state "" "$(find "$DATA" -type f 2>/dev/null)"
 
 # --- B: device.pool, by the GPUs' NUMA node ---------------------------------------------
-# NOT IN THE PLUGIN YET: these checks are written against the interface being added
-# (device.pool chosen by names or pciVendor, count; pod-side names erdma0, erdma1) and
-# fail until it lands; today's plugin refuses the config with code 7.
-pool_conf() { terway_conf "{\"pool\": $1, \"count\": $2}"; }
+# device.pool chosen by names or pciVendor, count; pod-side names erdma0, erdma1.
+pool_conf() { terway_conf "{\"pool\": $1, \"count\": $2}" | jq -c 'del(.rdma)'; }
 NAMES='{"names": ["nic0", "nic1", "nic2", "nic3"]}'
 B_CONF="$(pool_conf "$NAMES" 2)"
 B1_CONF="$(pool_conf "$NAMES" 1)"
