@@ -257,6 +257,19 @@ Status DeleteGroup(Context& ctx, const StateStore& store, const std::string& pat
   return store.Remove(path);
 }
 
+void ForgetGroupIfEmpty(const StateStore& store, const std::string& container_id,
+                        const std::string& group_if) {
+  const std::string path = store.GroupPathFor(container_id, group_if);
+  auto group = store.Load(path);
+  if (!group.ok() || !*group) return;
+  for (const StepMember& m : MembersOf(store, **group)) {
+    auto member = store.Load(store.PathFor(container_id, m.pod_name));
+    if (!member.ok() || *member) return;
+  }
+  if (store.Remove(path).ok())
+    base::Log::Info("the group " + container_id + "/" + group_if + " has no member left: its file is gone");
+}
+
 Status CheckGroup(Context& ctx, const AttachmentState& st) {
   if (!st.complete)
     return Error(Code::kUnknownContainer, "CHECK: the group " + st.container_id + "/" + st.if_name +

@@ -29,6 +29,13 @@ base::Result<nlohmann::json> AddChosen(Context& ctx);
 base::Status DeleteGroup(Context& ctx, const StateStore& store, const std::string& path,
                          const AttachmentState& st);
 
+/// After a member's DEL outside its group's (a stale claim's recovery: its
+/// pod is gone and its runtime lost the DEL): the group's file goes once
+/// none of its members has a state left, so that nothing is left behind
+/// for a runtime that never sends GC.
+void ForgetGroupIfEmpty(const StateStore& store, const std::string& container_id,
+                        const std::string& group_if);
+
 /// CHECK of every member of the group `st`.
 base::Status CheckGroup(Context& ctx, const AttachmentState& st);
 

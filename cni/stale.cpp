@@ -5,6 +5,7 @@
 
 #include "base/fault.h"
 #include "base/log.h"
+#include "cni/group.h"
 #include "cni/journal.h"
 
 namespace cni {
@@ -99,6 +100,7 @@ Result<bool> RecoverStale(Context& ctx, const std::string& data_dir, const Claim
     IpamFor ipam_for(ctx.ipam, ipam::Attachment{st.container_id, st.if_name, recorded_netns});
     if (auto s = DeleteAttachment(old, store, owner.state_path, st, held); !s.ok()) return failed(s.error());
   }
+  if (st.member_of) ForgetGroupIfEmpty(store, st.container_id, *st.member_of);
   if (auto s = base::fault::Point("after", "stale-recover"); !s.ok()) return failed(s.error());
   return true;
 }

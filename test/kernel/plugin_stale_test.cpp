@@ -488,3 +488,46 @@ TEST_CASE("GC of one network finishes the lost DEL of another network's attachme
   CHECK(kt::ClaimsFor(t.DataDir(), old_cid).empty());
   CHECK(kt::SettledDiff(node_before, t.node()) == "");
 }
+
+TEST_CASE(
+    "a group whose pod died without DEL: each next ADD of one of its devices finishes that member's DEL, and "
+    "the group's file goes with the last") {
+  kt::Topology t({.enis = 2});
+  Pods pods(t);
+  json group =
+      MoveConfig(t, {{"device", {{"pool", {{"names", {t.eni(1).name, t.eni(2).name}}}}, {"count", 2}}}});
+  const std::string old_cid = t.ContainerId("lost-group");
+  const std::string pod = pods.New();
+  kt::PluginResult add = kt::RunPlugin(In(t, "ADD", old_cid, group, pod));
+  INFO("ADD of the group whose DEL gets lost: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+  // The kernel hands both devices back under their pod-side names.
+  kt::ShOk("ip -n " + pod + " link set net1 netns " + t.node());
+  kt::ShOk("ip -n " + pod + " link set net2 netns " + t.node());
+  pods.Delete(pod);
+  const std::string group_file = t.DataDir() + "/erdma-test/@" + old_cid + "@net1%group";
+  REQUIRE(kt::FileExists(group_file));
+
+  // A new pod takes eth1 by name: net1 of the group is recovered, the group stays for net2.
+  const std::string first = t.ContainerId("first");
+  const json eth1 = MoveConfig(t, {{"device", {{"name", t.eni(1).name}}}});
+  kt::PluginResult a = kt::RunPlugin(kt::Call(t, "ADD", first, "net1", eth1));
+  INFO("ADD of eth1: " << kt::Describe(a));
+  REQUIRE(a.exit == 0);
+  CHECK_FALSE(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", old_cid, "net1")));
+  CHECK(kt::FileExists(group_file));
+  REQUIRE(kt::RunPlugin(kt::Call(t, "DEL", first, "net1", eth1)).exit == 0);
+
+  // Another takes eth2: the last member recovered, the group's file goes too.
+  const json eth2 = MoveConfig(t, {{"device", {{"name", t.eni(2).name}}}});
+  kt::PluginResult b = kt::RunPlugin(kt::Call(t, "ADD", first, "net1", eth2));
+  INFO("ADD of eth2: " << kt::Describe(b));
+  REQUIRE(b.exit == 0);
+  CHECK_FALSE(kt::FileExists(group_file));
+  REQUIRE(kt::RunPlugin(kt::Call(t, "DEL", first, "net1", eth2)).exit == 0);
+  CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
+  // The runtime's late DEL of the group is a no-op.
+  kt::PluginCall late = kt::Call(t, "DEL", old_cid, "net1", group);
+  late.netns = "";
+  CHECK(kt::RunPlugin(late).exit == 0);
+}
