@@ -134,7 +134,10 @@ Result<std::vector<DeviceCandidate>> PoolCandidates(Context& ctx, const conf::De
           gpu_roots.insert(root);
   }
   std::string gpu_text;
-  for (int64_t n : gpu_nodes) gpu_text += (gpu_text.empty() ? "" : ",") + std::to_string(n);
+  for (int64_t n : gpu_nodes) {
+    if (!gpu_text.empty()) gpu_text += ',';
+    gpu_text += std::to_string(n);
+  }
   std::vector<PoolDevice> out;
   std::vector<std::string> skipped;
   for (const netlink::LinkInfo& l : links) {

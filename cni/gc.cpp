@@ -75,8 +75,13 @@ Status Gc(Context& ctx) {
     AttachmentState& st = **loaded;
     // A group's members go with their group.
     if (valid.count({st.container_id, st.member_of.value_or(st.if_name)})) continue;
+    if (st.member_of && base::PathExists(store.GroupPathFor(st.container_id, *st.member_of))) continue;
     base::Log::Info("GC: removing stale attachment " + st.container_id + "/" + st.if_name);
+    // The IPAM plugin releases what it gave that attachment, not GC's
+    // (which names none).
+    ctx.ipam.RunFor(ipam::Attachment{st.container_id, st.if_name, st.netns});
     Status s = DeleteAttachment(ctx, store, path, st);
+    ctx.ipam.RunFor(std::nullopt);
     if (!s.ok()) errors.push_back(std::move(s).error());
   }
   // Claims and shares of other networks of this dataDir whose holder is

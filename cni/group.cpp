@@ -43,16 +43,19 @@ namespace {
 // A member's own context: the group's, with the member's device, pod-side
 // name (its state's key, and the CNI_IFNAME its IPAM plugin gets) and place
 // in the result chain. Member k's routes in main go at the route metric + k:
-// rails in one subnet would otherwise ask for the same route twice.
+// rails in one subnet would otherwise ask for the same route twice. The
+// group is named by its state `of` (container ID, CNI_IFNAME): GC's own
+// environment names no attachment.
 class Member {
  public:
-  Member(Context& group, const std::string& pod_name, size_t k, const conf::DeviceSelector* device,
-         json prev_result)
+  Member(Context& group, const AttachmentState& of, const std::string& pod_name, size_t k,
+         const conf::DeviceSelector* device, json prev_result)
       : cfg_(group.cfg),
         env_(group.env),
         ctx_{cfg_, env_, group.host, group.netns, group.ipam},
         ipam_(group.ipam) {
     cfg_.if_name = pod_name;
+    env_.container_id = of.container_id;
     env_.ifname = pod_name;
     if (device) cfg_.device = *device;
     cfg_.prev_result = std::move(prev_result);
@@ -60,7 +63,7 @@ class Member {
     ctx_.sysfs_root = group.sysfs_root;
     ctx_.lock_wait_ms = group.lock_wait_ms;
     ctx_.node = group.node;
-    ctx_.member_of = group.env.ifname;
+    ctx_.member_of = of.if_name;
     ipam_.RunFor(ipam::Attachment{env_.container_id, pod_name, env_.netns});
   }
   ~Member() { ipam_.RunFor(std::nullopt); }
@@ -110,7 +113,7 @@ std::vector<Error> UndoMembers(Context& ctx, const std::vector<StepMember>& memb
     Status s = base::fault::Point("undo-before", StepMember::kOp);
     if (s.ok()) {
       const conf::DeviceSelector device{conf::DeviceSelector::By::kDeviceId, m.device, {}};
-      Member member(ctx, m.pod_name, 0, &device, json());
+      Member member(ctx, st, m.pod_name, 0, &device, json());
       s = Del(member.ctx());
     }
     if (s.ok()) s = base::fault::Point("undo-after", StepMember::kOp);
@@ -192,7 +195,7 @@ Result<json> AddGroup(Context& ctx, const DeviceChoice& choice) {
       if (s.ok()) s = base::fault::Point("before", StepMember::kOp);
       if (!s.ok()) return RollBackGroup(ctx, store, path, st, std::move(s).error());
       Result<json> r = [&] {
-        Member member(ctx, names[k], k, &cand.selector, result);
+        Member member(ctx, st, names[k], k, &cand.selector, result);
         return Add(member.ctx());
       }();
       if (r.ok()) {
@@ -276,7 +279,7 @@ Status CheckGroup(Context& ctx, const AttachmentState& st) {
                                               " in network " + ctx.cfg.name + " did not finish its ADD");
   for (const Step& s : st.steps) {
     const auto& m = std::get<StepMember>(s);
-    Member member(ctx, m.pod_name, 0, nullptr, ctx.cfg.prev_result);
+    Member member(ctx, st, m.pod_name, 0, nullptr, ctx.cfg.prev_result);
     if (Status c = Check(member.ctx()); !c.ok()) {
       Error e = std::move(c).error();
       return std::move(e).WithContext(m.pod_name);

@@ -38,8 +38,9 @@ std::string FakeKubelet::Start(const std::string& device) {
 #else
   const std::string script = std::string(ERDMA_CNI_SOURCE_DIR) + "/test/fake_kubelet/fake_kubelet.py";
   if (::access(script.c_str(), R_OK) != 0) return script + " is missing";
-  if (std::system("python3 -c 'import grpc, grpc_tools' >/dev/null 2>&1") != 0)
-    return "python3-grpcio and python3-grpc-tools are not installed";
+  // Debian's python3, which has python3-grpcio; not whatever python3 is first on PATH.
+  if (std::system("/usr/bin/python3 -c 'import grpc, grpc_tools' >/dev/null 2>&1") != 0)
+    return "python3-grpcio and python3-grpc-tools are not installed (Debian's /usr/bin/python3)";
   char tmpl[] = "/tmp/erdma-bench-kubelet-XXXXXX";
   if (!::mkdtemp(tmpl)) return "mkdtemp failed";
   dir_ = tmpl;
@@ -59,7 +60,7 @@ std::string FakeKubelet::Start(const std::string& device) {
     const int null = ::open("/dev/null", O_WRONLY);
     if (null >= 0) ::dup2(null, STDOUT_FILENO);
     const std::string pods_file = dir_ + "/pods.json", stubs = dir_ + "/stubs";
-    ::execlp("python3", "python3", script.c_str(), "--socket", sock.c_str(), "--pods", pods_file.c_str(),
+    ::execl("/usr/bin/python3", "python3", script.c_str(), "--socket", sock.c_str(), "--pods", pods_file.c_str(),
              "--mode", "get", "--stubs", stubs.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }

@@ -108,3 +108,25 @@ TEST_CASE("STATUS answers whether the plugin can serve an ADD") {
     kt::CheckError(status(kt::PluginConfig(spec)), 50, {"dataDir", file});
   }
 }
+
+TEST_CASE("GC releases the IPAM lease of an attachment it removes, as that attachment's IPAM ADD took it") {
+  kt::Topology t({.enis = 1});
+  const json ipam = {{"type", "host-local"},     {"subnet", kt::kSubnet4},   {"rangeStart", "10.9.0.100"},
+                     {"rangeEnd", "10.9.0.120"}, {"gateway", kt::kGateway4}, {"dataDir", t.tmp() + "/ipam"}};
+  const json config = kt::PluginConfig(
+      {.cni_version = "1.1.0", .data_dir = t.DataDir(), .log_file = t.LogFile(), .ipam = ipam});
+  const std::string cid = t.ContainerId("leased");
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
+  INFO("ADD: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+  const std::string lease = t.tmp() + "/ipam/erdma-test/10.9.0.100";
+  REQUIRE(kt::FileExists(lease));
+  json gc = config;
+  gc["cni.dev/valid-attachments"] = json::array();
+  kt::PluginResult r = kt::RunPlugin(kt::Gc(t, gc));
+  INFO("GC: " << kt::Describe(r));
+  CHECK(r.exit == 0);
+  CHECK_FALSE(kt::FileExists(lease));
+  CHECK(kt::LinkExists(t.node(), t.eni(1).name));
+  CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
+}
