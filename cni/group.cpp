@@ -147,14 +147,8 @@ Error RollBackGroup(Context& ctx, const StateStore& store, const std::string& pa
                joined.details);
 }
 
-Result<json> AddGroup(Context& ctx, const DeviceChoice& choice) {
+Result<json> AddGroup(Context& ctx, const DeviceChoice& choice, netlink::Kernel& pod) {
   const conf::Config& cfg = ctx.cfg;
-  if (cfg.device.Several() && (cfg.mac || !cfg.requested_ips.empty()))
-    return Error(Code::kInvalidConfig,
-                 std::string(cfg.mac ? "mac" : cfg.requested_ips_key) +
-                     ": the pod gets several interfaces here (device.count), and one MAC or address cannot "
-                     "go to all of them; remove the request, or take one device per attachment");
-  ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
   StateStore store(cfg.data_dir, cfg.name);
   RETURN_IF_ERROR(store.Prepare());
   const std::string path = store.GroupPathFor(ctx.env.container_id, ctx.env.ifname);
@@ -182,7 +176,7 @@ Result<json> AddGroup(Context& ctx, const DeviceChoice& choice) {
   AttachmentState st = NewState(ctx, base, 0);
   st.group = true;
   st.member_of.reset();
-  st.netns_id = ctx.netns.Identify(*pod);
+  st.netns_id = ctx.netns.Identify(pod);
   json result = cfg.prev_result;
   size_t next = 0;
   for (size_t k = 0; k < choice.want; ++k) {
@@ -237,12 +231,20 @@ Result<json> AddGroup(Context& ctx, const DeviceChoice& choice) {
 }  // namespace
 
 Result<json> AddChosen(Context& ctx) {
+  const conf::Config& cfg = ctx.cfg;
+  // Bad input first, before the kubelet is asked.
+  if (cfg.device.Several() && (cfg.mac || !cfg.requested_ips.empty()))
+    return Error(Code::kInvalidConfig,
+                 std::string(cfg.mac ? "mac" : cfg.requested_ips_key) +
+                     ": the pod gets several interfaces here (device.count), and one MAC or address cannot "
+                     "go to all of them; remove the request, or take one device per attachment");
+  ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
   ASSIGN_OR_RETURN(DeviceChoice choice, ChooseDevices(ctx));
-  if (choice.alternatives || ctx.cfg.device.Several()) return AddGroup(ctx, choice);
+  if (choice.alternatives || cfg.device.Several()) return AddGroup(ctx, choice, *pod);
   // One device of a resource: the plain attachment of that device ID.
-  conf::Config cfg = ctx.cfg;
-  cfg.device = choice.candidates.front().selector;
-  Context with{cfg, ctx.env, ctx.host, ctx.netns, ctx.ipam};
+  conf::Config one = cfg;
+  one.device = choice.candidates.front().selector;
+  Context with{one, ctx.env, ctx.host, ctx.netns, ctx.ipam};
   with.sysfs_root = ctx.sysfs_root;
   with.lock_wait_ms = ctx.lock_wait_ms;
   with.node = ctx.node;

@@ -60,8 +60,9 @@ std::string FakeKubelet::Start(const std::string& device) {
     const int null = ::open("/dev/null", O_WRONLY);
     if (null >= 0) ::dup2(null, STDOUT_FILENO);
     const std::string pods_file = dir_ + "/pods.json", stubs = dir_ + "/stubs";
-    ::execl("/usr/bin/python3", "python3", script.c_str(), "--socket", sock.c_str(), "--pods", pods_file.c_str(),
-             "--mode", "get", "--stubs", stubs.c_str(), static_cast<char*>(nullptr));
+    // argv[0] too: python takes sys.executable from it (through PATH).
+    ::execl("/usr/bin/python3", "/usr/bin/python3", script.c_str(), "--socket", sock.c_str(), "--pods",
+            pods_file.c_str(), "--mode", "get", "--stubs", stubs.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   // Generating the stubs takes a few seconds.
