@@ -255,7 +255,7 @@ Result<DeviceChoice> ChooseDevices(Context& ctx) {
     base::Log::Info(what + ": the kubelet (" + alloc->method + ") gave pod " + pod + " " + Join(ids));
     for (size_t i = 0; i < choice.want; ++i) {
       const std::string& id = given[i].second;
-      conf::DeviceSelector s{By::kDeviceId, id, what + " (the kubelet gave the pod " + id + ")"};
+      conf::DeviceSelector s{By::kDeviceId, id, what + " (the kubelet gave pod " + pod + " " + id + ")"};
       choice.candidates.push_back({s, "the kubelet gave the pod " + id});
     }
     return choice;
