@@ -328,8 +328,26 @@ Status Del(Context& ctx) {
   // member's key may be its group's: a standalone group's first interface.)
   if (!ctx.member_of) {
     const std::string group_path = store.GroupPathFor(ctx.env.container_id, ctx.env.ifname);
-    ASSIGN_OR_RETURN(auto group, store.Load(group_path));
-    if (group) return DeleteGroup(ctx, store, group_path, *group);
+    auto group = store.Load(group_path);
+    if (!group.ok() && group.error().sys_errno == kHostileState) return std::move(group).error();
+    if (!group.ok()) {
+      // Truncated or corrupt: its members say whose they are (memberOf).
+      // Set aside for a post-mortem first; a DEL that leaves members
+      // writes a readable group file of them.
+      const std::string aside = group_path + ".unreadable";
+      base::Log::Warn("group state " + group_path + " cannot be used (" + group.error().msg +
+                      "); DEL finds its members by memberOf and keeps the file as " + aside);
+      RETURN_IF_ERROR(base::RenameFile(group_path, aside.substr(aside.rfind('/') + 1)));
+      AttachmentState st;
+      st.network = ctx.cfg.name;
+      st.container_id = ctx.env.container_id;
+      st.if_name = ctx.env.ifname;
+      st.pod_if_name = ctx.env.ifname;
+      st.netns = ctx.env.netns;
+      st.group = true;
+      return DeleteGroup(ctx, store, group_path, st);
+    }
+    if (*group) return DeleteGroup(ctx, store, group_path, **group);
   }
   // An attachment made by an older erdma-cni keeps its file's older name.
   const std::string path = store.Locate(ctx.env.container_id, ctx.env.ifname);

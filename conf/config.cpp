@@ -182,14 +182,13 @@ Status ParseDevice(const json& root, bool for_del, Config& c) {
     if (fixed + (resource != nullptr) + (pool != nullptr && !resource) != 1)
       return Invalid(
           "device: set exactly one of name, mac, pci, rdma, resource, pool (pool may go with resource)");
+    std::optional<DevicePool> parsed_pool;
     if (pool) {
       if (c.mode == Mode::kVf || c.mode == Mode::kNone)
         return Invalid(
             "device.pool: mode " + std::string(ModeName(c.mode)) +
             " takes no device from a pool; use mode move, macvlan or ipvlan, or remove device.pool");
-      ASSIGN_OR_RETURN(DevicePool p, ParsePool(*pool));
-      c.device = DeviceSelector{DeviceSelector::By::kPool, "pool", {}};
-      c.device.pool = std::move(p);
+      ASSIGN_OR_RETURN(parsed_pool, ParsePool(*pool));
     }
     if (resource) {
       // A Kubernetes extended resource: "<domain>/<name>".
@@ -199,10 +198,11 @@ Status ParseDevice(const json& root, bool for_del, Config& c) {
         return Invalid(
             "device.resource: must be the Kubernetes resource name the device plugin registers, like "
             "\"aliyun/erdma\"");
-      std::optional<DevicePool> p = std::move(c.device.pool);
       c.device = DeviceSelector{DeviceSelector::By::kResource, *r, {}};
-      c.device.pool = std::move(p);
+      c.device.pool = std::move(parsed_pool);
     } else if (pool) {
+      c.device = DeviceSelector{DeviceSelector::By::kPool, "pool", {}};
+      c.device.pool = std::move(parsed_pool);
     } else if (name) {
       if (!name->is_string() || !IsValidIfName(name->get_ref<const std::string&>()))
         return Invalid(

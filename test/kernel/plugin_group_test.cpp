@@ -329,3 +329,23 @@ TEST_CASE(
   kt::CheckError(few, 100, {"device.count asks for 3", "eth2, eth3"});
   CHECK(kt::SettledDiff(node_before, g.t.node()).empty());
 }
+
+TEST_CASE("DEL of a group whose file is corrupt finds its members by memberOf and sets the file aside") {
+  Group g(2);
+  g.Pool(1, 2, 2);
+  const std::string cid = g.t.ContainerId("corrupt");
+  const std::string pod_before = kt::StableSnapshot(g.t.pod(0));
+  REQUIRE(g.Run("ADD", cid).exit == 0);
+  const std::string file = g.t.DataDir() + "/erdma-test/@" + cid + "@net1%group";
+  REQUIRE(kt::FileExists(file));
+  std::ofstream(file, std::ios::trunc) << "{\"format\": 1, \"stat";
+  kt::PluginResult del = g.Run("DEL", cid);
+  INFO("DEL: " << kt::Describe(del));
+  CHECK(del.exit == 0);
+  for (int i = 1; i <= 2; ++i) CHECK(kt::LinkExists(g.t.node(), g.t.eni(i).name));
+  CHECK(kt::SettledDiff(pod_before, g.t.pod(0)).empty());
+  CHECK(kt::StateFiles(g.t.DataDir() + "/erdma-test") ==
+        std::vector<std::string>{"@" + cid + "@net1%group.unreadable"});
+  CHECK(kt::ClaimsFor(g.t.DataDir(), cid).empty());
+  CHECK(g.Run("DEL", cid).exit == 0);
+}
