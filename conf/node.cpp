@@ -6,6 +6,7 @@
 
 #include <cerrno>
 
+#include "base/file.h"
 #include "base/json_parse.h"
 #include "base/path_open.h"
 #include "conf/names.h"
@@ -118,20 +119,15 @@ base::Result<NodePolicy> LoadNodePolicy(const char* env_path) {
   if (static_cast<uint64_t>(st.st_size) > kMaxNodeConfigBytes)
     return Error(Code::kIo,
                  "node file " + path + " is larger than " + std::to_string(kMaxNodeConfigBytes) + " bytes");
-  std::string text(kMaxNodeConfigBytes + 1, '\0');
-  size_t got = 0;
-  while (got < text.size()) {
-    ssize_t n = ::read(fd->get(), text.data() + got, text.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Error(Code::kIo, "node file " + path + ": read failed", "", errno);
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
+  // Read as it is long: a buffer of the largest size allowed would be
+  // zeroed and faulted in by every invocation (docs/performance.md).
+  auto text = base::ReadAll(fd->get(), path, kMaxNodeConfigBytes);
+  if (!text.ok()) {
+    Error e = std::move(text).error();
+    e.code = Code::kIo;
+    return std::move(e).WithContext("node file");
   }
-  if (got > kMaxNodeConfigBytes)
-    return Error(Code::kIo,
-                 "node file " + path + " is larger than " + std::to_string(kMaxNodeConfigBytes) + " bytes");
-  text.resize(got);
-  return ParseNodePolicy(text, path);
+  return ParseNodePolicy(*text, path);
 }
 
 bool PathAllowed(const std::vector<std::string>& entries, std::string_view path) {
