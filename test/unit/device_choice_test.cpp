@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <tuple>
 
 #include "cni/claim.h"
 #include "test/unit/engine_node.h"
@@ -163,6 +164,33 @@ TEST_CASE(
     REQUIRE(c.ok());
     CHECK(names(*c) == std::vector<std::string>{"eth1", "eth2", "eth3", "eth4"});
     CHECK((*c)[0].why == "NUMA node 0; the pod's GPUs are not known");
+  }
+  SECTION("rdmaDriver selects the devices whose paired RDMA device's driver it names") {
+    fake::RdmaWorld rdma{node.world, netlink::NetnsMode::kShared};
+    node.opener.EnableRdma(&rdma);
+    // eRDMA's RDMA function is a PCI device of its own, paired by its GUID.
+    for (const auto& [pci, dev, guid, driver] :
+         std::vector<std::tuple<std::string, std::string, std::string, std::string>>{
+             {"0000:3b:00.5", "erdma_0", "0216:3eff:fe10:f8b0", "erdma"},
+             {"0000:af:00.5", "mlx5_0", "0216:3eff:fe10:f8b2", "mlx5_core"}}) {
+      sys.AddDevice(pci, driver);
+      sys.AddRdma(pci, dev);
+      std::filesystem::create_directories(sys.root() + "/class/infiniband");
+      const std::string at = sys.root() + "/devices/pci0000:3a/" + pci + "/infiniband/" + dev;
+      REQUIRE(::symlink(("../../../" + pci).c_str(), (at + "/device").c_str()) == 0);
+      REQUIRE(::symlink(("../../devices/pci0000:3a/" + pci + "/infiniband/" + dev).c_str(),
+                        (sys.root() + "/class/infiniband/" + dev).c_str()) == 0);
+      fake::RdmaDeviceSpec spec;
+      spec.name = dev;
+      spec.node_guid = guid;
+      rdma.AddDevice(spec);
+    }
+    auto c = cni::PoolCandidates(ctx, conf::DevicePool{{}, "", "erdma"}, nullptr);
+    REQUIRE(c.ok());
+    CHECK(names(*c) == std::vector<std::string>{"eth1"});
+    auto m = cni::PoolCandidates(ctx, conf::DevicePool{{}, "", "mlx5_core"}, nullptr);
+    REQUIRE(m.ok());
+    CHECK(names(*m) == std::vector<std::string>{"eth3"});
   }
   SECTION("names select, and a device another attachment holds is passed over, saying by whom") {
     cni::StateStore store(cfg.data_dir, cfg.name);
