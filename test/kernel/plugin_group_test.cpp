@@ -258,12 +258,25 @@ TEST_CASE(
   g.CheckHome(3, b);
 }
 
-TEST_CASE("GC keeps a valid group's members and removes an invalid group with all of them") {
+TEST_CASE(
+    "GC keeps a valid group's members and removes an invalid group with all of them, each member's IPAM "
+    "lease released as the member took it") {
   Group g(2);
   g.Pool(1, 2, "all");
   g.config["cniVersion"] = "1.1.0";
+  g.config["addresses"] = "ipam";
+  g.config["ipam"] = {{"type", "host-local"},       {"subnet", kt::kSubnet4},
+                      {"rangeStart", "10.9.0.100"}, {"rangeEnd", "10.9.0.120"},
+                      {"gateway", kt::kGateway4},   {"dataDir", g.t.tmp() + "/ipam"}};
   const std::string cid = g.t.ContainerId("gc");
   REQUIRE(g.Run("ADD", cid).exit == 0);
+  // host-local keeps "<containerID>\n<ifname>" in each lease: each member's is its own interface.
+  const std::string leases = g.t.tmp() + "/ipam/erdma-test/";
+  std::ifstream first(leases + "10.9.0.100"), second(leases + "10.9.0.101");
+  const std::string a((std::istreambuf_iterator<char>(first)), std::istreambuf_iterator<char>());
+  const std::string b((std::istreambuf_iterator<char>(second)), std::istreambuf_iterator<char>());
+  CHECK(a == cid + "\r\nnet1");
+  CHECK(b == cid + "\r\nnet2");
   json gc = g.config;
   gc.erase("device");
   gc["cni.dev/valid-attachments"] = json::array({{{"containerID", cid}, {"ifname", "net1"}}});
@@ -275,6 +288,8 @@ TEST_CASE("GC keeps a valid group's members and removes an invalid group with al
   CHECK_FALSE(kt::LinkExists(g.t.pod(0), "net1"));
   CHECK_FALSE(kt::LinkExists(g.t.pod(0), "net2"));
   g.CheckHome(2, cid);
+  CHECK_FALSE(kt::FileExists(leases + "10.9.0.100"));
+  CHECK_FALSE(kt::FileExists(leases + "10.9.0.101"));
 }
 
 TEST_CASE(
