@@ -246,6 +246,26 @@ Result<std::vector<Step>> PlanPodSmcr(Context& ctx, const SmcrTarget& target, Po
 
 }  // namespace
 
+Status RefuseExisting(const Context& ctx, const StateStore& store) {
+  const std::string& cid = ctx.env.container_id;
+  const std::string& ifname = ctx.env.ifname;
+  // A group's file, then a state under this name or an older erdma-cni's. A
+  // member's key may be its group's (a standalone group's first interface),
+  // whose file exists by then.
+  std::vector<std::string> paths{store.Locate(cid, ifname)};
+  if (!ctx.member_of) paths.insert(paths.begin(), store.GroupPathFor(cid, ifname));
+  for (const std::string& p : paths) {
+    auto existing = store.Load(p);
+    if (!existing.ok())
+      return Error(Code::kState,
+                   existing.error().msg + "; refusing to reuse the attachment: run DEL for it first");
+    if (*existing)
+      return Error(Code::kTryAgainLater,
+                   "attachment " + cid + "/" + ifname + " already exists (" + p + "); run DEL for it first");
+  }
+  return base::Ok();
+}
+
 std::string PodIfName(const Context& ctx) { return ctx.cfg.chained() ? ctx.cfg.if_name : ctx.env.ifname; }
 
 Result<json> Add(Context& ctx) {
@@ -257,16 +277,7 @@ Result<json> Add(Context& ctx) {
   RETURN_IF_ERROR(store.Prepare());
   const std::string path = store.PathFor(ctx.env.container_id, ctx.env.ifname);
   const std::string pod_name = PodIfName(ctx);
-  {
-    // Under this name, or an older erdma-cni's.
-    auto existing = store.Load(store.Locate(ctx.env.container_id, ctx.env.ifname));
-    if (!existing.ok())
-      return Error(Code::kState,
-                   existing.error().msg + "; refusing to reuse the attachment: run DEL for it first");
-    if (*existing)
-      return Error(Code::kTryAgainLater, "attachment " + ctx.env.container_id + "/" + ctx.env.ifname +
-                                             " already exists (" + path + "); run DEL for it first");
-  }
+  RETURN_IF_ERROR(RefuseExisting(ctx, store));
 
   // 1. The device, on the node, held for us. RDMA netlink is optional: a
   // kernel without it fails socket() at once.

@@ -123,6 +123,12 @@ const Driver& DriverFor(conf::Mode mode);
 /// primary's), else CNI_IFNAME.
 std::string PodIfName(const Context& ctx);
 
+/// kTryAgainLater when the attachment (CNI_CONTAINERID, CNI_IFNAME) already
+/// exists, as one device's state or as a group's (not looked for by a group's
+/// member); kState when its state cannot be read. ADD of one device and of a
+/// group check this before anything changes.
+base::Status RefuseExisting(const Context& ctx, const StateStore& store);
+
 /// The state every plan starts from: the attachment's names.
 AttachmentState NewState(const Context& ctx, const std::string& pod_name, uint32_t table);
 

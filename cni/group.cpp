@@ -152,15 +152,7 @@ Result<json> AddGroup(Context& ctx, const DeviceChoice& choice, netlink::Kernel&
   StateStore store(cfg.data_dir, cfg.name);
   RETURN_IF_ERROR(store.Prepare());
   const std::string path = store.GroupPathFor(ctx.env.container_id, ctx.env.ifname);
-  for (const std::string& p : {path, store.Locate(ctx.env.container_id, ctx.env.ifname)}) {
-    auto existing = store.Load(p);
-    if (!existing.ok())
-      return Error(Code::kState,
-                   existing.error().msg + "; refusing to reuse the attachment: run DEL for it first");
-    if (*existing)
-      return Error(Code::kTryAgainLater, "attachment " + ctx.env.container_id + "/" + ctx.env.ifname +
-                                             " already exists (" + p + "); run DEL for it first");
-  }
+  RETURN_IF_ERROR(RefuseExisting(ctx, store));
   const std::string base = PodIfName(ctx);
   std::vector<std::string> names;
   for (size_t k = 0; k < choice.want; ++k) {

@@ -364,3 +364,26 @@ TEST_CASE("DEL of a group whose file is corrupt finds its members by memberOf an
   CHECK(kt::ClaimsFor(g.t.DataDir(), cid).empty());
   CHECK(g.Run("DEL", cid).exit == 0);
 }
+
+TEST_CASE("ADD of an attachment whose group exists is refused with code 11, whatever device it names") {
+  Group g(3, 1, true);
+  g.Pool(1, 2, 2);
+  const std::string cid = g.t.ContainerId("again");
+  g.config["ifName"] = "erdma0";
+  g.config["prevResult"] = kt::TerwayPrevResult("1.0.0", cid);
+  kt::PluginResult add = kt::RunPlugin(kt::Call(g.t, "ADD", cid, "eth0", g.config, 0));
+  INFO("group ADD: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+  // The same attachment (container, CNI_IFNAME) again, one device by name, another pod-side name.
+  json one = g.config;
+  one["device"] = {{"name", g.t.eni(3).name}};
+  one["ifName"] = "rdma9";
+  const std::string node_before = kt::StableSnapshot(g.t.node());
+  kt::PluginResult again = kt::RunPlugin(kt::Call(g.t, "ADD", cid, "eth0", one, 0));
+  INFO("ADD again: " << kt::Describe(again));
+  kt::CheckError(again, 11, {"already exists", "%group"});
+  CHECK(kt::SettledDiff(node_before, g.t.node()).empty());
+  kt::PluginCall del = kt::Call(g.t, "DEL", cid, "eth0", kt::AsRuntimeWouldForDel(g.config, add.json), 0);
+  REQUIRE(kt::RunPlugin(del).exit == 0);
+  g.CheckHome(3, cid);
+}
