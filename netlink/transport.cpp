@@ -190,7 +190,8 @@ Socket::Socket(Socket&&) noexcept = default;
 Socket& Socket::operator=(Socket&&) noexcept = default;
 Socket::~Socket() = default;
 
-base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::string& what) {
+base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::string& what,
+                                  bool large_answers) {
   nl::SockPtr sk;
   {
     // A netlink socket belongs to the namespace it was created in for the
@@ -212,20 +213,35 @@ base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::stri
       return SysError(what, NlErrorToErrno(err), std::string("nl_connect: libnl: ") + nl_geterror(err));
     }
   }
-  // The receive buffer: 32 KiB, the most netlink_dump puts in one datagram
-  // (it sizes them after the largest buffer recvmsg was given). One
-  // rtnetlink message can be bigger (a link with many VFs: IFLA_VFINFO_LIST
-  // alone nears 64 KiB), so there libnl peeks at each datagram and grows
-  // the buffer; RDMA and generic netlink answers are a few hundred bytes,
-  // and skipping the peek saves a recvmsg per datagram (0.8 us each). A
-  // datagram that does not fit is then an error (EMSGSIZE), never cut short.
-  if (protocol == NETLINK_ROUTE) {
+  // The receive buffer: 32 KiB is the most netlink_dump puts in one
+  // datagram (it sizes them after the largest buffer recvmsg was given).
+  // RDMA and generic netlink answers are a few hundred bytes; an rtnetlink
+  // message is a few KiB (up to 64 KiB more for a link's alternative names)
+  // unless it carries the VF list (IFLA_VFINFO_LIST alone nears 64 KiB),
+  // which only the VF socket asks for: there libnl peeks at each datagram
+  // and grows the buffer. Elsewhere
+  // skipping the peek saves a recvmsg per datagram (0.8 us each), and a
+  // datagram that does not fit is an error (EMSGSIZE), never cut short.
+  if (large_answers) {
     nl_socket_enable_msg_peek(sk.get());
   } else {
     nl_socket_disable_msg_peek(sk.get());
   }
-  if (nl_socket_set_msg_buf_size(sk.get(), kReceiveSize) < 0) return SysError(what, ENOMEM);
+  const size_t buffer = protocol == NETLINK_ROUTE ? kRouteReceiveSize : kReceiveSize;
+  if (nl_socket_set_msg_buf_size(sk.get(), buffer) < 0) return SysError(what, ENOMEM);
   const int fd = nl_socket_get_fd(sk.get());
+  // The kernel queues no datagram bigger than the socket's receive space:
+  // libnl's 32 KiB (64 KiB as the kernel counts) drops a single message
+  // past ~30 KiB (a link with many alternative names or VFs) and the next
+  // recvmsg fails with ENOBUFS. Raised as iproute2 does (capped by
+  // net.core.rmem_max, 208 KiB by default); a limit, not an allocation.
+  if (protocol == NETLINK_ROUTE) {
+    const int rcvbuf = kRouteSocketBuffer;
+    if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf) != 0) {
+      const int err = errno;
+      return SysError(what + ": setsockopt SO_RCVBUF", err);
+    }
+  }
   const int one = 1;
   // EXT_ACK: the kernel explains its errors in text. CAP_ACK: it does not
   // echo the whole request back in every error. Kernels before 4.12 lack

@@ -46,7 +46,11 @@ class Socket {
   /// of its life. NETLINK_EXT_ACK and NETLINK_CAP_ACK are on where the kernel
   /// has them. Errors are Error{kKernel, "<what>: <strerror>", ..., errno};
   /// a protocol the kernel has no socket for gives EPROTONOSUPPORT.
-  static base::Result<Socket> Open(const Netns& ns, int protocol, const std::string& what);
+  /// `large_answers`: a single message of the answers may exceed
+  /// kRouteReceiveSize (RTM_GETLINK with RTEXT_FILTER_VF): libnl then peeks
+  /// at each datagram to size its buffer, a second recvmsg per datagram.
+  static base::Result<Socket> Open(const Netns& ns, int protocol, const std::string& what,
+                                   bool large_answers = false);
 
   Socket(Socket&&) noexcept;
   Socket& operator=(Socket&&) noexcept;
@@ -90,9 +94,18 @@ class Socket {
   base::Result<uint16_t> ResolveFamily(const std::string& name);
 
   static constexpr int kDumpRetries = 5;
-  /// The receive buffer libnl starts with (on NETLINK_ROUTE it grows for a
-  /// bigger message; on the others such a message is EMSGSIZE).
+  /// The receive buffer of RDMA and generic netlink sockets: a datagram
+  /// that does not fit is an error (EMSGSIZE), never cut short.
   static constexpr size_t kReceiveSize = 32768;
+  /// The same for rtnetlink: more than any one link, address, route or rule
+  /// message without the VF list (a link's alternative names alone may take
+  /// 64 KiB, the most one attribute holds), four times what a dump puts in
+  /// one datagram; a socket opened with `large_answers` grows its buffer
+  /// instead.
+  static constexpr size_t kRouteReceiveSize = 131072;
+  /// SO_RCVBUF of rtnetlink sockets, so that the kernel can queue such a
+  /// message at all.
+  static constexpr int kRouteSocketBuffer = 1 << 20;
 
  private:
   explicit Socket(nl::SockPtr sk);
