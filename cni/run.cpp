@@ -28,7 +28,7 @@ class RtnlNetnsOpener : public NetnsOpener {
  public:
   base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) override {
     ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS"));
-    return netlink::OpenRtnl(ns);
+    return netlink::OpenRtnl(std::move(ns));
   }
   base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) override {
     if (path.empty()) {
@@ -55,7 +55,7 @@ class RtnlNetnsOpener : public NetnsOpener {
     return netlink::OpenVf(ns);
   }
   std::optional<netlink::NetnsId> Identify(const netlink::Kernel& pod) override {
-    auto id = netlink::NetnsIdOf(pod.NetnsFd());
+    auto id = netlink::NetnsIdOf(pod.NetnsFd(), pod.NetnsCookie());
     return id.ok() ? std::optional<netlink::NetnsId>(*id) : std::nullopt;
   }
   bool MayExist(const std::string& path, const std::optional<netlink::NetnsId>& id,
@@ -78,10 +78,10 @@ std::string BestEffortVersion(const std::string& stdin_bytes) {
   return conf::SupportedVersions().back();
 }
 
-int Fail(std::ostream& out, const std::string& version, const Error& e) {
+int Fail(std::string& out, const std::string& version, const Error& e) {
   base::Log::Error("error " + std::to_string(static_cast<int>(e.code)) + ": " + e.msg +
                    (e.details.empty() ? "" : " (" + e.details + ")"));
-  out << ErrorJson(version, e).dump() << "\n";
+  out += ErrorJson(version, e).dump() + "\n";
   return 1;
 }
 
@@ -101,7 +101,7 @@ class RealBackend : public Backend {
  public:
   base::Result<std::unique_ptr<netlink::Kernel>> OpenHost() override {
     ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
-    return netlink::OpenRtnl(ns);
+    return netlink::OpenRtnl(std::move(ns));
   }
   NetnsOpener& Opener() override { return opener_; }
   std::unique_ptr<ipam::Executor> Ipam(const std::vector<std::string>& cni_path) override {
@@ -112,16 +112,16 @@ class RealBackend : public Backend {
   RtnlNetnsOpener opener_;
 };
 
-int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out, Backend& backend);
+int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string& out, Backend& backend);
 
 }  // namespace
 
-int Run(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out) {
+int Run(const Getenv& getenv, const std::string& stdin_bytes, std::string& out) {
   RealBackend backend;
   return RunWith(getenv, stdin_bytes, out, backend);
 }
 
-int RunWith(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out, Backend& backend) {
+int RunWith(const Getenv& getenv, const std::string& stdin_bytes, std::string& out, Backend& backend) {
   try {
     return RunCommand(getenv, stdin_bytes, out, backend);
   } catch (const std::exception& e) {
@@ -132,15 +132,15 @@ int RunWith(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& 
 }
 
 namespace {
-int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out, Backend& backend) {
+int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string& out, Backend& backend) {
   auto env = ParseEnv(getenv);
   if (!env.ok()) return Fail(out, BestEffortVersion(stdin_bytes), env.error());
 
   if (env->command == Command::kVersion) {
-    out << json{{"cniVersion", BestEffortVersion(stdin_bytes)},
-                {"supportedVersions", conf::SupportedVersions()}}
-               .dump()
-        << "\n";
+    out +=
+        json{{"cniVersion", BestEffortVersion(stdin_bytes)}, {"supportedVersions", conf::SupportedVersions()}}
+            .dump() +
+        "\n";
     return 0;
   }
 
@@ -193,7 +193,7 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::ostrea
                           cfg->device.by == conf::DeviceSelector::By::kPool;
       auto result = chosen ? AddChosen(ctx) : Add(ctx);
       if (!result.ok()) return Fail(out, version, result.error());
-      out << result->dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+      out += result->dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
       return 0;
     }
     case Command::kDel: {

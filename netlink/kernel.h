@@ -108,6 +108,9 @@ class Kernel {
 
   /// An fd of the namespace this handle speaks to (for IFLA_NET_NS_FD).
   virtual int NetnsFd() const = 0;
+  /// The namespace's cookie (SO_NETNS_COOKIE of the socket this handle
+  /// speaks on, Linux 5.14); 0 when it cannot be told.
+  virtual uint64_t NetnsCookie() const { return 0; }
 
   virtual Result<std::vector<LinkInfo>> ListLinks() = 0;
   /// nullopt when no link has that name / index.

@@ -27,17 +27,21 @@ std::string ErrnoText(int err) { return std::strerror(err); }
 // calling thread, and /proc/self names the thread-group leader.
 constexpr const char* kThreadNetns = "/proc/thread-self/ns/net";
 
+// How many NetnsSwitch of this thread are in effect: at 0 the thread is in
+// its own namespace, the one Current() then opens.
+thread_local int t_switched = 0;
+
 }  // namespace
 
 base::Result<Netns> Netns::Current() {
-  const char* path = "/proc/self/ns/net";
+  const char* path = kThreadNetns;
   UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) {
     const int err = errno;
     return Error(Code::kIo, std::string("opening ") + path + ": " + ErrnoText(err) + " (is /proc mounted?)",
                  {}, err);
   }
-  return Netns(std::move(fd), path);
+  return Netns(std::move(fd), path, /*current=*/t_switched == 0);
 }
 
 base::Result<Netns> Netns::Open(const std::string& path, const std::string& what) {
@@ -104,6 +108,9 @@ base::Result<bool> Netns::SameAs(const Netns& other) const {
 }
 
 base::Result<NetnsSwitch> NetnsSwitch::Enter(const Netns& target) {
+  // Already there (no switch since Current() opened it): nothing to do,
+  // which saves two opens and two setns per socket of the node's own.
+  if (target.current_ && t_switched == 0) return NetnsSwitch(UniqueFd());
   UniqueFd home(::open(kThreadNetns, O_RDONLY | O_CLOEXEC));
   if (!home.valid()) {
     const int err = errno;
@@ -116,6 +123,7 @@ base::Result<NetnsSwitch> NetnsSwitch::Enter(const Netns& target) {
                      (err == EPERM ? " (needs CAP_SYS_ADMIN)" : ""),
                  {}, err);
   }
+  ++t_switched;
   return NetnsSwitch(std::move(home));
 }
 
@@ -129,6 +137,7 @@ NetnsSwitch::~NetnsSwitch() {
                  std::strerror(errno));
     std::abort();
   }
+  --t_switched;
 }
 
 }  // namespace netlink

@@ -11,7 +11,9 @@ namespace netlink {
 /// An open network namespace. Holding the fd keeps the namespace alive.
 class Netns {
  public:
-  /// The namespace this process runs in (/proc/self/ns/net).
+  /// The namespace the calling thread is in (/proc/thread-self/ns/net).
+  /// Outside any NetnsSwitch, entering it is a no-op: sockets and files
+  /// opened "in" it need no setns.
   static base::Result<Netns> Current();
   /// Opens a netns file (a /run/netns bind mount or /proc/PID/ns/net). Fails
   /// with kInvalidEnv (naming `what`, e.g. "CNI_NETNS") when the path does
@@ -28,11 +30,16 @@ class Netns {
 
   int fd() const { return fd_.get(); }
   const std::string& path() const { return path_; }
+  /// The fd, for a holder that outlives this handle.
+  base::UniqueFd TakeFd() && { return std::move(fd_); }
 
  private:
-  Netns(base::UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  friend class NetnsSwitch;
+  Netns(base::UniqueFd fd, std::string path, bool current = false)
+      : fd_(std::move(fd)), path_(std::move(path)), current_(current) {}
   base::UniqueFd fd_;
   std::string path_;
+  bool current_ = false;  // the thread's own namespace, opened outside any switch
 };
 
 /// Switches the calling thread into a netns for its lifetime and back on
@@ -49,7 +56,7 @@ class NetnsSwitch {
 
  private:
   explicit NetnsSwitch(base::UniqueFd home) : home_(std::move(home)) {}
-  base::UniqueFd home_;
+  base::UniqueFd home_;  // invalid: no switch was needed (or moved from)
 };
 
 }  // namespace netlink

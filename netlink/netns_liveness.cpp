@@ -114,7 +114,7 @@ Match Confirm(const std::string& handle, const NetnsId& id) {
 
 }  // namespace
 
-base::Result<NetnsId> NetnsIdOf(int fd) {
+base::Result<NetnsId> NetnsIdOf(int fd, uint64_t cookie) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
@@ -122,8 +122,15 @@ base::Result<NetnsId> NetnsIdOf(int fd) {
                        {}, err);
   }
   NetnsId id{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
-  id.cookie = NetnsCookieAt("/proc/self/fd/" + std::to_string(fd)).value_or(0);
+  id.cookie = cookie != 0 ? cookie : NetnsCookieAt("/proc/self/fd/" + std::to_string(fd)).value_or(0);
   return id;
+}
+
+uint64_t SocketNetnsCookie(int fd) {
+  uint64_t cookie = 0;
+  socklen_t len = sizeof cookie;
+  if (::getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) != 0 || len != sizeof cookie) return 0;
+  return cookie;
 }
 
 std::optional<uint64_t> NetnsCookieAt(const std::string& handle) {
@@ -137,11 +144,8 @@ std::optional<uint64_t> NetnsCookieAt(const std::string& handle) {
     sock = base::UniqueFd(::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   }
   if (!sock.valid()) return std::nullopt;
-  uint64_t cookie = 0;
-  socklen_t len = sizeof cookie;
-  if (::getsockopt(sock.get(), SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) != 0 || len != sizeof cookie ||
-      cookie == 0)
-    return std::nullopt;
+  const uint64_t cookie = SocketNetnsCookie(sock.get());
+  if (cookie == 0) return std::nullopt;
   return cookie;
 }
 

@@ -23,8 +23,14 @@ struct NetnsId {
   bool operator==(const NetnsId&) const = default;
 };
 
-/// The identity of the namespace the descriptor `fd` refers to.
-base::Result<NetnsId> NetnsIdOf(int fd);
+/// The identity of the namespace the descriptor `fd` refers to; `cookie`
+/// when the caller knows it (a socket of its own in that namespace:
+/// SocketNetnsCookie), else asked of a socket made in it.
+base::Result<NetnsId> NetnsIdOf(int fd, uint64_t cookie = 0);
+
+/// SO_NETNS_COOKIE of socket `fd`: the cookie of the namespace it was made
+/// in; 0 when the kernel cannot tell (before Linux 5.14).
+uint64_t SocketNetnsCookie(int fd);
 
 /// The cookie of the network namespace a handle (a netns file, a
 /// /proc/<pid>/ns/net or /proc/<pid>/fd/<n> link) leads to: a socket made

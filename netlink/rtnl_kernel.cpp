@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "netlink/libnl_ptr.h"
+#include "netlink/netns_liveness.h"
 #include "netlink/rtnl_convert.h"
 #include "netlink/transport.h"
 
@@ -69,6 +70,7 @@ class RtnlKernel final : public Kernel {
   RtnlKernel(Socket sock, base::UniqueFd netns) : sock_(std::move(sock)), netns_(std::move(netns)) {}
 
   int NetnsFd() const override { return netns_.get(); }
+  uint64_t NetnsCookie() const override { return SocketNetnsCookie(nl_socket_get_fd(sock_.get())); }
 
   Result<std::vector<LinkInfo>> ListLinks() override {
     ASSIGN_OR_RETURN(auto objects, sock_.Dump(kDumpLinks, [] {
@@ -398,6 +400,12 @@ base::Result<std::unique_ptr<Kernel>> OpenRtnl(const Netns& ns) {
     return Error(base::Code::kIo, "duplicating the fd of " + ns.path() + ": " + std::strerror(err), {}, err);
   }
   return std::unique_ptr<Kernel>(std::make_unique<RtnlKernel>(std::move(sock), std::move(fd)));
+}
+
+base::Result<std::unique_ptr<Kernel>> OpenRtnl(Netns&& ns) {
+  ASSIGN_OR_RETURN(Socket sock,
+                   Socket::Open(ns, NETLINK_ROUTE, "opening an rtnetlink socket in " + ns.path()));
+  return std::unique_ptr<Kernel>(std::make_unique<RtnlKernel>(std::move(sock), std::move(ns).TakeFd()));
 }
 
 }  // namespace netlink

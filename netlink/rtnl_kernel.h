@@ -13,5 +13,7 @@ namespace netlink {
 /// socket()) and returns a Kernel bound to it. The socket has NETLINK_EXT_ACK
 /// on; the Kernel keeps its own dup of ns's fd for NetnsFd().
 base::Result<std::unique_ptr<Kernel>> OpenRtnl(const Netns& ns);
+/// The same, keeping `ns`'s own fd instead of a dup.
+base::Result<std::unique_ptr<Kernel>> OpenRtnl(Netns&& ns);
 
 }  // namespace netlink
