@@ -3,7 +3,6 @@
 #pragma once
 
 #include <memory>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -39,10 +38,12 @@ class Backend {
   }
 };
 
-/// Runs one invocation against the real kernel. Returns the exit status.
-int Run(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out);
+/// Runs one invocation against the real kernel; what goes to stdout is
+/// appended to `out` (a string, not a stream: no locale to set up per exec).
+/// Returns the exit status.
+int Run(const Getenv& getenv, const std::string& stdin_bytes, std::string& out);
 
 /// Run against `backend`: the same parsing, dispatch, results and errors.
-int RunWith(const Getenv& getenv, const std::string& stdin_bytes, std::ostream& out, Backend& backend);
+int RunWith(const Getenv& getenv, const std::string& stdin_bytes, std::string& out, Backend& backend);
 
 }  // namespace cni

@@ -64,7 +64,7 @@ std::string RenderReport(const Results& r) {
     << "the driver lives in the node netns (private mount ns with the node's /sys), plugins are "
     << "fork+exec'd with CNI_* env and the config on stdin\n"
     << "- wall: clock_gettime around fork..wait4; CPU: ru_utime+ru_stime of the child from wait4 "
-    << "(floor: getrusage(RUSAGE_THREAD) delta); RSS: the child's ru_maxrss (it includes the forking "
+    << "(floor: CLOCK_THREAD_CPUTIME_ID delta); RSS: the child's ru_maxrss (it includes the forking "
     << "driver's anonymous RSS, " << r.driver_rss_anon_kib << " KiB, see the /bin/true row)\n\n";
 
   o << "## Per invocation (median / p95)\n\n"

@@ -137,9 +137,8 @@ void RunOne(fuzz::Node& node, const fuzz::Invocation& inv) {
 
   const std::string node_before = node.Everything();
   const std::string files_before = DataFiles();
-  std::ostringstream out_stream;
-  const int rc = cni::RunWith(getenv, stdin_bytes, out_stream, node);
-  const std::string out = out_stream.str();
+  std::string out;
+  const int rc = cni::RunWith(getenv, stdin_bytes, out, node);
   if (g_trace)
     std::fprintf(stderr, "[fuzz] %s -> exit %d: %s%s", command.c_str(), rc, out.c_str(),
                  out.empty() ? "\n" : "");

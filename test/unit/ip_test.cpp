@@ -1,5 +1,6 @@
 #include "netlink/ip.h"
 
+#include <arpa/inet.h>
 #include <sys/socket.h>
 
 #include <catch2/catch.hpp>
@@ -20,6 +21,21 @@ TEST_CASE("ipv4 addresses parse and format back to the same text") {
   CHECK(a->BitLength() == 32);
   CHECK(a->ByteLength() == 4);
   CHECK(a->ToString() == text);
+}
+
+TEST_CASE("ipv4 addresses format as inet_ntop does, for every octet value in every position") {
+  for (int v = 0; v < 256; ++v) {
+    IpAddress a;
+    a.family = AF_INET;
+    a.bytes[0] = static_cast<uint8_t>(v);
+    a.bytes[1] = static_cast<uint8_t>(255 - v);
+    a.bytes[2] = static_cast<uint8_t>((v * 7) % 256);
+    a.bytes[3] = static_cast<uint8_t>(v / 2);
+    char want[INET_ADDRSTRLEN];
+    REQUIRE(inet_ntop(AF_INET, a.bytes.data(), want, sizeof want) != nullptr);
+    INFO(v);
+    CHECK(a.ToString() == want);
+  }
 }
 
 TEST_CASE("ipv4 bytes are in network order") {
