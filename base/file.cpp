@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 
 namespace base {
 
@@ -48,94 +49,147 @@ Status CheckDirStat(const std::string& path, const struct stat& st, bool last) {
   return Ok();
 }
 
-// The directories this process checked (WalkPrivateDirs), by path: every file
-// operation below is relative to the descriptor of the checked inode, so a
-// directory swapped for a symlink after the check cannot redirect it. An
-// entry whose directory was removed since (no links left) is walked again.
-std::map<std::string, UniqueFd>& CheckedDirs() {
-  static std::map<std::string, UniqueFd> dirs;
-  return dirs;
+// A directory this process checked (WalkPrivateDirs): every file operation
+// below is relative to the descriptor of the checked inode, so a directory
+// swapped for a symlink after the check cannot redirect it.
+struct CheckedDir {
+  std::shared_ptr<const UniqueFd> fd;  // shared with the FileLocks taken in it
+  // Passed the check of a directory that holds files (CheckDirStat's `last`).
+  // One that passed only as an ancestor (a sticky directory others may
+  // write, /tmp) is where a later walk may start, never a place for files.
+  bool holds_files = false;
+};
+
+// The checked directories by path (Normalized). Never destroyed: the kernel
+// closes the descriptors when the process exits.
+std::map<std::string, CheckedDir>& Checked() {
+  static auto* dirs = new std::map<std::string, CheckedDir>();
+  return *dirs;
 }
 
-// The directories above them that a walk passed (checked as ancestors: a
-// sticky one may be writable by others): where a later walk may start, never
-// a place for files.
-std::map<std::string, UniqueFd>& WalkedAncestors() {
-  static std::map<std::string, UniqueFd> dirs;
-  return dirs;
+// `path` without repeated or trailing slashes ("/" stays "/"): the key of
+// Checked, whatever the spelling of the dataDir it came from.
+std::string Normalized(const std::string& path) {
+  if (path.find("//") == std::string::npos && (path.size() < 2 || path.back() != '/')) return path;
+  std::string out;
+  for (char c : path)
+    if (c != '/' || out.empty() || out.back() != '/') out += c;
+  if (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
 }
 
-// The deepest directory above `path` that this process checked and that
-// still exists: a copy of its descriptor and
-// its path; "/" opened afresh when there is none.
-Result<std::pair<UniqueFd, std::string>> CheckedAncestor(const std::string& path) {
+std::shared_ptr<const UniqueFd> Keep(const std::string& key, UniqueFd fd, bool holds_files) {
+  auto shared = std::make_shared<const UniqueFd>(std::move(fd));
+  Checked()[key] = CheckedDir{shared, holds_files};
+  return shared;
+}
+
+// After an operation in the checked directory open at `fd` failed with
+// ENOENT: whether that is because the directory was removed since it was
+// checked (an empty network directory another DEL removed). A removed
+// directory has no links left and nothing in it: every lookup and every
+// creation in it fails with ENOENT, whatever is at its path now. It is
+// forgotten, so that the next use walks the path again. One fstat, and only
+// on ENOENT: a removed directory never gets a link back, so a directory
+// with links after the ENOENT had them during the operation.
+bool Removed(const std::string& key, int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_nlink > 0) return false;
+  auto& dirs = Checked();
+  if (auto it = dirs.find(key); it != dirs.end() && it->second.fd->get() == fd) dirs.erase(it);
+  return true;
+}
+
+// The deepest directory above `path` (Normalized) that this process
+// checked: its descriptor and its path ("" with no descriptor when none is).
+std::pair<std::shared_ptr<const UniqueFd>, std::string> CheckedAncestor(const std::string& path) {
+  auto& dirs = Checked();
   for (size_t end = path.rfind('/'); end != std::string::npos && end > 0; end = path.rfind('/', end - 1)) {
-    for (auto* dirs : {&CheckedDirs(), &WalkedAncestors()}) {
-      auto it = dirs->find(path.substr(0, end));
-      if (it == dirs->end()) continue;
-      struct stat st {};
-      if (::fstat(it->second.get(), &st) != 0 || st.st_nlink == 0) {
-        dirs->erase(it);
-        continue;
-      }
-      UniqueFd copy(::fcntl(it->second.get(), F_DUPFD_CLOEXEC, 0));
-      if (!copy.valid()) return SysError("dup " + it->first, errno);
-      return std::make_pair(std::move(copy), it->first);
-    }
+    auto it = dirs.find(path.substr(0, end));
+    if (it != dirs.end()) return {it->second.fd, it->first};
   }
+  return {nullptr, std::string()};
+}
+
+// "/", checked (as the walk's final directory when `last`).
+Result<std::shared_ptr<const UniqueFd>> Root(bool last) {
+  if (auto it = Checked().find("/"); it != Checked().end() && (it->second.holds_files || !last))
+    return it->second.fd;
   UniqueFd root(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) return SysError("open /", errno);
   struct stat st {};
   if (::fstat(root.get(), &st) != 0) return SysError("stat /", errno);
-  RETURN_IF_ERROR(CheckDirStat("/", st, path.find_first_not_of('/') == std::string::npos));
-  return std::make_pair(std::move(root), std::string());
+  RETURN_IF_ERROR(CheckDirStat("/", st, last));
+  return Keep("/", std::move(root), last || (st.st_mode & (S_IWGRP | S_IWOTH)) == 0);
 }
 
-// Walks `path` one component at a time, never following a symlink,
-// checking each directory (CheckDirStat). `create` makes missing components
-// (0700). Returns the final directory, or an invalid fd when a component is
+// Walks `path` (Normalized) one component at a time, never following a
+// symlink, checking each directory (CheckDirStat) on the descriptor opened
+// for it, and keeps each (Checked). `create` makes missing components (0700).
+// Returns the final directory's descriptor, or none when a component is
 // missing and `create` is off.
-Result<UniqueFd> WalkPrivateDirs(const std::string& path, bool create) {
+Result<std::shared_ptr<const UniqueFd>> WalkPrivateDirs(const std::string& path, bool create) {
   if (path.empty() || path[0] != '/') return Error(Code::kIo, "not an absolute path: " + path);
-  // From the deepest directory above it already checked: what is below one
-  // checked descriptor is reached through it, whatever happens to the path.
-  ASSIGN_OR_RETURN(auto from, CheckedAncestor(path));
-  UniqueFd cur = std::move(from.first);
-  std::string walked = std::move(from.second);
-  size_t pos = walked.size();
-  struct stat st {};
-  while (pos < path.size()) {
-    const size_t start = path.find_first_not_of('/', pos);
-    if (start == std::string::npos) break;
-    size_t next = path.find('/', start);
-    if (next == std::string::npos) next = path.size();
-    const std::string comp = path.substr(start, next - start);
-    pos = next;
-    walked += "/" + comp;
-    const bool last = path.find_first_not_of('/', next) == std::string::npos;
-    if (comp == "." || comp == "..") return Error(Code::kIo, path + ": \".\" and \"..\" are not allowed");
-    if (::fstatat(cur.get(), comp.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno != ENOENT) return SysError("stat " + walked, errno);
-      if (!create) return UniqueFd();
-      if (::mkdirat(cur.get(), comp.c_str(), 0700) != 0 && errno != EEXIST)
-        return SysError("mkdir " + walked, errno);
-      if (::fstatat(cur.get(), comp.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return SysError("stat " + walked, errno);
+  constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  for (;;) {
+    // From the deepest directory above it already checked: what is below one
+    // checked descriptor is reached through it, whatever happens to the path.
+    auto [cur, walked] = CheckedAncestor(path);
+    // Checked by an earlier walk, it may have been removed since.
+    bool cached = cur != nullptr;
+    if (!cur) {
+      ASSIGN_OR_RETURN(cur, Root(path == "/"));
     }
-    RETURN_IF_ERROR(CheckDirStat(walked, st, last));
-    UniqueFd child(::openat(cur.get(), comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!child.valid()) return SysError("open " + walked, errno);
-    struct stat opened {};
-    // Swapped between the stat and the open: only the checked inode counts.
-    if (::fstat(child.get(), &opened) != 0 || opened.st_ino != st.st_ino || opened.st_dev != st.st_dev)
-      return Error(Code::kIo, walked + " changed while being checked");
-    if (!last) {
-      UniqueFd keep(::fcntl(child.get(), F_DUPFD_CLOEXEC, 0));
-      if (keep.valid()) WalkedAncestors()[walked] = std::move(keep);
+    const std::string start = walked;
+    bool restart = false;
+    size_t pos = walked.size();
+    while (pos + 1 < path.size()) {
+      const size_t begin = pos + 1;
+      size_t next = path.find('/', begin);
+      if (next == std::string::npos) next = path.size();
+      const std::string comp = path.substr(begin, next - begin);
+      pos = next;
+      walked += "/" + comp;
+      const bool last = next == path.size();
+      if (comp == "." || comp == "..") return Error(Code::kIo, path + ": \".\" and \"..\" are not allowed");
+      // Opened first and checked on the descriptor (nothing can be swapped
+      // between the check and the open); O_DIRECTORY | O_NOFOLLOW opens
+      // neither a symlink nor anything but a directory.
+      int fd = ::openat(cur->get(), comp.c_str(), kDirFlags);
+      if (fd < 0 && errno == ENOENT && create) {
+        if (::mkdirat(cur->get(), comp.c_str(), 0700) == 0 || errno == EEXIST)
+          fd = ::openat(cur->get(), comp.c_str(), kDirFlags);
+        else if (errno != ENOENT)
+          return SysError("mkdir " + walked, errno);
+      }
+      if (fd < 0) {
+        const int err = errno;
+        if (err == ENOENT) {
+          // The directory the walk started from was checked earlier and may
+          // have been removed since: then the walk starts again above it.
+          if (cached && Removed(start, cur->get())) {
+            restart = true;
+            break;
+          }
+          if (!create) return std::shared_ptr<const UniqueFd>();
+          return SysError("mkdir " + walked, err);
+        }
+        // Not a directory, a symlink, or not ours to open: the check names it.
+        struct stat st {};
+        if (::fstatat(cur->get(), comp.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+          return SysError("stat " + walked, errno);
+        RETURN_IF_ERROR(CheckDirStat(walked, st, last));
+        return SysError("open " + walked, err);
+      }
+      UniqueFd child(fd);
+      struct stat st {};
+      if (::fstat(child.get(), &st) != 0) return SysError("stat " + walked, errno);
+      RETURN_IF_ERROR(CheckDirStat(walked, st, last));
+      cur = Keep(walked, std::move(child), last || (st.st_mode & (S_IWGRP | S_IWOTH)) == 0);
+      cached = false;
     }
-    cur = std::move(child);
+    if (!restart) return cur;
   }
-  return Result<UniqueFd>(std::move(cur));
 }
 
 }  // namespace
@@ -144,6 +198,10 @@ Result<std::string> ReadAll(int fd, const std::string& path, size_t max_bytes) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return SysError("stat " + path, errno);
   if (!S_ISREG(st.st_mode)) return Error(Code::kIo, path + " is not a regular file");
+  return ReadRest(fd, path, max_bytes);
+}
+
+Result<std::string> ReadRest(int fd, const std::string& path, size_t max_bytes) {
   std::string out;
   char buf[8192];
   for (;;) {
@@ -194,26 +252,25 @@ Status WaitForFlock(int fd, int wait_ms, const std::string& what, const std::fun
 
 namespace {
 
-// The checked descriptor of `dir`; -1 when it (or a parent) does not exist.
-Result<int> DirFd(const std::string& dir, bool create) {
-  auto& dirs = CheckedDirs();
-  if (auto it = dirs.find(dir); it != dirs.end()) {
-    struct stat st {};
-    if (::fstat(it->second.get(), &st) == 0 && st.st_nlink > 0) return it->second.get();
-    dirs.erase(it);
-  }
-  ASSIGN_OR_RETURN(UniqueFd fd, WalkPrivateDirs(dir, create));
-  if (!fd.valid()) return -1;
-  const int raw = fd.get();
-  dirs[dir] = std::move(fd);
-  return raw;
+// The checked descriptor of `dir` (Normalized); none when it (or a parent)
+// does not exist. A cached one is used as it is: a directory removed since is
+// noticed by the operation that fails in it (Removed).
+Result<std::shared_ptr<const UniqueFd>> DirFd(const std::string& dir, bool create) {
+  if (auto it = Checked().find(dir); it != Checked().end() && it->second.holds_files) return it->second.fd;
+  return WalkPrivateDirs(dir, create);
 }
 
-// A file of a checked directory: the directory's descriptor (-1: missing) and
-// the file's name, which is one component.
+// A file of a checked directory: the directory's descriptor (none: missing),
+// its path (Checked's key) and the file's name, which is one component.
 struct Entry {
-  int dirfd;
+  std::shared_ptr<const UniqueFd> dir;
+  std::string dir_path;
   std::string name;
+  int fd() const { return dir->get(); }
+  // After the operation failed with `err`: whether to run it once more, in
+  // what a new Split finds, because the directory was removed since it was
+  // checked (re-created meanwhile, or missing: kNoDir).
+  bool Gone(int err) const { return err == ENOENT && Removed(dir_path, fd()); }
 };
 
 Result<Entry> Split(const std::string& path) {
@@ -222,36 +279,59 @@ Result<Entry> Split(const std::string& path) {
     return Error(Code::kIo, "not a file in a directory: " + path);
   std::string name = path.substr(slash + 1);
   if (name == "." || name == "..") return Error(Code::kIo, path + ": \".\" and \"..\" are not allowed");
-  ASSIGN_OR_RETURN(int fd, DirFd(slash == 0 ? "/" : path.substr(0, slash), false));
-  return Entry{fd, std::move(name)};
+  std::string dir = Normalized(slash == 0 ? "/" : path.substr(0, slash));
+  ASSIGN_OR_RETURN(auto fd, DirFd(dir, false));
+  return Entry{std::move(fd), std::move(dir), std::move(name)};
 }
 
-// Entries of one d_type directly in the directory `fd` (taken over), sorted.
-Result<std::vector<std::string>> ListEntries(int fd, const std::string& dir, unsigned char type) {
-  std::vector<std::string> names;
-  DIR* d = ::fdopendir(fd);
-  if (!d) {
-    int err = errno;
-    ::close(fd);
-    return SysError("opendir " + dir, err);
+// Entries of one d_type directly in the directory open at `fd` (read from
+// its start), appended to `names`; 0, or the errno of getdents64 (ENOENT:
+// the directory was removed). getdents64 itself, not opendir: the listing
+// needs none of the stat and fcntl calls fdopendir makes.
+int ReadEntries(int fd, unsigned char type, std::vector<std::string>& names) {
+  // struct linux_dirent64, the kernel's record: d_ino, d_off, d_reclen, d_type, d_name.
+  constexpr size_t kReclen = 16, kType = 18, kName = 19;
+  alignas(8) char buf[16384];
+  for (;;) {
+    const ssize_t n = ::getdents64(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return 0;
+    for (size_t off = 0; off < static_cast<size_t>(n);) {
+      unsigned short reclen = 0;
+      std::memcpy(&reclen, buf + off + kReclen, sizeof reclen);
+      const char* name = buf + off + kName;
+      if (static_cast<unsigned char>(buf[off + kType]) == type && name[0] != '.') names.emplace_back(name);
+      off += reclen;
+    }
   }
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_type != type || e->d_name[0] == '.') continue;
-    names.emplace_back(e->d_name);
-  }
-  ::closedir(d);
+}
+
+Result<std::vector<std::string>> Sorted(std::vector<std::string> names) {
   std::sort(names.begin(), names.end());
   return names;
 }
 
-// Entries of a checked directory; a missing one is empty.
-Result<std::vector<std::string>> ListPrivate(const std::string& dir, unsigned char type) {
-  ASSIGN_OR_RETURN(int dirfd, DirFd(dir, false));
-  if (dirfd < 0) return std::vector<std::string>();
-  // A descriptor of its own: readdir's position must not be shared.
-  int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return SysError("opendir " + dir, errno);
-  return ListEntries(fd, dir, type);
+// Entries of a checked directory; a missing one is empty (`*found` false).
+Result<std::vector<std::string>> ListPrivate(const std::string& dir, unsigned char type, bool* found) {
+  const std::string key = Normalized(dir);
+  for (bool again = true;; again = false) {
+    ASSIGN_OR_RETURN(auto dirfd, DirFd(key, false));
+    if (found) *found = dirfd != nullptr;
+    if (!dirfd) return std::vector<std::string>();
+    const Entry at{std::move(dirfd), key, "."};
+    // A descriptor of its own: the listing's position must not be shared.
+    UniqueFd fd(::openat(at.fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd.valid()) {
+      const int err = errno;
+      if (again && at.Gone(err)) continue;
+      return SysError("opendir " + dir, err);
+    }
+    std::vector<std::string> names;
+    // Other errors end the listing where they happen, as readdir's did.
+    if (const int err = ReadEntries(fd.get(), type, names); again && at.Gone(err)) continue;
+    return Sorted(std::move(names));
+  }
 }
 
 constexpr int kNoDir = ENOENT;
@@ -262,9 +342,10 @@ namespace {
 
 // Walks `path` again, whatever was checked before, and keeps the result.
 Status Recheck(const std::string& path, bool create) {
-  CheckedDirs().erase(path);
-  ASSIGN_OR_RETURN(UniqueFd fd, WalkPrivateDirs(path, create));
-  if (fd.valid()) CheckedDirs()[path] = std::move(fd);
+  const std::string key = Normalized(path);
+  Checked().erase(key);
+  auto walked = WalkPrivateDirs(key, create);
+  if (!walked.ok()) return std::move(walked).error();
   return Ok();
 }
 
@@ -274,38 +355,58 @@ Status MakePrivateDirs(const std::string& path) { return Recheck(path, /*create=
 
 Status CheckPrivateDir(const std::string& path) { return Recheck(path, /*create=*/false); }
 
-Status WriteFileAtomic(const std::string& path, const std::string& data) {
-  ASSIGN_OR_RETURN(Entry at, Split(path));
-  if (at.dirfd < 0) return SysError("create " + path, kNoDir);
-  const std::string tmp = at.name + ".tmp." + std::to_string(::getpid());
-  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
-  // O_EXCL: a file already at the temp name (a crashed writer of the same pid
-  // before a reboot, or something planted) is removed, never written through.
-  UniqueFd fd(::openat(at.dirfd, tmp.c_str(), kFlags, 0600));
-  if (!fd.valid() && errno == EEXIST && ::unlinkat(at.dirfd, tmp.c_str(), 0) == 0)
-    fd = UniqueFd(::openat(at.dirfd, tmp.c_str(), kFlags, 0600));
-  if (!fd.valid()) return SysError("create " + path + ".tmp", errno);
-  if (Status w = WriteAll(fd.get(), data, path + ".tmp"); !w.ok()) {
-    ::unlinkat(at.dirfd, tmp.c_str(), 0);
-    return w;
-  }
-  fd.Reset();
-  if (::renameat(at.dirfd, tmp.c_str(), at.dirfd, at.name.c_str()) != 0) {
-    int err = errno;
-    ::unlinkat(at.dirfd, tmp.c_str(), 0);
-    return SysError("rename " + path + ".tmp", err);
-  }
+Status EnsurePrivateDirs(const std::string& path) {
+  auto dir = DirFd(Normalized(path), /*create=*/true);
+  if (!dir.ok()) return std::move(dir).error();
   return Ok();
 }
 
+Status WriteFileAtomic(const std::string& path, const std::string& data) {
+  for (bool again = true;; again = false) {
+    ASSIGN_OR_RETURN(Entry at, Split(path));
+    if (!at.dir) return SysError("create " + path, kNoDir);
+    const std::string tmp = at.name + ".tmp." + std::to_string(::getpid());
+    constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
+    // O_EXCL: a file already at the temp name (a crashed writer of the same pid
+    // before a reboot, or something planted) is removed, never written through.
+    UniqueFd fd(::openat(at.fd(), tmp.c_str(), kFlags, 0600));
+    if (!fd.valid() && errno == EEXIST && ::unlinkat(at.fd(), tmp.c_str(), 0) == 0)
+      fd = UniqueFd(::openat(at.fd(), tmp.c_str(), kFlags, 0600));
+    if (!fd.valid()) {
+      const int err = errno;
+      if (again && at.Gone(err)) continue;
+      return SysError("create " + path + ".tmp", err);
+    }
+    if (Status w = WriteAll(fd.get(), data, path + ".tmp"); !w.ok()) {
+      ::unlinkat(at.fd(), tmp.c_str(), 0);
+      return w;
+    }
+    fd.Reset();
+    if (::renameat(at.fd(), tmp.c_str(), at.fd(), at.name.c_str()) != 0) {
+      const int err = errno;
+      ::unlinkat(at.fd(), tmp.c_str(), 0);
+      if (again && at.Gone(err)) continue;
+      return SysError("rename " + path + ".tmp", err);
+    }
+    return Ok();
+  }
+}
+
 Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes) {
-  ASSIGN_OR_RETURN(Entry at, Split(path));
-  if (at.dirfd < 0) return SysError("open " + path, kNoDir);
-  // O_NONBLOCK: a FIFO planted at the path must not hang the plugin (it is
-  // refused as not a regular file); regular files ignore the flag.
-  UniqueFd fd(::openat(at.dirfd, at.name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
-  if (!fd.valid()) return SysError("open " + path, errno);
-  return ReadAll(fd.get(), path, max_bytes);
+  for (bool again = true;; again = false) {
+    ASSIGN_OR_RETURN(Entry at, Split(path));
+    if (!at.dir) return SysError("open " + path, kNoDir);
+    // O_NONBLOCK: a FIFO planted at the path must not hang the plugin (it is
+    // refused as not a regular file); regular files ignore the flag.
+    UniqueFd fd(
+        ::openat(at.fd(), at.name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
+    if (!fd.valid()) {
+      const int err = errno;
+      if (again && at.Gone(err)) continue;
+      return SysError("open " + path, err);
+    }
+    return ReadAll(fd.get(), path, max_bytes);
+  }
 }
 
 Result<std::string> ReadKernelFile(const std::string& path, size_t max_bytes) {
@@ -315,71 +416,99 @@ Result<std::string> ReadKernelFile(const std::string& path, size_t max_bytes) {
 }
 
 Status RemoveFile(const std::string& path) {
-  ASSIGN_OR_RETURN(Entry at, Split(path));
-  if (at.dirfd >= 0 && ::unlinkat(at.dirfd, at.name.c_str(), 0) != 0 && errno != ENOENT)
-    return SysError("unlink " + path, errno);
-  return Ok();
-}
-
-Status RenameFile(const std::string& path, const std::string& new_name) {
-  ASSIGN_OR_RETURN(Entry at, Split(path));
-  if (at.dirfd < 0) return SysError("rename " + path, kNoDir);
-  if (new_name.empty() || new_name.find('/') != std::string::npos || new_name == "." || new_name == "..")
-    return Error(Code::kIo, "not a file name: " + new_name);
-  if (::renameat(at.dirfd, at.name.c_str(), at.dirfd, new_name.c_str()) != 0)
-    return SysError("rename " + path, errno);
-  return Ok();
-}
-
-void RemoveDirIfEmpty(const std::string& path) {
-  auto at = Split(path);
-  if (!at.ok() || at->dirfd < 0) return;
-  if (::unlinkat(at->dirfd, at->name.c_str(), AT_REMOVEDIR) == 0) CheckedDirs().erase(path);
-}
-
-Result<std::vector<std::string>> ListFiles(const std::string& dir) { return ListPrivate(dir, DT_REG); }
-
-Result<std::vector<std::string>> ListDirs(const std::string& dir) { return ListPrivate(dir, DT_DIR); }
-
-Result<std::vector<std::string>> ListKernelDirs(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return SysError("opendir " + dir, errno);
-  return ListEntries(fd, dir, DT_DIR);
-}
-
-bool PathExists(const std::string& path) {
-  auto at = Split(path);
-  struct stat st {};
-  return at.ok() && at->dirfd >= 0 && ::fstatat(at->dirfd, at->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
-Result<FileLock> FileLock::Acquire(const std::string& path, int wait_ms) {
-  ASSIGN_OR_RETURN(Entry at, Split(path));
-  if (at.dirfd < 0) return SysError("open lock " + path, kNoDir);
-  // Our own descriptor of the directory, for Unlink after the cache moved on.
-  UniqueFd dir(::fcntl(at.dirfd, F_DUPFD_CLOEXEC, 0));
-  if (!dir.valid()) return SysError("open lock " + path, errno);
-  for (;;) {
-    UniqueFd fd(::openat(dir.get(), at.name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!fd.valid()) return SysError("open lock " + path, errno);
-    // The previous holder may have unlinked the file after we opened it:
-    // only the inode currently at `path` counts.
-    Status locked = WaitForFlock(fd.get(), wait_ms, path, [&] {
-      struct stat held {
-      }, now{};
-      return ::fstat(fd.get(), &held) == 0 &&
-             ::fstatat(dir.get(), at.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-             held.st_ino == now.st_ino && held.st_dev == now.st_dev;
-    });
-    if (locked.ok()) return FileLock(std::move(fd), std::move(dir), std::move(at.name), path);
-    if (locked.error().sys_errno == EAGAIN) continue;
-    if (locked.error().code == Code::kTryAgainLater)
-      return Error(Code::kTryAgainLater,
-                   path + " is locked by another erdma-cni invocation; try again later");
-    return std::move(locked).error();
+  for (bool again = true;; again = false) {
+    ASSIGN_OR_RETURN(Entry at, Split(path));
+    if (!at.dir || ::unlinkat(at.fd(), at.name.c_str(), 0) == 0) return Ok();
+    const int err = errno;
+    if (again && at.Gone(err)) continue;
+    if (err != ENOENT) return SysError("unlink " + path, err);
+    return Ok();
   }
 }
 
-void FileLock::Unlink() { ::unlinkat(dir_.get(), name_.c_str(), 0); }
+Status RenameFile(const std::string& path, const std::string& new_name) {
+  for (bool again = true;; again = false) {
+    ASSIGN_OR_RETURN(Entry at, Split(path));
+    if (!at.dir) return SysError("rename " + path, kNoDir);
+    if (new_name.empty() || new_name.find('/') != std::string::npos || new_name == "." || new_name == "..")
+      return Error(Code::kIo, "not a file name: " + new_name);
+    if (::renameat(at.fd(), at.name.c_str(), at.fd(), new_name.c_str()) == 0) return Ok();
+    const int err = errno;
+    if (again && at.Gone(err)) continue;
+    return SysError("rename " + path, err);
+  }
+}
+
+void RemoveDirIfEmpty(const std::string& path) {
+  for (bool again = true;; again = false) {
+    auto at = Split(path);
+    if (!at.ok() || !at->dir) return;
+    if (::unlinkat(at->fd(), at->name.c_str(), AT_REMOVEDIR) == 0) {
+      Checked().erase(Normalized(path));
+      return;
+    }
+    if (!again || !at->Gone(errno)) return;
+  }
+}
+
+Result<std::vector<std::string>> ListFiles(const std::string& dir, bool* found) {
+  return ListPrivate(dir, DT_REG, found);
+}
+
+Result<std::vector<std::string>> ListDirs(const std::string& dir) {
+  return ListPrivate(dir, DT_DIR, nullptr);
+}
+
+Result<std::vector<std::string>> ListKernelDirs(const std::string& dir) {
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return SysError("opendir " + dir, errno);
+  std::vector<std::string> names;
+  (void)ReadEntries(fd.get(), DT_DIR, names);
+  return Sorted(std::move(names));
+}
+
+bool PathExists(const std::string& path) {
+  for (bool again = true;; again = false) {
+    auto at = Split(path);
+    if (!at.ok() || !at->dir) return false;
+    struct stat st {};
+    if (::fstatat(at->fd(), at->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return true;
+    if (!again || !at->Gone(errno)) return false;
+  }
+}
+
+Result<FileLock> FileLock::Acquire(const std::string& path, int wait_ms) {
+  for (bool again = true;; again = false) {
+    ASSIGN_OR_RETURN(Entry at, Split(path));
+    if (!at.dir) return SysError("open lock " + path, kNoDir);
+    for (;;) {
+      UniqueFd fd(::openat(at.fd(), at.name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+      if (!fd.valid()) {
+        const int err = errno;
+        if (again && at.Gone(err)) break;
+        return SysError("open lock " + path, err);
+      }
+      // The previous holder may have unlinked the file after we opened it:
+      // only the inode currently at `path` counts.
+      Status locked = WaitForFlock(fd.get(), wait_ms, path, [&] {
+        struct stat held {
+        }, now{};
+        return ::fstat(fd.get(), &held) == 0 &&
+               ::fstatat(at.fd(), at.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+               held.st_ino == now.st_ino && held.st_dev == now.st_dev;
+      });
+      // The directory's descriptor stays with the lock, for Unlink after the
+      // cache moved on.
+      if (locked.ok()) return FileLock(std::move(fd), std::move(at.dir), std::move(at.name), path);
+      if (locked.error().sys_errno == EAGAIN) continue;
+      if (locked.error().code == Code::kTryAgainLater)
+        return Error(Code::kTryAgainLater,
+                     path + " is locked by another erdma-cni invocation; try again later");
+      return std::move(locked).error();
+    }
+  }
+}
+
+void FileLock::Unlink() { ::unlinkat(dir_->get(), name_.c_str(), 0); }
 
 }  // namespace base

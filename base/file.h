@@ -8,10 +8,15 @@
 // directory above it this process already checked, through its descriptor), and the file is then opened,
 // created, renamed, removed, listed and locked relative to the checked directory's descriptor (openat,
 // renameat, unlinkat), with O_NOFOLLOW. A directory that fails the check makes every operation in it fail
-// (kIo) instead.
+// (kIo) instead. A checked directory that another process removed since (an
+// empty network directory, by a DEL) fails every operation in it with ENOENT:
+// that ENOENT is followed by an fstat, and when the directory has no links
+// left the path is walked again and the operation runs once more, in the
+// directory made again meanwhile or (none) as in a missing one.
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +32,8 @@ Error SysError(const std::string& what, int err);
 Status WriteAll(int fd, std::string_view data, const std::string& what);
 /// Reads the regular file open at `fd` (named `path`), at most `max_bytes`.
 Result<std::string> ReadAll(int fd, const std::string& path, size_t max_bytes);
+/// ReadAll for a caller that has already fstat'ed `fd` and found a regular file.
+Result<std::string> ReadRest(int fd, const std::string& path, size_t max_bytes);
 /// An exclusive flock(2) on `fd`, retried with back-off for at most
 /// `wait_ms` (then kTryAgainLater). `held`, when given, is asked once the
 /// lock is taken whether it is on the right file; if not, an error with
@@ -45,6 +52,11 @@ Status MakePrivateDirs(const std::string& path);
 /// Ok when `path` is such a directory or does not exist (nor a parent of it);
 /// the error MakePrivateDirs would give otherwise. Creates nothing.
 Status CheckPrivateDir(const std::string& path);
+
+/// MakePrivateDirs, except that a `path` this process has already checked is
+/// used as it was checked (nothing is walked again): for a directory a
+/// CheckPrivateDir of the same command has just checked, or found missing.
+Status EnsurePrivateDirs(const std::string& path);
 
 /// Writes `data` to `path` via `path.tmp.<pid>` (created O_EXCL) and renameat(2); mode 0600.
 Status WriteFileAtomic(const std::string& path, const std::string& data);
@@ -65,7 +77,8 @@ Status RenameFile(const std::string& path, const std::string& new_name);
 void RemoveDirIfEmpty(const std::string& path);
 
 /// Regular files directly in `dir` (names only, sorted, hidden ones left out); a missing dir is empty.
-Result<std::vector<std::string>> ListFiles(const std::string& dir);
+/// `*found`, when given, says whether `dir` was there.
+Result<std::vector<std::string>> ListFiles(const std::string& dir, bool* found = nullptr);
 /// Directories directly in `dir` (names only, sorted, no "." or "..").
 Result<std::vector<std::string>> ListDirs(const std::string& dir);
 /// ListDirs of a kernel directory (/proc), which is not checked as private.
@@ -85,10 +98,10 @@ class FileLock {
   void Unlink();
 
  private:
-  FileLock(UniqueFd fd, UniqueFd dir, std::string name, std::string path)
+  FileLock(UniqueFd fd, std::shared_ptr<const UniqueFd> dir, std::string name, std::string path)
       : fd_(std::move(fd)), dir_(std::move(dir)), name_(std::move(name)), path_(std::move(path)) {}
   UniqueFd fd_;
-  UniqueFd dir_;  // the checked directory the lock file is in
+  std::shared_ptr<const UniqueFd> dir_;  // the checked directory the lock file is in
   std::string name_;
   std::string path_;
 };

@@ -249,21 +249,25 @@ Result<std::vector<Step>> PlanPodSmcr(Context& ctx, const SmcrTarget& target, Po
 Status RefuseExisting(const Context& ctx, const StateStore& store) {
   const std::string& cid = ctx.env.container_id;
   const std::string& ifname = ctx.env.ifname;
-  // A group's file, then a state under this name or an older erdma-cni's. A
-  // member's key may be its group's (a standalone group's first interface),
-  // whose file exists by then.
-  std::vector<std::string> paths{store.Locate(cid, ifname)};
-  if (!ctx.member_of) paths.insert(paths.begin(), store.GroupPathFor(cid, ifname));
-  for (const std::string& p : paths) {
-    auto existing = store.Load(p);
+  auto refuse = [&](const Result<std::optional<AttachmentState>>& existing, const std::string& p) -> Status {
     if (!existing.ok())
       return Error(Code::kState,
                    existing.error().msg + "; refusing to reuse the attachment: run DEL for it first");
     if (*existing)
       return Error(Code::kTryAgainLater,
                    "attachment " + cid + "/" + ifname + " already exists (" + p + "); run DEL for it first");
+    return base::Ok();
+  };
+  // A group's file, then a state under this name or an older erdma-cni's. A
+  // member's key may be its group's (a standalone group's first interface),
+  // whose file exists by then.
+  if (!ctx.member_of) {
+    const std::string group = store.GroupPathFor(cid, ifname);
+    RETURN_IF_ERROR(refuse(store.Load(group), group));
   }
-  return base::Ok();
+  std::string path;
+  auto existing = store.LoadLocated(cid, ifname, &path);
+  return refuse(existing, path);
 }
 
 std::string PodIfName(const Context& ctx) { return ctx.cfg.chained() ? ctx.cfg.if_name : ctx.env.ifname; }

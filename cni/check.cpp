@@ -42,8 +42,8 @@ Status Check(Context& ctx) {
     ASSIGN_OR_RETURN(auto group, store.Load(store.GroupPathFor(ctx.env.container_id, ctx.env.ifname)));
     if (group) return CheckGroup(ctx, *group);
   }
-  const std::string path = store.Locate(ctx.env.container_id, ctx.env.ifname);
-  ASSIGN_OR_RETURN(auto loaded, store.Load(path));
+  std::string path;
+  ASSIGN_OR_RETURN(auto loaded, store.LoadLocated(ctx.env.container_id, ctx.env.ifname, &path));
   if (!loaded || !loaded->complete)
     return Error(Code::kUnknownContainer, "CHECK: no completed attachment for container " +
                                               ctx.env.container_id + " interface " + ctx.env.ifname +

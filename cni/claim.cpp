@@ -96,6 +96,9 @@ std::optional<ClaimOwner> DeviceClaim::Owner() const {
     text.append(buf, static_cast<size_t>(n));
     off += n;
     if (text.size() > kMaxClaimBytes) return std::nullopt;
+    // A short read of a regular file is its end, and nobody writes a claim
+    // without its lock, which we hold: no pread to be told so.
+    if (static_cast<size_t>(n) < sizeof buf) break;
   }
   return ParseOwner(text, lock_.path());
 }
@@ -216,7 +219,8 @@ base::Status ShareParent(const std::string& devices_dir, const std::string& chil
 std::vector<ClaimOwner> LiveShares(const std::string& children_dir, const std::string& parent) {
   std::vector<ClaimOwner> live;
   const std::string dir = children_dir + "/" + parent;
-  auto files = base::ListFiles(dir);
+  bool found = false;
+  auto files = base::ListFiles(dir, &found);
   if (!files.ok()) return live;
   for (const auto& f : *files) {
     auto text = base::ReadFileNoFollow(dir + "/" + f, kMaxClaimBytes);
@@ -228,7 +232,9 @@ std::vector<ClaimOwner> LiveShares(const std::string& children_dir, const std::s
     (void)base::RemoveFile(dir + "/" + f);
     base::Log::Info("removed the stale share " + dir + "/" + f + ": its attachment's state is gone");
   }
-  if (live.empty()) base::RemoveDirIfEmpty(dir);
+  // A directory that was not there has nothing to remove (a share is made
+  // under the parent's claim lock, which our caller holds).
+  if (live.empty() && found) base::RemoveDirIfEmpty(dir);
   return live;
 }
 

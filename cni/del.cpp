@@ -350,8 +350,8 @@ Status Del(Context& ctx) {
     if (*group) return DeleteGroup(ctx, store, group_path, **group);
   }
   // An attachment made by an older erdma-cni keeps its file's older name.
-  const std::string path = store.Locate(ctx.env.container_id, ctx.env.ifname);
-  auto loaded = store.Load(path);
+  std::string path;
+  auto loaded = store.LoadLocated(ctx.env.container_id, ctx.env.ifname, &path);
   // A file that parses but holds what ADD never writes: nothing in it, nor
   // the claim that names it, says which device is ours. Left to the admin.
   if (!loaded.ok() && loaded.error().sys_errno == kHostileState) return std::move(loaded).error();

@@ -123,24 +123,40 @@ std::string StateStore::FileName(const std::string& container_id, const std::str
 }
 
 std::string StateStore::Locate(const std::string& container_id, const std::string& if_name) const {
-  std::string path = PathFor(container_id, if_name);
-  if (base::PathExists(path)) return path;
-  std::string legacy = Dir() + "/" + LegacyFileName(container_id, if_name);
-  if (!base::PathExists(legacy)) return path;
-  auto st = Load(legacy);
-  if (st.ok()) return *st && (*st)->container_id == container_id && (*st)->if_name == if_name ? legacy : path;
-  // Unreadable: ours only when our device claim names it and this attachment.
-  auto owner = ClaimOf(DevicesDir(), legacy);
-  if (owner && owner->container_id == container_id && owner->if_name == if_name) return legacy;
+  std::string path;
+  (void)LoadLocated(container_id, if_name, &path);
   return path;
+}
+
+Result<std::optional<AttachmentState>> StateStore::LoadLocated(const std::string& container_id,
+                                                               const std::string& if_name,
+                                                               std::string* path) const {
+  *path = PathFor(container_id, if_name);
+  // One open says whether the file is there and what it holds.
+  auto found = Load(*path);
+  if (!found.ok() || *found) return found;
+  const std::string legacy = Dir() + "/" + LegacyFileName(container_id, if_name);
+  auto old = Load(legacy);
+  if (old.ok()) {
+    const std::optional<AttachmentState>& st = *old;
+    if (!st || st->container_id != container_id || st->if_name != if_name) return found;
+  } else {
+    // Unreadable: ours only when our device claim names it and this attachment.
+    auto owner = ClaimOf(DevicesDir(), legacy);
+    if (!owner || owner->container_id != container_id || owner->if_name != if_name) return found;
+  }
+  *path = legacy;
+  return old;
 }
 
 Status StateStore::Prepare() const {
   // All four checked before any is made: a bad one leaves nothing behind.
   RETURN_IF_ERROR(Check());
-  RETURN_IF_ERROR(base::MakePrivateDirs(data_dir_));
-  RETURN_IF_ERROR(base::MakePrivateDirs(Dir()));
-  return base::MakePrivateDirs(DevicesDir());
+  // Check keeps those it found checked: only the missing ones are walked
+  // again, to be made.
+  RETURN_IF_ERROR(base::EnsurePrivateDirs(data_dir_));
+  RETURN_IF_ERROR(base::EnsurePrivateDirs(Dir()));
+  return base::EnsurePrivateDirs(DevicesDir());
 }
 
 Status StateStore::Check() const {

@@ -110,6 +110,11 @@ class StateStore {
   /// content, or for an unreadable one its device claim, says so); PathFor's
   /// when there is none.
   std::string Locate(const std::string& container_id, const std::string& if_name) const;
+  /// Load of the file Locate finds, which it sets `*path` to; the file under
+  /// PathFor's name is opened once, not looked up first.
+  base::Result<std::optional<AttachmentState>> LoadLocated(const std::string& container_id,
+                                                           const std::string& if_name,
+                                                           std::string* path) const;
   std::string DevicesDir() const { return data_dir_ + "/devices"; }
   /// Children's shares of their parents (cni/claim.h).
   std::string ChildrenDir() const { return data_dir_ + "/children"; }

@@ -121,7 +121,7 @@ base::Result<NodePolicy> LoadNodePolicy(const char* env_path) {
                  "node file " + path + " is larger than " + std::to_string(kMaxNodeConfigBytes) + " bytes");
   // Read as it is long: a buffer of the largest size allowed would be
   // zeroed and faulted in by every invocation (docs/performance.md).
-  auto text = base::ReadAll(fd->get(), path, kMaxNodeConfigBytes);
+  auto text = base::ReadRest(fd->get(), path, kMaxNodeConfigBytes);
   if (!text.ok()) {
     Error e = std::move(text).error();
     e.code = Code::kIo;

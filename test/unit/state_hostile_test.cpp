@@ -110,9 +110,52 @@ TEST_CASE("a state that takes another attachment's old file name is not that att
   REQUIRE(loaded.ok());
   REQUIRE(*loaded);
   CHECK((*loaded)->container_id == "p-q");
+  // LoadLocated loads what Locate finds.
+  std::string path;
+  auto found = store.LoadLocated("p-q", "net1", &path);
+  CHECK(path == legacy);
+  REQUIRE(found.ok());
+  REQUIRE(*found);
+  CHECK((*found)->container_id == "p-q");
+  found = store.LoadLocated("p", "q-net1", &path);
+  CHECK(path == store.PathFor("p", "q-net1"));
+  REQUIRE(found.ok());
+  CHECK_FALSE(*found);
   // Under the new name the file is found first.
-  REQUIRE(store.Save(store.PathFor("p-q", "net1"), Valid("p-q", "net1")).ok());
+  auto newer = Valid("p-q", "net1");
+  newer.netns = "/run/netns/pod2";
+  REQUIRE(store.Save(store.PathFor("p-q", "net1"), newer).ok());
   CHECK(store.Locate("p-q", "net1") == store.PathFor("p-q", "net1"));
+  found = store.LoadLocated("p-q", "net1", &path);
+  CHECK(path == store.PathFor("p-q", "net1"));
+  REQUIRE(found.ok());
+  REQUIRE(*found);
+  CHECK((*found)->netns == "/run/netns/pod2");
+}
+
+TEST_CASE("an unreadable state under the older name is this attachment's only when its claim says so",
+          "[state][hostile]") {
+  Dir d;
+  cni::StateStore store(d.path, "erdma");
+  REQUIRE(store.Prepare().ok());
+  const std::string legacy = store.Dir() + "/p-q-net1";
+  Write(legacy, "{truncated");
+  std::string path;
+  auto found = store.LoadLocated("p-q", "net1", &path);
+  CHECK(path == store.PathFor("p-q", "net1"));
+  REQUIRE(found.ok());
+  CHECK_FALSE(*found);
+  json claim = {{"network", "erdma"}, {"containerID", "p-q"},       {"ifName", "net1"}, {"state", legacy},
+                {"device", "eth1"},   {"mac", "00:16:3e:10:f8:b0"}, {"pci", ""}};
+  Write(store.DevicesDir() + "/eth1", claim.dump());
+  found = store.LoadLocated("p-q", "net1", &path);
+  CHECK(path == legacy);
+  CHECK(store.Locate("p-q", "net1") == legacy);
+  REQUIRE_FALSE(found.ok());
+  CHECK(found.error().code == base::Code::kState);
+  // Another attachment's claim does not make it ours.
+  found = store.LoadLocated("p", "q-net1", &path);
+  CHECK(path == store.PathFor("p", "q-net1"));
 }
 
 TEST_CASE("a state file holding values ADD never writes is refused with code 106 naming the field",
