@@ -9,7 +9,7 @@ struct TooDeep {};
 // value is at every event: one more container past `max` stops the parse
 // there, before the tree grows. The same bound as the parse callback had
 // (an event at a depth above `max` fails), without the callback parser's
-// cost (its keep-or-discard bookkeeping doubled the time to read a state).
+// keep-or-discard bookkeeping at every event.
 class BoundedDom : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
  public:
   using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;

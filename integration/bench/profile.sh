@@ -3,7 +3,8 @@
 # in the benchmark's private topology) under callgrind, strace and perf stat.
 #   integration/bench/profile.sh [--plugin PATH]   (default: build-bench/erdma-cni/erdma-cni)
 # Writes build/bench/profile/ and prints a summary: user-space instructions
-# by object and by top-level phase, syscall time, page faults.
+# by object and by top-level phase, syscall time, page faults, and where the
+# CPU time goes (kernel included) over 100 ADDs and DELs (perf record).
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -52,7 +53,16 @@ for c in ADD DEL; do
   [[ -f "$out/perfstat.$c" ]] && grep -E "task-clock|page-faults|context-switches|elapsed" "$out/perfstat.$c"
   echo
 done
-echo "== dynamic loader (erdma-cni VERSION, LD_DEBUG=statistics)"
-p="${plugin_args[1]:-build-bench/erdma-cni/erdma-cni}"
-echo '{"cniVersion":"1.0.0"}' | CNI_COMMAND=VERSION LD_DEBUG=statistics "$p" 2>&1 >/dev/null | sed -n '2,9p' || true
+# Where the CPU time goes, kernel included: perf samples the whole machine
+# (10 kHz, call graphs) while the benchmark runs 100 move-mode ADDs and DELs
+# with the state on tmpfs; the plugin's samples are put in buckets by the
+# system call or fault they are under (cpu_buckets.py).
+if perf record -q -e cpu-clock -o /dev/null true >/dev/null 2>&1; then
+  echo "== where erdma-cni's CPU goes over 100 ADDs and 100 DELs (perf record -a, 10 kHz)"
+  perf record -q -a -g -e cpu-clock -F 10000 -o "$out/perf.data" -- \
+    build-bench/erdma-bench "${plugin_args[@]}" --only erdma --parallel "" --iterations 100 --warmup 5 \
+    --data-dir /run --output "$out/perf-bench.md" >/dev/null 2>&1
+  perf script -i "$out/perf.data" -F comm,ip,sym 2>/dev/null >"$out/perf.txt"
+  /usr/bin/python3 integration/bench/cpu_buckets.py "$out/perf.txt" erdma-cni 16
+fi
 echo "(raw files in $out)"
