@@ -35,7 +35,7 @@ void WriteAll(int fd, const std::string& s) {
 
 // One invocation lives a few milliseconds and frees little: the heap is
 // never given back to the kernel (no brk shrink and regrow, each regrown
-// page faulted in again), and libnl's 64 KiB receive buffers come from the
+// page faulted in again), and libnl's 128 KiB receive buffers come from the
 // heap, not from an mmap and munmap per datagram.
 void TuneMalloc() {
   mallopt(M_TRIM_THRESHOLD, 64 << 20);

@@ -12,8 +12,9 @@ namespace netlink {
 class Netns {
  public:
   /// The namespace the calling thread is in (/proc/thread-self/ns/net).
-  /// Outside any NetnsSwitch, entering it is a no-op: sockets and files
-  /// opened "in" it need no setns.
+  /// Opened outside any NetnsSwitch, entering it (from the same thread,
+  /// again outside any switch) is a no-op: sockets and files opened "in" it
+  /// need no setns. erdma-cni switches namespaces from one thread only.
   static base::Result<Netns> Current();
   /// Opens a netns file (a /run/netns bind mount or /proc/PID/ns/net). Fails
   /// with kInvalidEnv (naming `what`, e.g. "CNI_NETNS") when the path does
