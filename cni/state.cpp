@@ -122,12 +122,6 @@ std::string StateStore::FileName(const std::string& container_id, const std::str
   return name;
 }
 
-std::string StateStore::Locate(const std::string& container_id, const std::string& if_name) const {
-  std::string path;
-  (void)LoadLocated(container_id, if_name, &path);
-  return path;
-}
-
 Result<std::optional<AttachmentState>> StateStore::LoadLocated(const std::string& container_id,
                                                                const std::string& if_name,
                                                                std::string* path) const {

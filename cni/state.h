@@ -105,12 +105,10 @@ class StateStore {
   std::string PathFor(const std::string& container_id, const std::string& if_name) const {
     return Dir() + "/" + FileName(container_id, if_name);
   }
-  /// The state file of (container_id, if_name) as it is on disk: PathFor's,
-  /// or an older erdma-cni's name when that file is this attachment's (its
-  /// content, or for an unreadable one its device claim, says so); PathFor's
-  /// when there is none.
-  std::string Locate(const std::string& container_id, const std::string& if_name) const;
-  /// Load of the file Locate finds, which it sets `*path` to; the file under
+  /// The state of (container_id, if_name) as it is on disk, and in `*path`
+  /// its file: PathFor's, or an older erdma-cni's name when that file is this
+  /// attachment's (its content, or for an unreadable one its device claim,
+  /// says so); PathFor's (and nullopt) when there is none. The file under
   /// PathFor's name is opened once, not looked up first.
   base::Result<std::optional<AttachmentState>> LoadLocated(const std::string& container_id,
                                                            const std::string& if_name,
