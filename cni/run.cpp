@@ -24,34 +24,38 @@ namespace {
 
 // Every path it is given names a pod's netns: the node's own is refused
 // (Netns::OpenForeign), so that no command acts on node objects as a pod's.
+// Each namespace is opened once per invocation (the pod's checked then) and
+// its handles are duplicates: every handle of one command names the same
+// namespace, whatever the path names by then. While it lives, switches into
+// the pod return to the node's handle (NetnsHome).
 class RtnlNetnsOpener : public NetnsOpener {
  public:
   base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) override {
-    ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS"));
+    ASSIGN_OR_RETURN(auto ns, Pod(path));
     return netlink::OpenRtnl(std::move(ns));
   }
   base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) override {
-    if (path.empty()) {
-      ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
-      return netlink::OpenRdma(ns);
-    }
-    ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS"));
+    ASSIGN_OR_RETURN(auto ns, path.empty() ? Node() : Pod(path));
     return netlink::OpenRdma(ns);
   }
   base::Result<std::unique_ptr<netlink::Sysctl>> OpenSysctl(const std::string& path) override {
-    ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS"));
+    ASSIGN_OR_RETURN(auto ns, Pod(path));
     return netlink::OpenSysctl(ns);
   }
   base::Result<std::unique_ptr<netlink::Smc>> OpenSmc(const std::string& path) override {
-    if (path.empty()) {
-      ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
-      return netlink::OpenSmc(ns);
-    }
-    ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS"));
+    ASSIGN_OR_RETURN(auto ns, path.empty() ? Node() : Pod(path));
     return netlink::OpenSmc(ns);
   }
+  /// The node's netns: the one this thread runs in.
+  base::Result<netlink::Netns> Node() {
+    if (!node_) {
+      ASSIGN_OR_RETURN(node_, netlink::Netns::Current());
+      home_.emplace(*node_);
+    }
+    return node_->Dup();
+  }
   base::Result<std::unique_ptr<netlink::Vf>> OpenVf() override {
-    ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
+    ASSIGN_OR_RETURN(auto ns, Node());
     return netlink::OpenVf(ns);
   }
   std::optional<netlink::NetnsId> Identify(const netlink::Kernel& pod) override {
@@ -62,6 +66,21 @@ class RtnlNetnsOpener : public NetnsOpener {
                 std::string* kept_by) override {
     return netlink::NetnsMayExist(id, path, "/proc", kept_by);
   }
+
+ private:
+  base::Result<netlink::Netns> Pod(const std::string& path) {
+    if (pod_ && pod_path_ == path) return pod_->Dup();
+    ASSIGN_OR_RETURN(auto node, Node());
+    ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS", &node));
+    pod_path_ = path;
+    pod_ = std::move(ns);
+    return pod_->Dup();
+  }
+
+  std::optional<netlink::Netns> node_;
+  std::optional<netlink::NetnsHome> home_;  // declared after node_: gone before it
+  std::string pod_path_;
+  std::optional<netlink::Netns> pod_;
 };
 
 // The version to answer in when we could not (fully) parse the config.
@@ -100,7 +119,7 @@ const char* CommandName(Command c) {
 class RealBackend : public Backend {
  public:
   base::Result<std::unique_ptr<netlink::Kernel>> OpenHost() override {
-    ASSIGN_OR_RETURN(auto ns, netlink::Netns::Current());
+    ASSIGN_OR_RETURN(auto ns, opener_.Node());
     return netlink::OpenRtnl(std::move(ns));
   }
   NetnsOpener& Opener() override { return opener_; }

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 namespace netlink {
@@ -30,6 +31,8 @@ constexpr const char* kThreadNetns = "/proc/thread-self/ns/net";
 // How many NetnsSwitch of this thread are in effect: at 0 the thread is in
 // its own namespace, the one Current() then opens.
 thread_local int t_switched = 0;
+// A NetnsHome's fd: where a switch from the thread's own namespace returns.
+thread_local int t_home = -1;
 
 }  // namespace
 
@@ -83,10 +86,14 @@ base::Result<Netns> Netns::Open(const std::string& path, const std::string& what
   return Netns(std::move(fd), path);
 }
 
-base::Result<Netns> Netns::OpenForeign(const std::string& path, const std::string& what) {
+base::Result<Netns> Netns::OpenForeign(const std::string& path, const std::string& what, const Netns* node) {
   ASSIGN_OR_RETURN(Netns ns, Open(path, what));
-  ASSIGN_OR_RETURN(Netns self, Current());
-  ASSIGN_OR_RETURN(bool same, ns.SameAs(self));
+  std::optional<Netns> opened;
+  if (!node) {
+    ASSIGN_OR_RETURN(opened, Current());
+    node = &*opened;
+  }
+  ASSIGN_OR_RETURN(bool same, ns.SameAs(*node));
   // Compared by identity, not by path: a bind mount of the node's netns or
   // /proc/<pid>/ns/net of any node process names it as well as /proc/1 does.
   if (same)
@@ -95,6 +102,15 @@ base::Result<Netns> Netns::OpenForeign(const std::string& path, const std::strin
                      " is the node's own network namespace (the one erdma-cni runs in), not a pod's; "
                      "pass the pod sandbox's netns (/var/run/netns/NAME or /proc/PID/ns/net of the pod)");
   return ns;
+}
+
+base::Result<Netns> Netns::Dup() const {
+  UniqueFd fd(::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0));
+  if (!fd.valid()) {
+    const int err = errno;
+    return Error(Code::kIo, "duplicating the fd of " + path_ + ": " + ErrnoText(err), {}, err);
+  }
+  return Netns(std::move(fd), path_, current_);
 }
 
 base::Result<bool> Netns::SameAs(const Netns& other) const {
@@ -110,11 +126,16 @@ base::Result<bool> Netns::SameAs(const Netns& other) const {
 base::Result<NetnsSwitch> NetnsSwitch::Enter(const Netns& target) {
   // Already there (no switch since Current() opened it): nothing to do,
   // which saves two opens and two setns per socket of the node's own.
-  if (target.current_ && t_switched == 0) return NetnsSwitch(UniqueFd());
-  UniqueFd home(::open(kThreadNetns, O_RDONLY | O_CLOEXEC));
-  if (!home.valid()) {
-    const int err = errno;
-    return Error(Code::kIo, std::string("opening ") + kThreadNetns + ": " + ErrnoText(err), {}, err);
+  if (target.current_ && t_switched == 0) return NetnsSwitch(UniqueFd(), -1);
+  UniqueFd owned;
+  int home = t_switched == 0 ? t_home : -1;
+  if (home < 0) {
+    owned = UniqueFd(::open(kThreadNetns, O_RDONLY | O_CLOEXEC));
+    if (!owned.valid()) {
+      const int err = errno;
+      return Error(Code::kIo, std::string("opening ") + kThreadNetns + ": " + ErrnoText(err), {}, err);
+    }
+    home = owned.get();
   }
   if (::setns(target.fd(), CLONE_NEWNET) != 0) {
     const int err = errno;
@@ -124,20 +145,31 @@ base::Result<NetnsSwitch> NetnsSwitch::Enter(const Netns& target) {
                  {}, err);
   }
   ++t_switched;
-  return NetnsSwitch(std::move(home));
+  return NetnsSwitch(std::move(owned), home);
 }
 
-NetnsSwitch::NetnsSwitch(NetnsSwitch&& o) noexcept : home_(std::move(o.home_)) {}
+NetnsSwitch::NetnsSwitch(NetnsSwitch&& o) noexcept
+    : owned_(std::move(o.owned_)), home_(std::exchange(o.home_, -1)) {}
 
 NetnsSwitch::~NetnsSwitch() {
-  if (!home_.valid()) return;
-  if (::setns(home_.get(), CLONE_NEWNET) != 0) {
+  if (home_ < 0) return;
+  if (::setns(home_, CLONE_NEWNET) != 0) {
     // Going on in the wrong namespace would configure the wrong node.
     std::fprintf(stderr, "erdma-cni: cannot return to the original network namespace: %s\n",
                  std::strerror(errno));
     std::abort();
   }
   --t_switched;
+}
+
+NetnsHome::NetnsHome(const Netns& home) {
+  if (!home.current_ || t_switched != 0 || t_home >= 0) return;
+  t_home = home.fd();
+  set_ = true;
+}
+
+NetnsHome::~NetnsHome() {
+  if (set_) t_home = -1;
 }
 
 }  // namespace netlink

@@ -23,7 +23,14 @@ class Netns {
   /// Open, and refused (kInvalidEnv, naming `what`) when the namespace is the
   /// one this process runs in: a pod's netns, never the node's, whatever path
   /// names it (/proc/1/ns/net, /proc/self/ns/net, a bind mount of either).
-  static base::Result<Netns> OpenForeign(const std::string& path, const std::string& what);
+  /// `node`, when given, is the process's own namespace (a Current()
+  /// handle), compared with instead of opening it again.
+  static base::Result<Netns> OpenForeign(const std::string& path, const std::string& what,
+                                         const Netns* node = nullptr);
+
+  /// A second handle of the same namespace (a dup of the fd: the namespace
+  /// it names now, whatever its path names later).
+  base::Result<Netns> Dup() const;
 
   /// Whether both handles name one namespace (nsfs device and inode: the
   /// namespace's identity, whatever path opened it).
@@ -36,6 +43,7 @@ class Netns {
 
  private:
   friend class NetnsSwitch;
+  friend class NetnsHome;
   Netns(base::UniqueFd fd, std::string path, bool current = false)
       : fd_(std::move(fd)), path_(std::move(path)), current_(current) {}
   base::UniqueFd fd_;
@@ -56,8 +64,26 @@ class NetnsSwitch {
   ~NetnsSwitch();
 
  private:
-  explicit NetnsSwitch(base::UniqueFd home) : home_(std::move(home)) {}
-  base::UniqueFd home_;  // invalid: no switch was needed (or moved from)
+  NetnsSwitch(base::UniqueFd owned, int home) : owned_(std::move(owned)), home_(home) {}
+  base::UniqueFd owned_;  // the way back, opened for this switch (or none)
+  int home_ = -1;         // the fd to return to; -1: no switch was needed (or moved from)
+};
+
+/// While it lives, a switch made from the thread's own namespace returns to
+/// `home` instead of opening /proc/thread-self/ns/net for the way back: one
+/// open and one close fewer per switch. `home` must be a Current() handle
+/// opened outside any switch (otherwise this does nothing), and must outlive
+/// this; one per thread. It relies on what Current() does: nothing but
+/// NetnsSwitch moves the thread between namespaces.
+class NetnsHome {
+ public:
+  explicit NetnsHome(const Netns& home);
+  NetnsHome(const NetnsHome&) = delete;
+  NetnsHome& operator=(const NetnsHome&) = delete;
+  ~NetnsHome();
+
+ private:
+  bool set_ = false;
 };
 
 }  // namespace netlink

@@ -394,12 +394,8 @@ class RtnlKernel final : public Kernel {
 base::Result<std::unique_ptr<Kernel>> OpenRtnl(const Netns& ns) {
   ASSIGN_OR_RETURN(Socket sock,
                    Socket::Open(ns, NETLINK_ROUTE, "opening an rtnetlink socket in " + ns.path()));
-  base::UniqueFd fd(::fcntl(ns.fd(), F_DUPFD_CLOEXEC, 0));
-  if (!fd.valid()) {
-    const int err = errno;
-    return Error(base::Code::kIo, "duplicating the fd of " + ns.path() + ": " + std::strerror(err), {}, err);
-  }
-  return std::unique_ptr<Kernel>(std::make_unique<RtnlKernel>(std::move(sock), std::move(fd)));
+  ASSIGN_OR_RETURN(Netns copy, ns.Dup());
+  return std::unique_ptr<Kernel>(std::make_unique<RtnlKernel>(std::move(sock), std::move(copy).TakeFd()));
 }
 
 base::Result<std::unique_ptr<Kernel>> OpenRtnl(Netns&& ns) {

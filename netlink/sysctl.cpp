@@ -90,7 +90,7 @@ bool IsSafeSysctlName(const std::string& name) {
 }
 
 base::Result<std::unique_ptr<Sysctl>> OpenSysctl(const Netns& ns) {
-  ASSIGN_OR_RETURN(Netns copy, Netns::Open("/proc/self/fd/" + std::to_string(ns.fd()), "netns"));
+  ASSIGN_OR_RETURN(Netns copy, ns.Dup());
   return std::unique_ptr<Sysctl>(new ProcSysctl(std::move(copy)));
 }
 

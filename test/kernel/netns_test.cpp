@@ -90,3 +90,61 @@ TEST_CASE("NetnsSwitch enters a namespace and returns when it ends", "[netns]") 
   }
   CHECK(ThreadNetnsInode() == home);
 }
+
+TEST_CASE("with a NetnsHome, switches return to its handle, nested ones too, and it stands down outside",
+          "[netns]") {
+  rt_test::ScratchNetns a, b;
+  auto to_a = netlink::Netns::Open(a.path(), "test netns a");
+  auto to_b = netlink::Netns::Open(b.path(), "test netns b");
+  REQUIRE(to_a.ok());
+  REQUIRE(to_b.ok());
+  const ino_t home = ThreadNetnsInode();
+  auto self = netlink::Netns::Current();
+  REQUIRE(self.ok());
+  {
+    netlink::NetnsHome back(*self);
+    for (int i = 0; i < 3; ++i) {
+      auto sw = netlink::NetnsSwitch::Enter(*to_a);
+      REQUIRE(sw.ok());
+      CHECK(ThreadNetnsInode() == Inode(a.path()));
+      {
+        // From inside a switch the way back is the namespace the thread is
+        // in, not the home.
+        auto inner = netlink::NetnsSwitch::Enter(*to_b);
+        REQUIRE(inner.ok());
+        CHECK(ThreadNetnsInode() == Inode(b.path()));
+      }
+      CHECK(ThreadNetnsInode() == Inode(a.path()));
+    }
+    CHECK(ThreadNetnsInode() == home);
+    // A duplicate names the same namespace and keeps the handle's kind: the
+    // thread's own needs no switch at all.
+    auto dup = self->Dup();
+    REQUIRE(dup.ok());
+    CHECK(dup->SameAs(*self).value());
+    CHECK(dup->fd() != self->fd());
+    {
+      auto sw = netlink::NetnsSwitch::Enter(*dup);
+      REQUIRE(sw.ok());
+      CHECK(ThreadNetnsInode() == home);
+    }
+  }
+  // A handle opened inside a switch is not the thread's own: no home is set
+  // from it, and switches still come back to where they started.
+  {
+    auto sw = netlink::NetnsSwitch::Enter(*to_a);
+    REQUIRE(sw.ok());
+    auto inside = netlink::Netns::Current();
+    REQUIRE(inside.ok());
+    netlink::NetnsHome ignored(*inside);
+    auto inner = netlink::NetnsSwitch::Enter(*to_b);
+    REQUIRE(inner.ok());
+  }
+  CHECK(ThreadNetnsInode() == home);
+  {
+    auto sw = netlink::NetnsSwitch::Enter(*to_b);
+    REQUIRE(sw.ok());
+    CHECK(ThreadNetnsInode() == Inode(b.path()));
+  }
+  CHECK(ThreadNetnsInode() == home);
+}
