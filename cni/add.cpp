@@ -28,12 +28,15 @@ using nlohmann::json;
 
 namespace {
 
-// Journals the IPAM step and runs IPAM ADD. A plugin that never started (not
-// on CNI_PATH) allocated nothing: no IPAM DEL is owed, not by the rollback
-// nor by any later DEL.
-Result<json> RunIpamAdd(Context& ctx, Journal& journal, StepEnv& env) {
-  StepIpam step{ctx.cfg.ipam_type, ipam::DelegateConfig(ctx.cfg)};
-  RETURN_IF_ERROR(journal.Run({step}, env));
+StepIpam IpamStep(const conf::Config& cfg) { return StepIpam{cfg.ipam_type, ipam::DelegateConfig(cfg)}; }
+
+// Journals the IPAM step (unless `journaled`: the state on disk has it
+// already, a child's share wrote it) and runs IPAM ADD. A plugin that never
+// started (not on CNI_PATH) allocated nothing: no IPAM DEL is owed, not by
+// the rollback nor by any later DEL.
+Result<json> RunIpamAdd(Context& ctx, Journal& journal, StepEnv& env, bool journaled) {
+  const StepIpam step = IpamStep(ctx.cfg);
+  RETURN_IF_ERROR(journaled ? journal.RunWritten(1, env) : journal.Run({step}, env));
   auto r = ctx.ipam.Run(step.type, "ADD", step.config.dump());
   if (!r.ok() && r.error().changed_nothing) journal.DropLast();
   return r;
@@ -340,6 +343,13 @@ Result<json> Add(Context& ctx) {
   AttachmentState& st = plan.state;
   // How a later ADD tells this pod is gone, should its DEL be lost.
   st.netns_id = ctx.netns.Identify(*pod);
+  // A child's share needs its state on disk before it (Own writes it): when
+  // the IPAM step is the first to run, it enters the journal in that write,
+  // one write fewer. Its undo (IPAM DEL) is owed nothing should the share or
+  // the plugin never have run: CNI's DEL of what was not added succeeds.
+  const bool ipam_journaled =
+      plan.addresses == conf::AddressMode::kIpam && plan.node.empty() && target.hold == Hold::kShare;
+  if (ipam_journaled) st.steps.push_back(IpamStep(cfg));
   RETURN_IF_ERROR(holding.Own(target, plan));
 
   // 4. Apply, journaled; any failure rolls everything back.
@@ -351,7 +361,7 @@ Result<json> Add(Context& ctx) {
     if (plan.addresses == conf::AddressMode::kInherit) {
       ips = ipam::Inherit(st.origin.addrs, st.origin.routes);
     } else if (plan.addresses == conf::AddressMode::kIpam) {
-      ASSIGN_OR_RETURN(json r, RunIpamAdd(ctx, journal, env));
+      ASSIGN_OR_RETURN(json r, RunIpamAdd(ctx, journal, env, ipam_journaled));
       ASSIGN_OR_RETURN(ips, ipam::AddressesOf(r));
     }
     // The link's arrival, its configuration and its RDMA device in one state

@@ -1,5 +1,7 @@
 #include "cni/journal.h"
 
+#include <algorithm>
+
 #include "base/fault.h"
 #include "base/log.h"
 
@@ -23,9 +25,13 @@ Status Journal::Persist() { return store_.Save(path_, state_); }
 
 Status Journal::Run(const std::vector<Step>& steps, StepEnv& env) {
   if (steps.empty()) return base::Ok();
-  const size_t first = state_.steps.size();
   state_.steps.insert(state_.steps.end(), steps.begin(), steps.end());
   RETURN_IF_ERROR(Persist());
+  return RunWritten(steps.size(), env);
+}
+
+Status Journal::RunWritten(size_t count, StepEnv& env) {
+  const size_t first = state_.steps.size() - std::min(count, state_.steps.size());
   for (size_t i = first; i < state_.steps.size(); ++i) {
     Step& step = state_.steps[i];
     // Written before the move or the child's creation told the pod-side

@@ -27,6 +27,9 @@ class Journal {
   /// (before their link existed) get env.pod_index, in the journal too,
   /// once a step has set it.
   base::Status Run(const std::vector<Step>& steps, StepEnv& env);
+  /// Run for the last `count` steps of the state, which a state write made
+  /// before (an earlier Persist) put on disk already.
+  base::Status RunWritten(size_t count, StepEnv& env);
   /// Drops the last step from the journal in memory: a step the caller ran
   /// itself (IPAM ADD) whose error says it changed nothing.
   void DropLast();

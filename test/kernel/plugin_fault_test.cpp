@@ -11,6 +11,7 @@
 //  - ADD dies at a point: a DEL restores everything and a second DEL succeeds.
 //  - DEL fails or dies at a point: the state is kept and the next DEL
 //    finishes the job.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <iostream>
@@ -259,4 +260,43 @@ TEST_CASE(
   INFO("kinds no scenario reaches: " << json(missing).dump());
   CHECK(missing.empty());
   for (const auto& k : reached) CHECK(exist.count(k) == 1);
+}
+
+TEST_CASE(
+    "a child's first state write, the one its share needs, journals its IPAM step: four writes per ADD") {
+  if (!base::fault::kEnabled)
+    KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
+  Fixture f(Scenarios()[2]);  // macvlan-ipam
+  REQUIRE(std::string(Scenarios()[2].name) == "macvlan-ipam");
+  auto [add, del] = f.Trace();
+  INFO("ADD's points: " << json(add).dump());
+  auto at = [&](const std::string& point) {
+    return static_cast<size_t>(std::find(add.begin(), add.end(), point) - add.begin());
+  };
+  // The share is written after one state write, and the IPAM step runs
+  // with no state write between the share and it.
+  REQUIRE(at("before:share-write#1") < add.size());
+  REQUIRE(at("before:ipam#1") < add.size());
+  CHECK(at("before:state-write#1") < at("before:share-write#1"));
+  CHECK(at("before:state-write#2") > at("before:ipam#1"));
+  // The first write, then the child's link steps, then completion (was five
+  // writes: the IPAM step had one of its own).
+  CHECK(std::count_if(add.begin(), add.end(),
+                      [](const std::string& p) { return Kind(p) == "before:state-write"; }) == 3);
+
+  // Killed before the share is written: the state on disk owes the IPAM DEL.
+  const std::string cid = f.Cid();
+  kt::PluginResult killed = f.Run("ADD", cid, Fault("before:share-write#1", "kill"));
+  REQUIRE(killed.exit == -1);
+  const auto files = kt::StateFiles(f.t.DataDir() + "/erdma-test");
+  REQUIRE(files.size() == 1);
+  std::ifstream in(f.t.DataDir() + "/erdma-test/" + files[0]);
+  const json state = json::parse(in);
+  INFO("state: " << state.dump());
+  REQUIRE(state["steps"].size() == 1);
+  CHECK(state["steps"][0]["op"] == "ipam");
+  kt::PluginResult del2 = f.Run("DEL", cid);
+  INFO("DEL: " << kt::Describe(del2));
+  CHECK(del2.exit == 0);
+  f.CheckPristine(cid);
 }
