@@ -48,6 +48,8 @@ constexpr const char* kUsage = R"(usage: erdma-bench [options]   (as root)
   --profile "CMD ARGS"     run one erdma-cni ADD and DEL under CMD and exit; %c in
                            ARGS becomes ADD or DEL (e.g. "valgrind --tool=callgrind
                            --callgrind-out-file=/tmp/cg.%c" or "strace -c -w -o /tmp/sc.%c")
+  --profile-mode MODE      the ADD and DEL --profile wraps: move (default), none
+                           (with SMC-R, as its row) or macvlan
 )";
 
 std::vector<std::string> Split(const std::string& s, char sep) {
@@ -120,7 +122,11 @@ bool ParseArgs(int argc, char** argv, Options& o) {
       if (o.variants.back().plugin.empty()) o.variants.back().plugin = o.plugin;
     } else if (a == "--none-config")
       o.none_config = next();
-    else if (a == "--profile") {
+    else if (a == "--profile-mode") {
+      o.profile_mode = next();
+      if (o.profile_mode != "move" && o.profile_mode != "none" && o.profile_mode != "macvlan")
+        throw std::runtime_error("--profile-mode: move, none or macvlan, not " + o.profile_mode);
+    } else if (a == "--profile") {
       o.profile = Split(next(), ' ');
       if (!o.profile.empty()) o.profile[0] = Which(o.profile[0]);
     } else if (a == "-h" || a == "--help") {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Where erdma-cni's time goes, as root: one ADD and one DEL (after warm-ups,
 # in the benchmark's private topology) under callgrind, strace and perf stat.
-#   integration/bench/profile.sh [--plugin PATH]   (default: build-bench/erdma-cni/erdma-cni)
+#   integration/bench/profile.sh [--plugin PATH] [--mode move|none|macvlan]
+#   (default: build-bench/erdma-cni/erdma-cni, move mode; none is with SMC-R)
 # Writes build/bench/profile/ and prints a summary: user-space instructions
 # by object and by top-level phase, syscall time, page faults, and where the
 # CPU time goes (kernel included) over 100 ADDs and DELs (perf record).
@@ -9,7 +10,15 @@ set -euo pipefail
 
 cd "$(dirname "$0")/../.."
 plugin_args=()
-[[ "${1:-}" == --plugin ]] && plugin_args=(--plugin "$(realpath "$2")")
+mode=move
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --plugin) plugin_args=(--plugin "$(realpath "$2")") ;;
+    --mode) mode="$2" ;;
+    *) echo "usage: $0 [--plugin PATH] [--mode move|none|macvlan]" >&2; exit 2 ;;
+  esac
+  shift 2
+done
 out=build/bench/profile
 mkdir -p "$out"
 rm -f "$out"/*
@@ -19,7 +28,7 @@ for p in valgrind strace; do
 done
 cmake -S integration/bench -B build-bench -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-bench -j"$(nproc)" --target erdma-bench >/dev/null
-bench=(build-bench/erdma-bench "${plugin_args[@]}" --parallel "")
+bench=(build-bench/erdma-bench "${plugin_args[@]}" --parallel "" --profile-mode "$mode")
 
 "${bench[@]}" --profile "valgrind --tool=callgrind --callgrind-out-file=$PWD/$out/callgrind.%c" 2>"$out/callgrind.log" >/dev/null
 "${bench[@]}" --profile "strace -f -c -w -o $PWD/$out/strace.%c" 2>"$out/strace.log" >/dev/null
@@ -54,13 +63,16 @@ for c in ADD DEL; do
   echo
 done
 # Where the CPU time goes, kernel included: perf samples the whole machine
-# (10 kHz, call graphs) while the benchmark runs 100 move-mode ADDs and DELs
+# (10 kHz, call graphs) while the benchmark runs 100 ADDs and DELs of the mode
 # with the state on tmpfs; the plugin's samples are put in buckets by the
 # system call or fault they are under (cpu_buckets.py).
 if perf record -q -e cpu-clock -o /dev/null true >/dev/null 2>&1; then
-  echo "== where erdma-cni's CPU goes over 100 ADDs and 100 DELs (perf record -a, 10 kHz)"
+  echo "== where erdma-cni's CPU goes over 100 ADDs and 100 DELs, $mode mode (perf record -a, 10 kHz)"
+  rows=erdma
+  [[ "$mode" == none ]] && rows=none
+  [[ "$mode" == macvlan ]] && rows=macvlan # the Go chain and static run there too, under their own names
   perf record -q -a -g -e cpu-clock -F 10000 -o "$out/perf.data" -- \
-    build-bench/erdma-bench "${plugin_args[@]}" --only erdma --parallel "" --iterations 100 --warmup 5 \
+    build-bench/erdma-bench "${plugin_args[@]}" --only "$rows" --parallel "" --iterations 100 --warmup 5 \
     --data-dir /run --output "$out/perf-bench.md" >/dev/null 2>&1
   perf script -i "$out/perf.data" -F comm,ip,sym 2>/dev/null >"$out/perf.txt"
   /usr/bin/python3 integration/bench/cpu_buckets.py "$out/perf.txt" erdma-cni 16

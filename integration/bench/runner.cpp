@@ -381,8 +381,15 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
 bool RunProfile(const Options& opt, const Topology& topo) {
   const std::string data_dir = MakeDataDir(opt.data_root);
   const Eni& eni = topo.eni(1);
-  const std::string pod = topo.PodPath(0);
-  const json ecfg = ErdmaConfig(opt, data_dir, eni.name);
+  std::string pod = topo.PodPath(0), ifname = "net1";
+  json ecfg = ErdmaConfig(opt, data_dir, eni.name);
+  if (opt.profile_mode == "none") {  // chained after Terway, on its interface
+    pod = topo.TerwayPodPath();
+    ifname = "eth0";
+    ecfg = NoneConfig(opt, data_dir);
+  } else if (opt.profile_mode == "macvlan") {
+    ecfg = ErdmaMacvlanConfig(data_dir, eni.name);
+  }
   for (int i = 0; i <= 3; ++i) {
     const bool wrapped = i == 3;
     const std::string cid = "bench-prof-" + std::to_string(i);
@@ -396,12 +403,12 @@ bool RunProfile(const Options& opt, const Topology& topo) {
       }
       return w;
     };
-    Outcome add = Spawn(Make(opt, opt.plugin, {"ADD", cid, pod, "net1", ecfg}, wrap("ADD")));
+    Outcome add = Spawn(Make(opt, opt.plugin, {"ADD", cid, pod, ifname, ecfg}, wrap("ADD")));
     if (wrapped)
       std::cerr << "--- wrapped ADD: exit " << add.exit << ", wall " << add.wall_ms << " ms\n" << add.err;
     if (!Ok(add, "erdma-cni ADD")) return false;
     Outcome del =
-        Spawn(Make(opt, opt.plugin, {"DEL", cid, pod, "net1", WithPrev(ecfg, Parsed(add))}, wrap("DEL")));
+        Spawn(Make(opt, opt.plugin, {"DEL", cid, pod, ifname, WithPrev(ecfg, Parsed(add))}, wrap("DEL")));
     if (wrapped)
       std::cerr << "--- wrapped DEL: exit " << del.exit << ", wall " << del.wall_ms << " ms\n" << del.err;
     if (!Ok(del, "erdma-cni DEL")) return false;

@@ -27,12 +27,13 @@ struct Options {
   std::string data_root;          ///< parent of dataDir ("" = /tmp, ext4 here like /var/lib on a node)
   std::vector<Variant> variants;  ///< --variant LABEL=PATH[@DATA_ROOT]
   std::string cni_dir = "/usr/lib/cni";
-  std::vector<std::string> only;     ///< empty: everything (floor erdma go none macvlan parallel)
-  std::vector<std::string> profile;  ///< wrapper argv for one erdma-cni ADD and DEL
-  std::string none_config;           ///< a file with the mode-none config to use instead of ours
-  int settle_ms = 10;                ///< pause before every ADD and DEL (untimed)
-  int nice = 0;                      ///< setpriority() of the measuring process and its children
-  int mtu = 0;                       ///< > 0: set `mtu` in the config (and the floor)
+  std::vector<std::string> only;      ///< empty: everything (floor erdma go none macvlan parallel)
+  std::vector<std::string> profile;   ///< wrapper argv for one erdma-cni ADD and DEL
+  std::string profile_mode = "move";  ///< which ADD and DEL --profile wraps: move, none, macvlan
+  std::string none_config;            ///< a file with the mode-none config to use instead of ours
+  int settle_ms = 10;                 ///< pause before every ADD and DEL (untimed)
+  int nice = 0;                       ///< setpriority() of the measuring process and its children
+  int mtu = 0;                        ///< > 0: set `mtu` in the config (and the floor)
   bool Wants(const std::string& what) const;
 };
 
