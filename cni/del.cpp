@@ -71,7 +71,8 @@ std::unique_ptr<netlink::Kernel> OpenPod(Context& ctx, const AttachmentState& st
     return nullptr;
   }
   size_t pick = 0;
-  for (size_t i = 0; i < live.size(); ++i)
+  // One netns left: it is the one, whatever it holds (no question to ask).
+  for (size_t i = 0; live.size() > 1 && i < live.size(); ++i)
     if (HoldsOurLink(st, *live[i].second)) {
       pick = i;
       break;
