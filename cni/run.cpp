@@ -48,10 +48,7 @@ class RtnlNetnsOpener : public NetnsOpener {
   }
   /// The node's netns: the one this thread runs in.
   base::Result<netlink::Netns> Node() {
-    if (!node_) {
-      ASSIGN_OR_RETURN(node_, netlink::Netns::Current());
-      home_.emplace(*node_);
-    }
+    RETURN_IF_ERROR(OpenNode());
     return node_->Dup();
   }
   base::Result<std::unique_ptr<netlink::Vf>> OpenVf() override {
@@ -68,10 +65,16 @@ class RtnlNetnsOpener : public NetnsOpener {
   }
 
  private:
+  base::Status OpenNode() {
+    if (node_) return base::Ok();
+    ASSIGN_OR_RETURN(node_, netlink::Netns::Current());
+    home_.emplace(*node_);
+    return base::Ok();
+  }
   base::Result<netlink::Netns> Pod(const std::string& path) {
     if (pod_ && pod_path_ == path) return pod_->Dup();
-    ASSIGN_OR_RETURN(auto node, Node());
-    ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS", &node));
+    RETURN_IF_ERROR(OpenNode());
+    ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS", &*node_));
     pod_path_ = path;
     pod_ = std::move(ns);
     return pod_->Dup();
