@@ -268,7 +268,7 @@ TEST_CASE(
     KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
   Fixture f(Scenarios()[2]);  // macvlan-ipam
   REQUIRE(std::string(Scenarios()[2].name) == "macvlan-ipam");
-  auto [add, del] = f.Trace();
+  const std::vector<std::string> add = f.Trace().first;
   INFO("ADD's points: " << json(add).dump());
   auto at = [&](const std::string& point) {
     return static_cast<size_t>(std::find(add.begin(), add.end(), point) - add.begin());
