@@ -28,14 +28,11 @@ using nlohmann::json;
 
 namespace {
 
-StepIpam IpamStep(const conf::Config& cfg) { return StepIpam{cfg.ipam_type, ipam::DelegateConfig(cfg)}; }
-
 // Journals the IPAM step (unless `journaled`: the state on disk has it
 // already, a child's share wrote it) and runs IPAM ADD. A plugin that never
 // started (not on CNI_PATH) allocated nothing: no IPAM DEL is owed, not by
 // the rollback nor by any later DEL.
-Result<json> RunIpamAdd(Context& ctx, Journal& journal, StepEnv& env, bool journaled) {
-  const StepIpam step = IpamStep(ctx.cfg);
+Result<json> RunIpamAdd(Context& ctx, Journal& journal, StepEnv& env, const StepIpam& step, bool journaled) {
   RETURN_IF_ERROR(journaled ? journal.RunWritten(1, env) : journal.Run({step}, env));
   auto r = ctx.ipam.Run(step.type, "ADD", step.config.dump());
   if (!r.ok() && r.error().changed_nothing) journal.DropLast();
@@ -347,9 +344,11 @@ Result<json> Add(Context& ctx) {
   // the IPAM step is the first to run, it enters the journal in that write,
   // one write fewer. Its undo (IPAM DEL) is owed nothing should the share or
   // the plugin never have run: CNI's DEL of what was not added succeeds.
-  const bool ipam_journaled =
-      plan.addresses == conf::AddressMode::kIpam && plan.node.empty() && target.hold == Hold::kShare;
-  if (ipam_journaled) st.steps.push_back(IpamStep(cfg));
+  std::optional<StepIpam> ipam_step;
+  if (plan.addresses == conf::AddressMode::kIpam)
+    ipam_step = StepIpam{cfg.ipam_type, ipam::DelegateConfig(cfg)};
+  const bool ipam_journaled = ipam_step && plan.node.empty() && target.hold == Hold::kShare;
+  if (ipam_journaled) st.steps.push_back(*ipam_step);
   RETURN_IF_ERROR(holding.Own(target, plan));
 
   // 4. Apply, journaled; any failure rolls everything back.
@@ -360,8 +359,8 @@ Result<json> Add(Context& ctx) {
     std::vector<ipam::IpConfig> ips;
     if (plan.addresses == conf::AddressMode::kInherit) {
       ips = ipam::Inherit(st.origin.addrs, st.origin.routes);
-    } else if (plan.addresses == conf::AddressMode::kIpam) {
-      ASSIGN_OR_RETURN(json r, RunIpamAdd(ctx, journal, env, ipam_journaled));
+    } else if (ipam_step) {
+      ASSIGN_OR_RETURN(json r, RunIpamAdd(ctx, journal, env, *ipam_step, ipam_journaled));
       ASSIGN_OR_RETURN(ips, ipam::AddressesOf(r));
     }
     // The link's arrival, its configuration and its RDMA device in one state

@@ -70,13 +70,15 @@ std::unique_ptr<netlink::Kernel> OpenPod(Context& ctx, const AttachmentState& st
     if (!candidates.empty()) base::Log::Info("the pod netns is gone; the kernel returned its devices");
     return nullptr;
   }
+  // With one netns left it is the one, whatever it holds: no question to ask.
   size_t pick = 0;
-  // One netns left: it is the one, whatever it holds (no question to ask).
-  for (size_t i = 0; live.size() > 1 && i < live.size(); ++i)
-    if (HoldsOurLink(st, *live[i].second)) {
-      pick = i;
-      break;
-    }
+  if (live.size() > 1) {
+    for (size_t i = 0; i < live.size(); ++i)
+      if (HoldsOurLink(st, *live[i].second)) {
+        pick = i;
+        break;
+      }
+  }
   if (live[pick].first != candidates.front())
     base::Log::Info("undoing in the netns recorded at ADD, " + live[pick].first + ", not in CNI_NETNS " +
                     candidates.front() + ": it holds " + st.pod_if_name + " or is the only one left");

@@ -74,7 +74,7 @@ class RtnlNetnsOpener : public NetnsOpener {
   base::Result<netlink::Netns> Pod(const std::string& path) {
     if (pod_ && pod_path_ == path) return pod_->Dup();
     RETURN_IF_ERROR(OpenNode());
-    ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS", &*node_));
+    ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS", *node_));
     pod_path_ = path;
     pod_ = std::move(ns);
     return pod_->Dup();

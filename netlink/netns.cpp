@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <utility>
 
 namespace netlink {
@@ -86,14 +85,9 @@ base::Result<Netns> Netns::Open(const std::string& path, const std::string& what
   return Netns(std::move(fd), path);
 }
 
-base::Result<Netns> Netns::OpenForeign(const std::string& path, const std::string& what, const Netns* node) {
+base::Result<Netns> Netns::OpenForeign(const std::string& path, const std::string& what, const Netns& node) {
   ASSIGN_OR_RETURN(Netns ns, Open(path, what));
-  std::optional<Netns> opened;
-  if (!node) {
-    ASSIGN_OR_RETURN(opened, Current());
-    node = &*opened;
-  }
-  ASSIGN_OR_RETURN(bool same, ns.SameAs(*node));
+  ASSIGN_OR_RETURN(bool same, ns.SameAs(node));
   // Compared by identity, not by path: a bind mount of the node's netns or
   // /proc/<pid>/ns/net of any node process names it as well as /proc/1 does.
   if (same)

@@ -23,10 +23,8 @@ class Netns {
   /// Open, and refused (kInvalidEnv, naming `what`) when the namespace is the
   /// one this process runs in: a pod's netns, never the node's, whatever path
   /// names it (/proc/1/ns/net, /proc/self/ns/net, a bind mount of either).
-  /// `node`, when given, is the process's own namespace (a Current()
-  /// handle), compared with instead of opening it again.
-  static base::Result<Netns> OpenForeign(const std::string& path, const std::string& what,
-                                         const Netns* node = nullptr);
+  /// `node` is the process's own namespace (a Current() handle).
+  static base::Result<Netns> OpenForeign(const std::string& path, const std::string& what, const Netns& node);
 
   /// A second handle of the same namespace (a dup of the fd: the namespace
   /// it names now, whatever its path names later).
