@@ -380,7 +380,10 @@ Result<json> Add(Context& ctx) {
     json result = passed;
     if (!plan.pass_through) {
       std::string mac = plan.result_mac;
-      if (plan.link) {
+      // The link's MAC as the steps last read or set it: no lookup.
+      if (plan.link && !env.pod_mac.empty()) {
+        mac = env.pod_mac;
+      } else if (plan.link) {
         ASSIGN_OR_RETURN(auto link, pod->FindLinkByIndex(env.pod_index));
         if (!link) return Error(Code::kKernel, pod_name + " vanished from the pod during ADD");
         mac = link->mac;

@@ -143,6 +143,8 @@ struct StepEnv {
   netlink::Vf* host_vf = nullptr;         ///< VF settings through PFs on the node (null: none)
   /// Whether another attachment still relies on a UEID (the table is node-wide).
   std::function<bool(const std::string& ueid)> ueid_in_use = nullptr;
+  /// Our interface's MAC in the pod, as read once it arrived or as set since.
+  std::string pod_mac = std::string();
 };
 
 /// What an undo knows of the rest of the journal.

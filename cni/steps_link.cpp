@@ -89,10 +89,12 @@ void Fields(JsonFields& f, StepMove& s) { f("name", s.pod_name); }
 std::string Describe(const StepMove& s) { return "move into pod as " + s.pod_name; }
 Status Apply(const StepMove& s, const AttachmentState& state, StepEnv& env) {
   ASSIGN_OR_RETURN(netlink::Kernel * pod, PodOf(env));
-  RETURN_IF_ERROR(env.host.MoveLink(state.origin.index, *pod, s.pod_name));
+  const DeviceOrigin& o = state.origin;
+  RETURN_IF_ERROR(env.host.MoveLink(LinkInfo{o.index, o.name, o.mac, o.mtu, o.up, o.kind}, *pod, s.pod_name));
   ASSIGN_OR_RETURN(auto moved, pod->FindLink(s.pod_name));
   if (!moved) return Error(Code::kKernel, s.pod_name + " is not in the pod after the move");
   env.pod_index = moved->index;
+  env.pod_mac = moved->mac;
   return base::Ok();
 }
 Status Undo(const StepMove& s, const UndoEnv& u, StepEnv& env) {
@@ -119,6 +121,7 @@ Status Apply(const StepChild& s, const AttachmentState&, StepEnv& env) {
   ASSIGN_OR_RETURN(auto child, pod->FindLink(s.spec.name));
   if (!child) return Error(Code::kKernel, s.spec.name + " is not in the pod after it was created");
   env.pod_index = child->index;
+  env.pod_mac = child->mac;
   return base::Ok();
 }
 Status Undo(const StepChild& s, const UndoEnv&, StepEnv& env) { return DeleteChild(s, env); }
@@ -166,7 +169,9 @@ void Fields(JsonFields& f, StepMac& s) { f("mac", s.mac); }
 std::string Describe(const StepMac& s) { return "set mac " + s.mac; }
 Status Apply(const StepMac& s, const AttachmentState&, StepEnv& env) {
   ASSIGN_OR_RETURN(netlink::Kernel * pod, PodOf(env));
-  return pod->SetMac(env.pod_index, s.mac);
+  RETURN_IF_ERROR(pod->SetMac(env.pod_index, s.mac));
+  env.pod_mac = conf::NormalizeMac(s.mac).value_or(s.mac);
+  return base::Ok();
 }
 Status Undo(const StepMac&, const UndoEnv&, StepEnv&) { return base::Ok(); }
 Status Validate(const StepMac& s, const StepAt& at) {
@@ -244,7 +249,7 @@ Status MoveHome(const DeviceOrigin& o, const std::string& pod_name, StepEnv& env
     auto in_pod = env.pod->FindLink(pod_name);
     if (in_pod.ok() && *in_pod && ours(**in_pod)) {
       if (at_home) return NameTaken(o, *at_home);
-      Status s = env.pod->MoveLink((*in_pod)->index, env.host, o.name);
+      Status s = env.pod->MoveLink(**in_pod, env.host, o.name);
       if (!s.ok()) {
         if (s.error().sys_errno == EEXIST) {
           auto holder = env.host.FindLink(o.name);

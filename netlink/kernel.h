@@ -4,10 +4,13 @@
 // an in-memory fake (test/fake/fake_kernel.h) that can fail the Nth call.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"
@@ -119,7 +122,13 @@ class Kernel {
 
   /// One RTM_NEWLINK carrying IFLA_NET_NS_FD and IFLA_IFNAME: the link leaves
   /// this namespace and appears in `target` under `new_name`, atomically.
-  virtual Status MoveLink(int index, const Kernel& target, std::string_view new_name) = 0;
+  /// `link` is the link as the caller last read it: its index is moved, and
+  /// its name and MAC find it in `target` should the kernel half do the move
+  /// (it is then moved back).
+  virtual Status MoveLink(const LinkInfo& link, const Kernel& target, std::string_view new_name) = 0;
+  /// The same for a link known by its index only: reads it first (ENODEV
+  /// when it is not here).
+  Status MoveLink(int index, const Kernel& target, std::string_view new_name);
   virtual Status RenameLink(int index, std::string_view new_name) = 0;
   virtual Status SetMtu(int index, uint32_t mtu) = 0;
   virtual Status SetUp(int index, bool up) = 0;
@@ -154,5 +163,17 @@ class Kernel {
   virtual Status AddRule(const RuleInfo& rule) = 0;
   virtual Status DelRule(const RuleInfo& rule) = 0;
 };
+
+inline Status Kernel::MoveLink(int index, const Kernel& target, std::string_view new_name) {
+  Result<std::optional<LinkInfo>> link = FindLinkByIndex(index);
+  if (!link.ok()) return std::move(link).error();
+  if (!*link)
+    return base::Error(base::Code::kKernel,
+                       "RTM_NEWLINK dev " + std::to_string(index) + " to netns fd " +
+                           std::to_string(target.NetnsFd()) + " as " + std::string(new_name) + ": " +
+                           std::strerror(ENODEV),
+                       {}, ENODEV);
+  return MoveLink(**link, target, new_name);
+}
 
 }  // namespace netlink

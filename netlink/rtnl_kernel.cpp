@@ -93,19 +93,18 @@ class RtnlKernel final : public Kernel {
     return GetLink(index, "", "RTM_GETLINK dev " + std::to_string(index));
   }
 
-  Status MoveLink(int index, const Kernel& target, std::string_view new_name) override {
+  using Kernel::MoveLink;
+  Status MoveLink(const LinkInfo& link, const Kernel& target, std::string_view new_name) override {
     const std::string name(new_name);
-    const std::string what = "RTM_NEWLINK dev " + std::to_string(index) + " to netns fd " +
+    const std::string what = "RTM_NEWLINK dev " + std::to_string(link.index) + " to netns fd " +
                              std::to_string(target.NetnsFd()) + " as " + name;
-    // Its name and MAC, to find it on the other side should the kernel only
-    // half do the move (see MoveBack).
-    ASSIGN_OR_RETURN(std::optional<LinkInfo> before, FindLinkByIndex(index));
-    if (!before) return Error(base::Code::kKernel, what + ": " + std::strerror(ENODEV), {}, ENODEV);
-    Status moved = SetMoveLink(what, index, target.NetnsFd(), name);
+    Status moved = SetMoveLink(what, link.index, target.NetnsFd(), name);
     if (moved.ok()) return moved;
-    ASSIGN_OR_RETURN(std::optional<LinkInfo> still_here, FindLinkByIndex(index));
+    // Still here: the move failed whole. Gone: the kernel may have moved it
+    // without the name; the caller's name and MAC find it there (MoveBack).
+    ASSIGN_OR_RETURN(std::optional<LinkInfo> still_here, FindLinkByIndex(link.index));
     if (still_here) return moved;
-    return MoveBack(target.NetnsFd(), *before, name, std::move(moved).error());
+    return MoveBack(target.NetnsFd(), link, name, std::move(moved).error());
   }
 
   Status RenameLink(int index, std::string_view new_name) override {

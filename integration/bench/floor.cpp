@@ -49,8 +49,9 @@ class TimedKernel final : public netlink::Kernel {
   Result<std::optional<netlink::LinkInfo>> FindLinkByIndex(int i) override {
     return Time("FindLinkByIndex", [&] { return k_->FindLinkByIndex(i); });
   }
-  Status MoveLink(int i, const Kernel& target, std::string_view n) override {
-    return Time("MoveLink", [&] { return k_->MoveLink(i, target, n); });
+  using Kernel::MoveLink;
+  Status MoveLink(const netlink::LinkInfo& l, const Kernel& target, std::string_view n) override {
+    return Time("MoveLink", [&] { return k_->MoveLink(l, target, n); });
   }
   Status RenameLink(int i, std::string_view n) override {
     return Time("RenameLink", [&] { return k_->RenameLink(i, n); });
@@ -198,8 +199,8 @@ Result<FloorAttachment> FloorAdd(const FloorSpec& spec) {
     st.steps.push_back(std::move(step));
     RETURN_IF_ERROR(cni::ApplyStep(st.steps.back(), st, env));
   }
-  ASSIGN_OR_RETURN(auto link, pod->FindLinkByIndex(env.pod_index));
-  if (!link) return Error(Code::kKernel, spec.pod_if + " vanished from the pod");
+  // The result's MAC is the one the move's (or the creation's) lookup read:
+  // no request, as in erdma-cni.
   st.complete = true;
   return att;
 }

@@ -66,7 +66,8 @@ class FakeKernel final : public netlink::Kernel {
     return std::optional<LinkInfo>();
   }
 
-  Status MoveLink(int index, const netlink::Kernel& target, std::string_view new_name) override;
+  using netlink::Kernel::MoveLink;
+  Status MoveLink(const LinkInfo& link, const netlink::Kernel& target, std::string_view new_name) override;
   Status RenameLink(int index, std::string_view new_name) override;
   Status SetMtu(int index, uint32_t mtu) override;
   Status SetUp(int index, bool up) override;
@@ -129,7 +130,9 @@ std::unique_ptr<netlink::Kernel> World::Kernel(int ns_id) {
 
 // --- links -------------------------------------------------------------------
 
-Status FakeKernel::MoveLink(int index, const netlink::Kernel& target, std::string_view new_name) {
+Status FakeKernel::MoveLink(const LinkInfo& link_read, const netlink::Kernel& target,
+                            std::string_view new_name) {
+  const int index = link_read.index;
   const int to_id = target.NetnsFd();
   const bool known = to_id >= 0 && static_cast<size_t>(to_id) < world_->netns_.size();
   std::string what = "MoveLink " + std::to_string(index) + " -> " +

@@ -88,8 +88,9 @@ TEST_CASE("a link moves to another namespace and takes its new name in the same 
   REQUIRE_OK(gone);
   CHECK_FALSE(gone->has_value());
 
-  // And back home under its old name, through b's handle.
-  REQUIRE_OK(t.kb->MoveLink((*moved)->index, *t.ka, "va"));
+  // And back home under its old name, through b's handle, given the link
+  // as read (DEL's way: no second lookup).
+  REQUIRE_OK(t.kb->MoveLink(**moved, *t.ka, "va"));
   CHECK(HasLink(t.a, "va"));
   CHECK_FALSE(HasLink(t.b, "net1"));
 }
@@ -97,7 +98,16 @@ TEST_CASE("a link moves to another namespace and takes its new name in the same 
 TEST_CASE("moving onto a name taken in the target fails with EEXIST and the link stays", "[rtnl][link]") {
   TwoNamespaces t;
   t.b.Ip("link add taken type veth peer name vz");
-  auto st = t.ka->MoveLink(t.va, *t.kb, "taken");
+  base::Status st = base::Ok();
+  // By index (read by MoveLink), or as the caller read it (ADD's way): the
+  // name and MAC it was given find it in b after the half move.
+  SECTION("by index") { st = t.ka->MoveLink(t.va, *t.kb, "taken"); }
+  SECTION("as read") {
+    auto va = t.ka->FindLinkByIndex(t.va);
+    REQUIRE_OK(va);
+    REQUIRE(va->has_value());
+    st = t.ka->MoveLink(**va, *t.kb, "taken");
+  }
   REQUIRE_FALSE(st.ok());
   CHECK(st.error().code == base::Code::kKernel);
   CHECK(st.error().sys_errno == EEXIST);
