@@ -380,14 +380,9 @@ Result<json> Add(Context& ctx) {
     json result = passed;
     if (!plan.pass_through) {
       std::string mac = plan.result_mac;
-      // The link's MAC as the steps last read or set it: no lookup.
-      if (plan.link && !env.pod_mac.empty()) {
-        mac = env.pod_mac;
-      } else if (plan.link) {
-        ASSIGN_OR_RETURN(auto link, pod->FindLinkByIndex(env.pod_index));
-        if (!link) return Error(Code::kKernel, pod_name + " vanished from the pod during ADD");
-        mac = link->mac;
-      }
+      // Every link arrives by a move or a child step, whose lookup read its
+      // MAC (a mac step since set it): no lookup here.
+      if (plan.link) mac = env.pod_mac;
       result = BuildResult(ctx, plan, st, mac, ips, target.vf ? target.pci : "");
     }
     st.complete = true;
