@@ -44,7 +44,7 @@ bool KernelHas(const std::string& kind) {
 
 }  // namespace
 
-TEST_CASE("macvlan children in every mode get IPAM addresses and policy routes; DEL removes only them") {
+TEST_CASE("macvlan children in every mode get IPAM addresses and policy routes, DEL removes only them") {
   const std::string version = GENERATE(from_range(kt::kVersions));
   const std::string mode = GENERATE(as<std::string>{}, "bridge", "private", "vepa", "passthru", "source");
   CAPTURE(version, mode);

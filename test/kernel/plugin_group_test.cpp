@@ -66,7 +66,7 @@ std::vector<std::string> Lines(const std::string& path) {
 
 TEST_CASE(
     "a pod given eight devices gets eight interfaces, each with its own table and rule, its routes in main "
-    "at metric 200 + k; CHECK passes; one DEL undoes all") {
+    "at metric 200 + k, CHECK passes, one DEL undoes all") {
   Group g(8);
   g.Pool(1, 8, "all");
   const std::string cid = g.t.ContainerId("eight");
@@ -294,7 +294,7 @@ TEST_CASE(
 
 TEST_CASE(
     "device.resource with count \"all\": chained after Terway, every device the kubelet gave the pod, named "
-    "from ifName; fewer than count is code 100") {
+    "from ifName, fewer than count is code 100") {
   const std::string missing = kubelet_test::MissingPython();
   if (!missing.empty()) KT_SKIP("the fake kubelet needs " + missing);
   Group g(3, 2, true);

@@ -65,8 +65,8 @@ void NeedPython() {
 }  // namespace
 
 TEST_CASE(
-    "device.resource: each pod gets the device the kubelet gave it; a shared slot is code 11 naming the "
-    "holder; DEL never asks the kubelet") {
+    "device.resource: each pod gets the device the kubelet gave it, a shared slot is code 11 naming the "
+    "holder, DEL never asks the kubelet") {
   NeedPython();
   World world;
   kubelet_test::FakeKubelet kubelet("get", world.PodsFile());
@@ -103,7 +103,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "device.resource: kubelet down is code 11, a pod without the resource code 100, no pod name code 4; "
+    "device.resource: kubelet down is code 11, a pod without the resource code 100, no pod name code 4, "
     "nothing changes") {
   NeedPython();
   World w;

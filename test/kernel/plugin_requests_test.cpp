@@ -40,7 +40,7 @@ void Refused(const kt::Topology& t, const json& config, const std::string& args,
 
 }  // namespace
 
-TEST_CASE("CNI_ARGS MAC gives a macvlan child that MAC; DEL removes it") {
+TEST_CASE("CNI_ARGS MAC gives a macvlan child that MAC, DEL removes it") {
   kt::Topology t;
   const std::string cid = t.ContainerId("mac");
   const json config = Macvlan(t);
@@ -69,7 +69,7 @@ TEST_CASE("CNI_ARGS IP reaches the IPAM plugin unchanged: host-local gives the p
   REQUIRE(Run(t, "DEL", cid, config, args).exit == 0);
 }
 
-TEST_CASE("a MAC in CNI_ARGS is refused in move and ipvlan mode, naming the mode; nothing changes") {
+TEST_CASE("a MAC in CNI_ARGS is refused in move and ipvlan mode, naming the mode, nothing changes") {
   kt::Topology t;
   const std::string args = "IgnoreUnknown=1;MAC=02:aa:bb:00:00:07";
   Refused(t, kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"}),
@@ -80,7 +80,7 @@ TEST_CASE("a MAC in CNI_ARGS is refused in move and ipvlan mode, naming the mode
 }
 
 TEST_CASE(
-    "with addresses inherit, a requested IP must be the device's own; another is refused and nothing "
+    "with addresses inherit, a requested IP must be the device's own, another is refused and nothing "
     "changes") {
   kt::Topology t;
   const kt::Eni& eni = t.eni(1);

@@ -96,7 +96,7 @@ TEST_CASE("a claim file alone, naming lo's all-zero MAC, makes DEL touch no link
 }
 
 TEST_CASE(
-    "a crafted state naming a node link its claim does not name is refused by DEL; the node keeps it all") {
+    "a crafted state naming a node link its claim does not name is refused by DEL, the node keeps it all") {
   const std::string variant = GENERATE(as<std::string>{}, "the node's own rule", "values ADD could write");
   CAPTURE(variant);
   kt::Topology t({.enis = 2});

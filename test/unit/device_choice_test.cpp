@@ -98,7 +98,7 @@ TEST_CASE("a group's interfaces are named from the pod-side name's trailing numb
 }
 
 TEST_CASE(
-    "a pool ranks its free devices: a GPU's NUMA node first, then by name; held and unmatched ones out") {
+    "a pool ranks its free devices: a GPU's NUMA node first, then by name, held and unmatched ones out") {
   Node node;
   sysfstest::FakeSysfs sys(node.dir.path + "/sys");
   node.sysfs_root = sys.root();

@@ -82,7 +82,7 @@ TEST_CASE("the complete state records the child's pod-side index in its journale
   CHECK(routes == 3);  // the subnet in main and in the policy table, the default route
 }
 
-TEST_CASE("DEL deletes the child, leaves the parent and releases the lease; a second DEL succeeds",
+TEST_CASE("DEL deletes the child, leaves the parent and releases the lease, a second DEL succeeds",
           "[engine][child]") {
   for (const std::string& mode : {kMacvlan, kIpvlan}) {
     INFO(mode);
@@ -155,7 +155,7 @@ TEST_CASE("a passthru macvlan takes the parent's MAC and a second one is refused
   CHECK_FALSE(PodLink(n, pod2, "net1"));
 }
 
-TEST_CASE("an ipvlan child shares the parent's MAC; macvlan takes the runtime's mac", "[engine][child]") {
+TEST_CASE("an ipvlan child shares the parent's MAC, macvlan takes the runtime's mac", "[engine][child]") {
   Node n;
   REQUIRE(n.Add(n.Config(kIpvlan), n.MakeEnv(cni::Command::kAdd, "c1")).ok());
   CHECK(PodLink(n, n.pod_ns, "net1")->mac == "00:16:3e:10:f8:b0");

@@ -172,7 +172,7 @@ TEST_CASE("a PF that refuses one setting leaves none applied: the kernel's parti
   CHECK(n.StateFiles().empty());
 }
 
-TEST_CASE("a VF on vfio-pci gets its settings and a pciID result with IPAM's address; nothing moves",
+TEST_CASE("a VF on vfio-pci gets its settings and a pciID result with IPAM's address, nothing moves",
           "[engine][vf]") {
   VfNode n;
   const auto world_before = n.world.Snapshot();
@@ -254,7 +254,7 @@ TEST_CASE("a device that is not a VF is code 7 naming the key and mode move", "[
   CHECK(n.StateFiles().empty());
 }
 
-TEST_CASE("a VF that another pod holds is code 11; one with no netdev and no owner is code 100",
+TEST_CASE("a VF that another pod holds is code 11, one with no netdev and no owner is code 100",
           "[engine][vf]") {
   VfNode n;
   auto cfg = n.VfConfig(kVfDevice);
@@ -345,7 +345,7 @@ TEST_CASE("an InfiniBand VF gets the runtime's GUID as node and port GUID, and D
   CHECK(n.Everything() == before);
 }
 
-TEST_CASE("a setting whose old value the driver does not report stays; the others go back", "[engine][vf]") {
+TEST_CASE("a setting whose old value the driver does not report stays, the others go back", "[engine][vf]") {
   fake::VfWorld::PfSpec spec;
   spec.reports_flags = false;  // spoofchk and trust are not reported
   VfNode n(spec);

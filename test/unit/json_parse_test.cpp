@@ -13,7 +13,7 @@ std::string Nested(int n, const std::string& inner) {
 
 }  // namespace
 
-TEST_CASE("JSON nested to the bound parses; one level more is refused, naming the bound") {
+TEST_CASE("JSON nested to the bound parses, one level more is refused, naming the bound") {
   // A value inside n containers sits at depth n: at most 3 here.
   for (const std::string& ok : {Nested(3, "1"), Nested(4, ""), std::string(R"({"a":{"b":{"c":true}}})")}) {
     INFO(ok);

@@ -48,7 +48,7 @@ TEST_CASE("a VF with a netdev resolves to its PF, its number, both netdevs and i
   CHECK_FALSE(vf->userspace());
 }
 
-TEST_CASE("a VF on vfio-pci has no netdev and belongs to user space; VF numbers past 9 are found",
+TEST_CASE("a VF on vfio-pci has no netdev and belongs to user space, VF numbers past 9 are found",
           "[sriov]") {
   Tree t;
   auto vfio = cni::FindVf(t.dir, "0000:3b:00.3", kKey);

@@ -365,7 +365,7 @@ TEST_CASE("a file in a directory that was never checked is used only after the d
   CHECK_FALSE(fs::exists(open + "/lock"));
 }
 
-TEST_CASE("ADD refuses a container ID too long for its state file name; DEL accepts the old limit",
+TEST_CASE("ADD refuses a container ID too long for its state file name, DEL accepts the old limit",
           "[state][hostile][env]") {
   for (size_t len : {size_t{193}, size_t{244}, size_t{256}}) {
     INFO(len);
