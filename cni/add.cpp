@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/log.h"
+#include "base/phase.h"
 #include "cni/claim.h"
 #include "cni/cni_result.h"
 #include "cni/commands.h"
@@ -383,6 +384,7 @@ Result<json> Add(Context& ctx) {
       // Every link arrives by a move or a child step, whose lookup read its
       // MAC (a mac step since set it): no lookup here.
       if (plan.link) mac = env.pod_mac;
+      base::phase::Begin("result");
       result = BuildResult(ctx, plan, st, mac, ips, target.vf ? target.pci : "");
     }
     st.complete = true;
@@ -391,7 +393,9 @@ Result<json> Add(Context& ctx) {
     return result;
   };
 
+  base::phase::Begin("steps");
   Result<json> result = apply();
+  base::phase::Begin("finish");
   if (result.ok()) {
     holding.Keep();
     base::Log::Info(plan.attached);

@@ -11,6 +11,7 @@
 #include "base/fault.h"
 #include "base/json_parse.h"
 #include "base/log.h"
+#include "base/phase.h"
 #include "conf/names.h"
 
 namespace cni {
@@ -75,6 +76,7 @@ std::optional<ClaimOwner> ParseOwner(const std::string& text, const std::string&
 
 base::Result<DeviceClaim> DeviceClaim::Lock(const std::string& devices_dir, const std::string& device,
                                             int wait_ms) {
+  const base::phase::Scope phase("claim");
   auto lock = base::FileLock::Acquire(devices_dir + "/" + device, wait_ms);
   if (!lock.ok()) {
     base::Error e = std::move(lock).error();
@@ -86,6 +88,7 @@ base::Result<DeviceClaim> DeviceClaim::Lock(const std::string& devices_dir, cons
 }
 
 std::optional<ClaimOwner> DeviceClaim::Owner() const {
+  const base::phase::Scope phase("claim");
   std::string text;
   char buf[4096];
   off_t off = 0;
@@ -117,6 +120,7 @@ std::string OwnerText(const ClaimOwner& o) {
 }  // namespace
 
 base::Status DeviceClaim::SetOwner(const ClaimOwner& o) {
+  const base::phase::Scope phase("claim");
   const std::string text = OwnerText(o);
   // Written in place under the lock: a reader that sees a torn file treats it
   // as "no owner", and the owner's state file is the authority anyway.
@@ -152,6 +156,7 @@ std::vector<std::pair<std::string, ClaimOwner>> ReadClaims(const std::string& de
 
 std::optional<ClaimOwner> FindClaim(const std::string& devices_dir, const std::string& name,
                                     const std::string& mac, const std::string& pci) {
+  const base::phase::Scope phase("claim");
   for (const auto& [file, owner] : ReadClaims(devices_dir)) {
     if (!ClaimIsLive(owner)) continue;
     if ((!name.empty() && owner.device == name) || (!mac.empty() && owner.mac == mac) ||

@@ -9,6 +9,7 @@
 
 #include "base/file.h"
 #include "base/log.h"
+#include "base/phase.h"
 #include "cni/claim.h"
 #include "cni/commands.h"
 #include "cni/driver.h"
@@ -176,6 +177,7 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
     host_vf = std::move(v).value();
   }
   env.host_vf = host_vf.get();
+  base::phase::Begin("steps");
   std::vector<Error> errors = UndoSteps(st, env);
   if (!errors.empty()) {
     Code code = Code::kDelIncomplete;
@@ -186,6 +188,7 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
     joined.msg += " (state kept in " + path + "; DEL can be retried)";
     return joined;
   }
+  base::phase::Begin("finish");
   RETURN_IF_ERROR(store.Remove(path));
   if (locked)
     locked->Remove();

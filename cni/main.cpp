@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/fault.h"
+#include "base/phase.h"
 #include "cni/diag.h"
 #include "cni/run.h"
 #include "conf/config.h"
@@ -46,6 +47,8 @@ void TuneMalloc() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (std::getenv("ERDMA_CNI_PHASES")) base::phase::Enable();
+  base::phase::Begin("input");
   TuneMalloc();
   if (argc > 1 && std::string(argv[1]) == "--version") {
     WriteAll(STDOUT_FILENO, std::string("erdma-cni ") + ERDMA_CNI_VERSION + " (" + ERDMA_CNI_BUILD_INFO +
@@ -73,6 +76,8 @@ int main(int argc, char** argv) {
   }
   std::string out;
   int rc = cni::Run([](const char* name) { return std::getenv(name); }, in, out);
+  base::phase::Begin("output");
   WriteAll(STDOUT_FILENO, out);
+  if (base::phase::Enabled()) WriteAll(STDERR_FILENO, base::phase::Report());
   return rc;
 }

@@ -1,6 +1,7 @@
 #include "cni/run.h"
 
 #include "base/log.h"
+#include "base/phase.h"
 #include "cni/cni_result.h"
 #include "cni/commands.h"
 #include "cni/group.h"
@@ -155,6 +156,7 @@ int RunWith(const Getenv& getenv, const std::string& stdin_bytes, std::string& o
 
 namespace {
 int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string& out, Backend& backend) {
+  base::phase::Begin("config");
   auto env = ParseEnv(getenv);
   if (!env.ok()) return Fail(out, BestEffortVersion(stdin_bytes), env.error());
 
@@ -185,6 +187,7 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
   // Paths that reach outside the attachment are the node admin's to allow,
   // whoever wrote the config (a NetworkAttachmentDefinition may be a
   // namespace user's): checked before the log file is even opened.
+  base::phase::Begin("node-file");
   auto node = backend.NodePolicy(getenv);
   if (!node.ok()) return Fail(out, version, node.error());
   if (auto s = conf::CheckNodePaths(*cfg, *node); !s.ok()) return Fail(out, version, s.error());
@@ -197,6 +200,7 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
   base::Log::SetTag(tag);
   base::Log::Debug(std::string(CommandName(env->command)) + " netns=" + env->netns);
 
+  base::phase::Begin("lookup");
   auto host = backend.OpenHost();
   if (!host.ok()) return Fail(out, version, host.error());
   std::unique_ptr<ipam::Executor> exec = backend.Ipam(env->path);
@@ -215,6 +219,7 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
                           cfg->device.by == conf::DeviceSelector::By::kPool;
       auto result = chosen ? AddChosen(ctx) : Add(ctx);
       if (!result.ok()) return Fail(out, version, result.error());
+      base::phase::Begin("result");
       out += result->dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
       return 0;
     }

@@ -7,6 +7,7 @@
 #include "base/fault.h"
 #include "base/file.h"
 #include "base/json_parse.h"
+#include "base/phase.h"
 #include "cni/claim.h"
 #include "conf/names.h"
 
@@ -144,6 +145,7 @@ Result<std::optional<AttachmentState>> StateStore::LoadLocated(const std::string
 }
 
 Status StateStore::Prepare() const {
+  const base::phase::Scope phase("state-dir");
   // All four checked before any is made: a bad one leaves nothing behind.
   RETURN_IF_ERROR(Check());
   // Check keeps those it found checked: only the missing ones are walked
@@ -154,12 +156,14 @@ Status StateStore::Prepare() const {
 }
 
 Status StateStore::Check() const {
+  const base::phase::Scope phase("state-dir");
   for (const std::string& dir : {data_dir_, Dir(), DevicesDir(), ChildrenDir()})
     RETURN_IF_ERROR(base::CheckPrivateDir(dir));
   return base::Ok();
 }
 
 Result<std::optional<AttachmentState>> StateStore::Load(const std::string& path) const {
+  const base::phase::Scope phase("state-read");
   auto text = base::ReadFileNoFollow(path, kMaxStateBytes);
   if (!text.ok()) {
     if (text.error().sys_errno == ENOENT || text.error().sys_errno == ENOTDIR)
@@ -192,6 +196,7 @@ Result<std::optional<AttachmentState>> StateStore::Load(const std::string& path)
 }
 
 Status StateStore::Save(const std::string& path, const AttachmentState& s) const {
+  const base::phase::Scope phase("state-write");
   RETURN_IF_ERROR(base::fault::Point("before", "state-write"));
   std::string text = StateText(s);
   // A state DEL could not read back would lose what it restores.
@@ -211,6 +216,7 @@ Status StateStore::Save(const std::string& path, const AttachmentState& s) const
 }
 
 Status StateStore::Remove(const std::string& path) const {
+  const base::phase::Scope phase("state-remove");
   RETURN_IF_ERROR(base::fault::Point("before", "state-remove"));
   RETURN_IF_ERROR(base::RemoveFile(path));
   // No empty directory is left for a network whose last attachment went.

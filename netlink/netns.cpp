@@ -14,6 +14,8 @@
 #include <cstring>
 #include <utility>
 
+#include "base/phase.h"
+
 namespace netlink {
 namespace {
 
@@ -47,6 +49,7 @@ base::Result<Netns> Netns::Current() {
 }
 
 base::Result<Netns> Netns::Open(const std::string& path, const std::string& what) {
+  const base::phase::Scope phase("netns");
   if (path.empty()) {
     return Error(Code::kInvalidEnv, what +
                                         ": the path is empty (set it to the pod's network namespace, e.g. "

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/phase.h"
 #include "netlink/extack.h"
 
 namespace netlink {
@@ -192,6 +193,7 @@ Socket::~Socket() = default;
 
 base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::string& what,
                                   bool large_answers) {
+  const base::phase::Scope phase("netlink-open");
   nl::SockPtr sk;
   {
     // A netlink socket belongs to the namespace it was created in for the
@@ -271,12 +273,14 @@ void Socket::Begin() {
 }
 
 base::Status Socket::Run(const std::string& what, const std::function<int(nl_sock*)>& call) {
+  const base::phase::Scope phase("netlink");
   Begin();
   if (const int err = call(sk_.get()); err < 0) return Fail(what, err);
   return base::Ok();
 }
 
 base::Status Socket::Request(const std::string& what, nl::MsgPtr msg) {
+  const base::phase::Scope phase("netlink");
   Begin();
   // nl_send_sync frees the message whatever happens.
   if (const int err = nl_send_sync(sk_.get(), msg.release()); err < 0) return Fail(what, err);
@@ -284,6 +288,7 @@ base::Status Socket::Request(const std::string& what, nl::MsgPtr msg) {
 }
 
 base::Result<std::vector<nl::ObjectPtr>> Socket::Get(const std::string& what, nl::MsgPtr msg) {
+  const base::phase::Scope phase("netlink");
   Begin();
   if (const int err = nl_send_auto(sk_.get(), msg.get()); err < 0) return Fail(what, err);
   Collected c;
@@ -293,6 +298,7 @@ base::Result<std::vector<nl::ObjectPtr>> Socket::Get(const std::string& what, nl
 
 base::Result<std::vector<nl::ObjectPtr>> Socket::Dump(const std::string& what,
                                                       const std::function<nl::MsgPtr()>& make_request) {
+  const base::phase::Scope phase("netlink");
   return Restarting<nl::ObjectPtr>(what, [&](Collected&) -> base::Status {
     nl::MsgPtr msg = make_request();
     if (!msg) return Fail(what, -NLE_NOMEM);
@@ -302,6 +308,7 @@ base::Result<std::vector<nl::ObjectPtr>> Socket::Dump(const std::string& what,
 }
 
 base::Result<std::vector<raw::Bytes>> Socket::Exchange(const std::string& what, const Builder& build) {
+  const base::phase::Scope phase("netlink");
   Begin();
   RETURN_IF_ERROR(SendBytes(what, build));
   Collected c;
@@ -317,6 +324,7 @@ base::Status Socket::Command(const std::string& what, const Builder& build) {
 }
 
 base::Result<std::vector<raw::Bytes>> Socket::DumpBytes(const std::string& what, const Builder& build) {
+  const base::phase::Scope phase("netlink");
   return Restarting<raw::Bytes>(what, [&](Collected& c) {
     c.bytes = true;
     return SendBytes(what, build);
@@ -324,6 +332,7 @@ base::Result<std::vector<raw::Bytes>> Socket::DumpBytes(const std::string& what,
 }
 
 base::Result<uint16_t> Socket::ResolveFamily(const std::string& name) {
+  const base::phase::Scope phase("netlink");
   const std::string what = "CTRL_CMD_GETFAMILY " + name;
   Begin();
   const int id = genl_ctrl_resolve(sk_.get(), name.c_str());

@@ -38,12 +38,16 @@ constexpr const char* kUsage = R"(usage: erdma-bench [options]   (as root)
   --cni-dir DIR            Go reference plugins (default /usr/lib/cni)
   --only LIST              any of floor,erdma,kubelet,go,none,macvlan,parallel
                            (default: all)
-  --data-dir DIR           parent of erdma-cni's dataDir (default /tmp)
-  --variant LABEL=PATH[@DIR]  also measure another erdma-cni build (or dataDir parent);
+  --data-dir DIR           parent of erdma-cni's dataDir (default "tmpfs": a tmpfs of
+                           the benchmark's own, as /run is on a node; /tmp: a disk here)
+  --variant LABEL=PATH[@DIR]  also measure another erdma-cni build (or dataDir parent,
+                           "tmpfs" as above; default: --data-dir's);
                            repeatable; rows of their own, not judged against targets
   --settle-ms N            untimed pause before every ADD and DEL (default 10)
   --nice N                 run the measuring process and the plugins at nice N (default 0)
   --mtu N                  also set `mtu` (move mode: erdma-cni config and the floor)
+  --phases                 erdma-cni reports its CPU by phase (ERDMA_CNI_PHASES): a table
+                           of medians in the report (the clock reads cost a few us)
   --none-config FILE       the mode "none" config to use instead of the built-in one
   --profile "CMD ARGS"     run one erdma-cni ADD and DEL under CMD and exit; %c in
                            ARGS becomes ADD or DEL (e.g. "valgrind --tool=callgrind
@@ -110,6 +114,8 @@ bool ParseArgs(int argc, char** argv, Options& o) {
       o.mtu = std::stoi(next());
     else if (a == "--data-dir")
       o.data_root = next();
+    else if (a == "--phases")
+      o.phases = true;
     else if (a == "--nice")
       o.nice = std::stoi(next());
     else if (a == "--variant") {
@@ -141,6 +147,8 @@ bool ParseArgs(int argc, char** argv, Options& o) {
     std::cerr << "erdma-bench: --iterations and --parallel-iterations must be >= 1, --warmup >= 0\n";
     return false;
   }
+  for (auto& v : o.variants)
+    if (v.data_root.empty()) v.data_root = o.data_root;
   return true;
 }
 

@@ -1,11 +1,21 @@
 #include "integration/bench/calls.h"
 
+#include <linux/magic.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 namespace bench {
 
@@ -24,6 +34,7 @@ Invocation Make(const Options& opt, const std::string& binary, const Call& c,
              "CNI_PATH=" + opt.cni_dir,
              NodeFileEnv()};
   if (!c.args.empty()) inv.env.push_back("CNI_ARGS=" + c.args);
+  if (opt.phases) inv.env.push_back("ERDMA_CNI_PHASES=1");
   inv.stdin_text = c.config.dump();
   return inv;
 }
@@ -145,8 +156,62 @@ void SetRunId(int id) { g_run_id = id; }
 
 std::string DataDirPrefix() { return "erdma-bench-" + std::to_string(g_run_id) + "-"; }
 
+namespace {
+
+std::string RootDir(const std::string& root) { return root.empty() || root == "tmpfs" ? "/tmp" : root; }
+
+// The driver's own tmpfs (mounted once, in its private mount namespace).
+const std::string& TmpfsRoot() {
+  static const std::string path = [] {
+    std::string p = "/tmp/" + DataDirPrefix() + "tmpfs";
+    if (::mkdir(p.c_str(), 0700) != 0 && errno != EEXIST) throw std::runtime_error("mkdir " + p + " failed");
+    if (::mount("erdma-bench", p.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=0700") != 0)
+      throw std::runtime_error("mounting a tmpfs on " + p + ": " + std::strerror(errno));
+    return p;
+  }();
+  return path;
+}
+
+}  // namespace
+
+std::string DataRootFs(const std::string& root) {
+  struct statfs st {};
+  const std::string dir = root == "tmpfs" ? TmpfsRoot() : RootDir(root);
+  if (::statfs(dir.c_str(), &st) != 0) return "unknown";
+  switch (static_cast<unsigned long>(st.f_type)) {
+    case TMPFS_MAGIC: return "tmpfs";
+    case EXT4_SUPER_MAGIC: return "ext4";
+    case XFS_SUPER_MAGIC: return "xfs";
+    case BTRFS_SUPER_MAGIC: return "btrfs";
+    case OVERLAYFS_SUPER_MAGIC: return "overlayfs";
+    default: {
+      char hex[32];
+      std::snprintf(hex, sizeof hex, "f_type 0x%lx", static_cast<unsigned long>(st.f_type));
+      return hex;
+    }
+  }
+}
+
+void AddPhases(Results& r, const std::string& row, const Outcome& o) {
+  static constexpr std::string_view kHead = "erdma-cni phases (CPU us):";
+  const size_t at = o.err.find(kHead);
+  if (at == std::string::npos) return;
+  std::istringstream in(o.err.substr(at + kHead.size(), o.err.find('\n', at) - at - kHead.size()));
+  std::string item;
+  auto& phases = r.phases[row];
+  while (in >> item) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = item.substr(0, eq);
+    if (std::find(r.phase_order.begin(), r.phase_order.end(), name) == r.phase_order.end())
+      r.phase_order.push_back(name);
+    phases[name].push_back(std::stod(item.substr(eq + 1)) / 1000);
+  }
+  phases["(process, rusage)"].push_back(o.cpu_ms);
+}
+
 void RemoveDataDirs(const std::string& root) {
-  const std::filesystem::path dir = root.empty() ? std::string("/tmp") : root;
+  const std::filesystem::path dir = RootDir(root);
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
     if (e.path().filename().string().rfind(DataDirPrefix(), 0) == 0)
@@ -154,7 +219,7 @@ void RemoveDataDirs(const std::string& root) {
 }
 
 std::string MakeDataDir(const std::string& root) {
-  std::string tmpl = (root.empty() ? std::string("/tmp") : root) + "/" + DataDirPrefix() + "XXXXXX";
+  std::string tmpl = (root == "tmpfs" ? TmpfsRoot() : RootDir(root)) + "/" + DataDirPrefix() + "XXXXXX";
   if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp under " + root + " failed");
   return tmpl + "/data";
 }

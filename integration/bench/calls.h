@@ -65,11 +65,17 @@ nlohmann::json WithPrev(nlohmann::json c, const nlohmann::json& prev);
 void Settle(const Options& opt);
 
 /// A fresh `<root>/erdma-bench-<run>-XXXXXX/data` path ("" root = /tmp); the
-/// data directory itself is left for the plugin to create.
+/// data directory itself is left for the plugin to create. Root "tmpfs": a
+/// tmpfs the driver mounts on /tmp/erdma-bench-<run>-tmpfs in its private
+/// mount namespace (it goes with the driver), as /run is on a node.
 std::string MakeDataDir(const std::string& root);
 /// <run> above: the pid of the process that tears the run down.
 void SetRunId(int id);
 /// Removes every directory MakeDataDir made under `root` in this run.
 void RemoveDataDirs(const std::string& root);
+/// The file system a MakeDataDir root is on ("tmpfs", "ext4", ...).
+std::string DataRootFs(const std::string& root);
+/// Adds the phases erdma-cni printed on stderr (ERDMA_CNI_PHASES) to `row`.
+void AddPhases(Results& r, const std::string& row, const Outcome& o);
 
 }  // namespace bench

@@ -158,6 +158,8 @@ bool MacvlanGroup::ErdmaUnit(int it, bool rec, bool verify) {
   if (rec) {
     r_.rows["macvlan ADD"].Add(add.wall_ms, add.cpu_ms, Rss(add));
     r_.rows["macvlan DEL"].Add(del.wall_ms, del.cpu_ms, Rss(del));
+    AddPhases(r_, "macvlan ADD", add);
+    AddPhases(r_, "macvlan DEL", del);
   }
   return !verify || Check("erdma-cni macvlan DEL");
 }

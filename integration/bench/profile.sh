@@ -64,8 +64,9 @@ for c in ADD DEL; do
 done
 # Where the CPU time goes, kernel included: perf samples the whole machine
 # (10 kHz, call graphs) while the benchmark runs 100 ADDs and DELs of the mode
-# with the state on tmpfs; the plugin's samples are put in buckets by the
-# system call or fault they are under (cpu_buckets.py).
+# with the state on tmpfs (the benchmark's own, as /run is on a node); the
+# plugin's samples are put in buckets by the system call or fault they are
+# under (cpu_buckets.py).
 if perf record -q -e cpu-clock -o /dev/null true >/dev/null 2>&1; then
   echo "== where erdma-cni's CPU goes over 100 ADDs and 100 DELs, $mode mode (perf record -a, 10 kHz)"
   rows=erdma
@@ -73,10 +74,18 @@ if perf record -q -e cpu-clock -o /dev/null true >/dev/null 2>&1; then
   [[ "$mode" == macvlan ]] && rows=macvlan # the Go chain and static run there too, under their own names
   perf record -q -a -g -e cpu-clock -F 10000 -o "$out/perf.data" -- \
     build-bench/erdma-bench "${plugin_args[@]}" --only "$rows" --parallel "" --iterations 100 --warmup 5 \
-    --data-dir /run --output "$out/perf-bench.md" >/dev/null 2>&1
+    --output "$out/perf-bench.md" >/dev/null 2>&1
   perf script -i "$out/perf.data" -F comm,ip,sym 2>/dev/null >"$out/perf.txt"
   /usr/bin/python3 integration/bench/cpu_buckets.py "$out/perf.txt" erdma-cni 16
 else
   echo "== CPU by bucket: skipped, perf record does not work here (Debian: linux-perf; root)"
 fi
+# The plugin's own account of the same (ERDMA_CNI_PHASES): CPU by phase.
+echo
+echo "== erdma-cni's CPU by phase over 100 ADDs and 100 DELs, $mode mode (--phases; median ms)"
+rows=erdma
+[[ "$mode" != move ]] && rows="$mode"
+build-bench/erdma-bench "${plugin_args[@]}" --only "$rows" --parallel "" --iterations 100 --warmup 5 --phases \
+  --output "$out/phases.md" >/dev/null 2>&1
+sed -n '/^| phase |/,/^$/p' "$out/phases.md"
 echo "(raw files in $out)"

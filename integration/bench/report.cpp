@@ -43,6 +43,41 @@ double Med(const std::vector<double>& v) { return Summarize(v).median; }
 
 std::string Verdict(bool pass) { return pass ? "**PASS**" : "**MISS**"; }
 
+std::string VariantFs(const Results& r) {
+  std::string out;
+  for (const auto& [label, fs] : r.variant_fs)
+    if (fs != r.data_fs) out += "; variant " + label + "'s on " + fs;
+  return out;
+}
+
+// --phases: erdma-cni's own account of its CPU (ERDMA_CNI_PHASES), medians.
+// The process's rusage minus the phases is its exit (and the clock reads).
+std::string PhaseTable(const Results& r) {
+  if (r.phases.empty()) return "";
+  std::ostringstream o;
+  o << "\n## Phases (erdma-cni --phases: median CPU ms per invocation)\n\n"
+    << "netlink: the requests (send, receive, libnl's parsing); netlink-open: the sockets; netns: "
+       "opening and checking CNI_NETNS; state-*: the journal's files with their JSON; claim: the "
+       "device's claim file; lookup: the rest of finding the device and planning; steps: the "
+       "journal's steps apart from their requests; start-up: exec to main. A median of sums is "
+       "not the sum of medians.\n\n| phase |";
+  for (const auto& [row, _] : r.phases) o << " " << row << " |";
+  o << "\n|---|";
+  for (size_t i = 0; i < r.phases.size(); ++i) o << "---|";
+  o << "\n";
+  std::vector<std::string> names = r.phase_order;
+  names.push_back("(process, rusage)");
+  for (const auto& name : names) {
+    o << "| " << name << " |";
+    for (const auto& [row, phases] : r.phases) {
+      auto it = phases.find(name);
+      o << " " << (it == phases.end() ? std::string("") : Fmt("%.3f", Med(it->second))) << " |";
+    }
+    o << "\n";
+  }
+  return o.str();
+}
+
 }  // namespace
 
 std::string RenderReport(const Results& r) {
@@ -54,6 +89,8 @@ std::string RenderReport(const Results& r) {
     << (r.nice ? "; measured at nice " + std::to_string(r.nice) : std::string()) << "\n"
     << "- kernel: " << r.kernel << "; CPU: " << r.cpu << "; nproc: " << r.nproc << "\n"
     << "- erdma-cni: " << r.plugin_path << " (" << r.plugin_info << ")\n"
+    << "- dataDir on " << (r.data_fs.empty() ? "?" : r.data_fs) << VariantFs(r)
+    << " (a node keeps it on tmpfs, /run/erdma-cni; on a disk each state write and removal costs more)\n"
     << "- Go reference: " << r.go_info << "\n"
     << "- " << r.iterations << " iterations after " << r.warmup
     << " warm-up; in each iteration every variant "
@@ -245,6 +282,7 @@ std::string RenderReport(const Results& r) {
     target(std::to_string(p.n) + " parallel ADDs total ≤ 1.1 × " + std::to_string(p.n) + " × floor ADD",
            Fmt("%.2f×", v), v <= kParallelVsFloor);
   }
+  o << PhaseTable(r);
   if (!r.notes.empty()) o << "\n## Notes\n\n" << r.notes;
   return o.str();
 }

@@ -45,9 +45,14 @@ struct Results {
   std::string kubelet_unavailable;  ///< non-empty: why the device.resource rows are missing
   std::string macvlan_where;        ///< the macvlan rows' parent and pod, for the header
   std::vector<ParallelRun> parallel;
-  std::vector<std::string> variant_labels;  ///< rows "v:<label> ADD/DEL"
-  std::string load_before, load_after;      ///< /proc/loadavg around the run
-  std::string notes;                        ///< anything the run noticed (state checks)
+  std::vector<std::string> variant_labels;        ///< rows "v:<label> ADD/DEL"
+  std::string load_before, load_after;            ///< /proc/loadavg around the run
+  std::string notes;                              ///< anything the run noticed (state checks)
+  std::string data_fs;                            ///< the file system of the main rows' dataDir
+  std::map<std::string, std::string> variant_fs;  ///< the same per variant label
+  /// --phases: row ("erdma ADD") -> phase -> CPU ms of each invocation.
+  std::map<std::string, std::map<std::string, std::vector<double>>> phases;
+  std::vector<std::string> phase_order;  ///< phase names as first seen
 };
 
 /// The markdown report: machine, per-invocation table, ratios, parallel

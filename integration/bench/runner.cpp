@@ -81,6 +81,8 @@ bool Options::Wants(const std::string& what) const {
 
 bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
   const std::string data_dir = MakeDataDir(opt.data_root);
+  r.data_fs = DataRootFs(opt.data_root);
+  for (const auto& v : opt.variants) r.variant_fs[v.label] = DataRootFs(v.data_root);
   const std::string hd = opt.cni_dir + "/host-device", sbr = opt.cni_dir + "/sbr";
   const Eni& eni = topo.eni(1);
   const std::string pod = topo.PodPath(0), ifname = "net1";
@@ -231,6 +233,8 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
         if (rec) {
           r.rows[p.key + " ADD"].Add(add.wall_ms, add.cpu_ms, static_cast<double>(add.maxrss_kib));
           r.rows[p.key + " DEL"].Add(del.wall_ms, del.cpu_ms, static_cast<double>(del.maxrss_kib));
+          AddPhases(r, p.label + " ADD", add);
+          AddPhases(r, p.label + " DEL", del);
         }
         return !verify || check_node(p.label + " DEL");
       });
@@ -285,6 +289,8 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
       if (rec) {
         r.rows["none ADD"].Add(add.wall_ms, add.cpu_ms, static_cast<double>(add.maxrss_kib));
         r.rows["none DEL"].Add(del.wall_ms, del.cpu_ms, static_cast<double>(del.maxrss_kib));
+        AddPhases(r, "none ADD", add);
+        AddPhases(r, "none DEL", del);
       }
       return true;
     });

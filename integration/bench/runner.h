@@ -14,7 +14,7 @@ namespace bench {
 struct Variant {
   std::string label;
   std::string plugin;     ///< binary
-  std::string data_root;  ///< parent of its dataDir ("" = /tmp)
+  std::string data_root;  ///< parent of its dataDir (as MakeDataDir takes it; default: the main rows')
 };
 
 struct Options {
@@ -23,8 +23,9 @@ struct Options {
   std::vector<int> parallel = {8, 32};
   int parallel_iterations = 5;
   std::string output = "build/bench/results.md";
-  std::string plugin;             ///< erdma-cni binary
-  std::string data_root;          ///< parent of dataDir ("" = /tmp, ext4 here like /var/lib on a node)
+  std::string plugin;  ///< erdma-cni binary
+  std::string data_root =
+      "tmpfs";  ///< parent of dataDir (MakeDataDir: "tmpfs" = a private tmpfs, as /run on a node)
   std::vector<Variant> variants;  ///< --variant LABEL=PATH[@DATA_ROOT]
   std::string cni_dir = "/usr/lib/cni";
   std::vector<std::string> only;      ///< empty: everything (floor erdma go none macvlan parallel)
@@ -34,6 +35,7 @@ struct Options {
   int settle_ms = 10;                 ///< pause before every ADD and DEL (untimed)
   int nice = 0;                       ///< setpriority() of the measuring process and its children
   int mtu = 0;                        ///< > 0: set `mtu` in the config (and the floor)
+  bool phases = false;                ///< ERDMA_CNI_PHASES for erdma-cni: its CPU by phase
   bool Wants(const std::string& what) const;
 };
 

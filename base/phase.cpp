@@ -1,0 +1,80 @@
+#include "base/phase.h"
+
+#include <time.h>
+
+#include <array>
+#include <cstring>
+
+namespace base::phase {
+
+namespace {
+
+struct Phase {
+  const char* name = nullptr;
+  long ns = 0;
+};
+
+struct Clock {
+  bool on = false;
+  const char* current = nullptr;
+  long since = 0;
+  std::array<Phase, 32> phases{};
+};
+Clock g;
+
+long CpuNs() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1'000'000'000L + t.tv_nsec;
+}
+
+// Closes the running phase at `now` and makes `next` the running one.
+void Switch(const char* next) {
+  const long now = CpuNs();
+  for (Phase& p : g.phases) {
+    if (p.name == nullptr) p.name = g.current;
+    if (p.name == g.current || std::strcmp(p.name, g.current) == 0) {
+      p.ns += now - g.since;
+      break;
+    }
+  }
+  g.current = next;
+  g.since = now;
+}
+
+}  // namespace
+
+bool Enabled() { return g.on; }
+
+void Enable() {
+  g.on = true;
+  g.current = "start-up";
+  g.since = 0;  // the process's CPU clock starts at its exec
+}
+
+void Begin(const char* name) {
+  if (g.on) Switch(name);
+}
+
+Scope::Scope(const char* name) {
+  if (!g.on || g.current == name) return;
+  resume_ = g.current;
+  Switch(name);
+}
+
+Scope::~Scope() {
+  if (resume_ != nullptr) Switch(resume_);
+}
+
+std::string Report() {
+  if (!g.on) return "";
+  Switch(g.current);
+  std::string out = "erdma-cni phases (CPU us):";
+  for (const Phase& p : g.phases) {
+    if (p.name == nullptr) break;
+    out += " " + std::string(p.name) + "=" + std::to_string(p.ns / 1000);
+  }
+  return out + "\n";
+}
+
+}  // namespace base::phase

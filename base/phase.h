@@ -1,0 +1,41 @@
+// Where an invocation's CPU time goes, phase by phase: with ERDMA_CNI_PHASES
+// set in its environment, the plugin reads its process CPU clock at each
+// phase boundary and prints one line on stderr before it exits,
+//   erdma-cni phases (CPU us): start-up=1012 config=61 ... netlink=702 ...
+// (integration/bench, `erdma-bench --phases`, turns them into a table:
+// docs/performance.md). A phase named twice adds up; a Scope (a state write,
+// a netlink request) is taken out of whatever phase is running and goes on
+// it when it ends. The time before main is "start-up"; the exit is not
+// included. Without the variable, Begin and Scope test one flag.
+#pragma once
+
+#include <string>
+
+namespace base::phase {
+
+/// Whether ERDMA_CNI_PHASES was set when main called Enable.
+bool Enabled();
+/// Starts counting (the CPU time so far is "start-up"); main calls it when
+/// the variable is set.
+void Enable();
+/// The time from now to the next Begin (or a Scope) counts to `name` (a
+/// string literal: names are kept by pointer).
+void Begin(const char* name);
+
+/// The time inside counts to `name`; the phase running before resumes.
+class Scope {
+ public:
+  explicit Scope(const char* name);
+  ~Scope();
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  const char* resume_ = nullptr;
+};
+
+/// "erdma-cni phases (CPU us): name=us ...\n", the running phase closed now;
+/// empty when not enabled.
+std::string Report();
+
+}  // namespace base::phase

@@ -1,0 +1,74 @@
+// ERDMA_CNI_PHASES: the plugin's own account of where an invocation's CPU
+// goes (base/phase.h), which the benchmark's --phases turns into a table
+// (docs/performance.md). Its result and effect are the same with it.
+#include <catch2/catch.hpp>
+#include <set>
+#include <sstream>
+
+#include "test/kernel/harness.h"
+
+using nlohmann::json;
+
+namespace {
+
+// The names on the "erdma-cni phases (CPU us): name=us ..." line of `err`
+// (each once, each a count of microseconds); empty when there is no line.
+std::set<std::string> PhaseNames(const std::string& err) {
+  const std::string head = "erdma-cni phases (CPU us):";
+  const size_t at = err.find(head);
+  if (at == std::string::npos) return {};
+  std::istringstream in(err.substr(at + head.size(), err.find('\n', at) - at - head.size()));
+  std::set<std::string> names;
+  std::string item;
+  while (in >> item) {
+    const size_t eq = item.find('=');
+    INFO(item);
+    REQUIRE(eq != std::string::npos);
+    REQUIRE(item.find_first_not_of("0123456789", eq + 1) == std::string::npos);
+    CHECK(names.insert(item.substr(0, eq)).second);
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("ERDMA_CNI_PHASES: a move ADD and DEL print their CPU by phase on stderr, without it, nothing") {
+  kt::Topology t({.enis = 1, .pods = 1});
+  const json config =
+      kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
+  const std::string node_before = kt::StableSnapshot(t.node());
+
+  kt::PluginCall add_call = kt::Call(t, "ADD", t.ContainerId("phases"), "net1", config);
+  add_call.extra_env = {"ERDMA_CNI_PHASES=1"};
+  kt::PluginResult add = kt::RunPlugin(add_call);
+  INFO("ADD: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+  CHECK(add.json.value("interfaces", json::array()).size() == 1);
+  CHECK(kt::LinkExists(t.pod(), "net1"));
+  const std::set<std::string> added = PhaseNames(add.err);
+  for (const char* name : {"start-up", "input", "config", "node-file", "lookup", "netlink-open", "netns",
+                           "state-dir", "claim", "netlink", "steps", "state-write", "result", "output"}) {
+    INFO(name);
+    CHECK(added.count(name) == 1);
+  }
+
+  kt::PluginCall del_call = kt::Call(t, "DEL", t.ContainerId("phases"), "net1", config);
+  del_call.extra_env = {"ERDMA_CNI_PHASES=1"};
+  kt::PluginResult del = kt::RunPlugin(del_call);
+  INFO("DEL: " << kt::Describe(del));
+  REQUIRE(del.exit == 0);
+  const std::set<std::string> deleted = PhaseNames(del.err);
+  for (const char* name : {"start-up", "config", "state-dir", "state-read", "claim", "netlink", "steps",
+                           "state-remove", "finish"}) {
+    INFO(name);
+    CHECK(deleted.count(name) == 1);
+  }
+  CHECK(kt::SettledDiff(node_before, t.node()).empty());
+
+  // Without the variable: the same ADD prints no account.
+  kt::PluginResult plain = kt::RunPlugin(kt::Call(t, "ADD", t.ContainerId("plain"), "net1", config));
+  INFO("plain ADD: " << kt::Describe(plain));
+  REQUIRE(plain.exit == 0);
+  CHECK(plain.err.find("phases") == std::string::npos);
+  REQUIRE(kt::RunPlugin(kt::Call(t, "DEL", t.ContainerId("plain"), "net1", config)).exit == 0);
+}
