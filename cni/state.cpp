@@ -61,13 +61,15 @@ bool IsTempName(const std::string& n) {
 }  // namespace
 
 std::string StateText(const AttachmentState& s) {
-  json j = {{"format", AttachmentState::kFormat}};
-  JsonFields f(j);
-  Fields(f, const_cast<AttachmentState&>(s));  // writing reads it only
-  json& steps = j["steps"] = json::array();
-  for (const Step& st : s.steps) steps.push_back(StepToJson(st));
-  j["result"] = s.result;
-  return j.dump();
+  // Text straight from the records, no tree: ADD writes the state before
+  // every journal step and once at the end.
+  return JsonFields::Text([&s](JsonFields& f) {
+    uint32_t format = AttachmentState::kFormat;
+    f("format", format);
+    Fields(f, const_cast<AttachmentState&>(s));  // writing reads it only
+    f.Records("steps", s.steps.size(), [&s](JsonFields& step, size_t i) { StepFields(step, s.steps[i]); });
+    f("result", const_cast<json&>(s.result));
+  });
 }
 
 Result<AttachmentState> StateFromJson(const json& j) {

@@ -3,7 +3,9 @@
 #include "cni/steps.h"
 
 #include <cerrno>
+#include <charconv>
 #include <climits>
+#include <type_traits>
 #include <utility>
 
 #include "conf/names.h"
@@ -15,6 +17,75 @@ using base::Error;
 using base::Result;
 using base::Status;
 using nlohmann::json;
+
+namespace {
+
+// A JSON string: as it is when nothing in it needs an escape (what nlohmann
+// writes for it too), else as nlohmann's serializer writes it.
+void AppendString(std::string& out, std::string_view s) {
+  for (const unsigned char c : s) {
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {
+      out += json(std::string(s)).dump();
+      return;
+    }
+  }
+  out += '"';
+  out += s;
+  out += '"';
+}
+
+template <class N>
+void AppendNumber(std::string& out, N n) {
+  char buf[24];
+  const auto end = std::to_chars(buf, buf + sizeof buf, n).ptr;
+  out.append(buf, end);
+}
+
+}  // namespace
+
+std::string JsonFields::Text(const std::function<void(JsonFields&)>& members) {
+  std::string text;
+  text.reserve(2048);
+  text += '{';
+  JsonFields f(&text);
+  members(f);
+  text += '}';
+  return text;
+}
+
+std::string& JsonFields::Key(const char* key) {
+  if (!first_) *text_ += ',';
+  first_ = false;
+  AppendString(*text_, key);
+  *text_ += ':';
+  return *text_;
+}
+
+template <class T>
+void JsonFields::Put(const char* key, const T& v) {
+  if (out_ != nullptr) {
+    (*out_)[key] = v;
+    return;
+  }
+  std::string& out = Key(key);
+  if constexpr (std::is_same_v<T, std::string>) {
+    AppendString(out, v);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    out += v ? "true" : "false";
+  } else if constexpr (std::is_integral_v<T>) {
+    AppendNumber(out, v);
+  } else if constexpr (std::is_same_v<T, json>) {
+    out += v.dump();
+  } else {
+    static_assert(std::is_same_v<T, std::vector<std::string>>);
+    out += '[';
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) out += ',';
+      AppendString(out, v[i]);
+    }
+    out += ']';
+  }
+}
 
 void JsonFields::Refuse(const std::string& what) { Fail(Error(Code::kState, "state: " + what)); }
 void JsonFields::Wrong(const char* key, const std::string& must) {
@@ -31,7 +102,7 @@ const json* JsonFields::In(const char* key) {
 
 JsonFields& JsonFields::operator()(const char* key, std::string& v) {
   if (!reading()) {
-    (*out_)[key] = v;
+    Put(key, v);
   } else if (const json* j = In(key)) {
     if (!j->is_string())
       Wrong(key, "must be a string");
@@ -44,7 +115,7 @@ JsonFields& JsonFields::operator()(const char* key, std::string& v) {
 template <class U>
 JsonFields& JsonFields::Unsigned(const char* key, U& v) {
   if (!reading()) {
-    (*out_)[key] = static_cast<uint64_t>(v);
+    Put(key, static_cast<uint64_t>(v));
   } else if (const json* j = In(key)) {
     if (!j->is_number_unsigned()) return Wrong(key, "must be an unsigned integer"), *this;
     const uint64_t n = j->get<uint64_t>();
@@ -63,7 +134,7 @@ JsonFields& JsonFields::operator()(const char* key, uint8_t& v) { return Unsigne
 JsonFields& JsonFields::operator()(const char* key, int& v) {
   // Indexes: never negative in what ADD writes, read back as unsigned.
   if (!reading() && v < 0) {
-    (*out_)[key] = v;
+    Put(key, v);
     return *this;
   }
   auto u = static_cast<uint32_t>(v);
@@ -77,7 +148,7 @@ JsonFields& JsonFields::operator()(const char* key, int& v) {
 
 JsonFields& JsonFields::operator()(const char* key, bool& v) {
   if (!reading()) {
-    (*out_)[key] = v;
+    Put(key, v);
   } else if (const json* j = In(key)) {
     if (!j->is_boolean())
       Wrong(key, "must be a boolean");
@@ -89,7 +160,7 @@ JsonFields& JsonFields::operator()(const char* key, bool& v) {
 
 JsonFields& JsonFields::operator()(const char* key, json& v) {
   if (!reading())
-    (*out_)[key] = v;
+    Put(key, v);
   else if (const json* j = In(key))
     v = *j;
   return *this;
@@ -121,7 +192,7 @@ JsonFields& JsonFields::operator()(const char* key, netlink::IpAddress& v) {
 
 JsonFields& JsonFields::operator()(const char* key, std::vector<std::string>& v) {
   if (!reading()) {
-    (*out_)[key] = v;
+    Put(key, v);
   } else if (const json* j = In(key)) {
     if (!j->is_array()) return Wrong(key, "must be an array"), *this;
     for (const json& e : *j) {
@@ -133,7 +204,12 @@ JsonFields& JsonFields::operator()(const char* key, std::vector<std::string>& v)
 }
 
 void JsonFields::Nested(const char* key, const std::function<void(JsonFields&)>& each) {
-  if (!reading()) {
+  if (text_ != nullptr) {
+    Key(key) += '{';
+    JsonFields sub(text_);
+    each(sub);
+    *text_ += '}';
+  } else if (!reading()) {
     JsonFields sub((*out_)[key] = json::object());
     each(sub);
   } else if (const json* j = In(key)) {
@@ -145,7 +221,17 @@ void JsonFields::Nested(const char* key, const std::function<void(JsonFields&)>&
 
 void JsonFields::NestedArray(const char* key, size_t n,
                              const std::function<void(JsonFields&, size_t)>& each) {
-  if (!reading()) {
+  if (text_ != nullptr) {
+    Key(key) += '[';
+    for (size_t i = 0; i < n; ++i) {
+      if (i) *text_ += ',';
+      *text_ += '{';
+      JsonFields sub(text_);
+      each(sub, i);
+      *text_ += '}';
+    }
+    *text_ += ']';
+  } else if (!reading()) {
     json& arr = (*out_)[key] = json::array();
     for (size_t i = 0; i < n; ++i) {
       JsonFields sub(arr.emplace_back(json::object()));
@@ -204,11 +290,17 @@ bool OnLink(const Step& step) {
       step);
 }
 
-json StepToJson(const Step& step) {
-  json j = {{"op", StepOp(step)}};
-  JsonFields f(j);
+void StepFields(JsonFields& f, const Step& step) {
+  std::string op = StepOp(step);
+  f("op", op);
   // Writing reads the step only.
   std::visit([&f](const auto& s) { Fields(f, const_cast<std::decay_t<decltype(s)>&>(s)); }, step);
+}
+
+json StepToJson(const Step& step) {
+  json j = json::object();
+  JsonFields f(j);
+  StepFields(f, step);
   return j;
 }
 

@@ -175,12 +175,20 @@ struct StepAt {
 };
 
 /// One definition of a record's members serves both ways: writing puts each
-/// into `out`; reading takes each from `in`, checking its type and naming
-/// the first that is missing or mistyped (kState).
+/// into `out` (a tree), or appends it to JSON text (Text: the state file,
+/// written at every journal step without building a tree); reading takes
+/// each from `in`, checking its type and naming the first that is missing or
+/// mistyped (kState).
 class JsonFields {
  public:
   explicit JsonFields(nlohmann::json& out) : out_(&out) {}
   explicit JsonFields(const nlohmann::json& in) : in_(&in) {}
+  /// The JSON text of one object whose members `members` writes, in the
+  /// order it names them: what dumping the tree they would make gives, but
+  /// for the order of the keys. A string that needs no escape (printable
+  /// ASCII but '"' and '\\') goes as it is, any other through nlohmann's
+  /// serializer; numbers as nlohmann writes them (std::to_chars).
+  static std::string Text(const std::function<void(JsonFields&)>& members);
   bool reading() const { return in_ != nullptr; }
   const base::Status& status() const { return status_; }
   void Fail(base::Error e) {
@@ -220,6 +228,11 @@ class JsonFields {
     });
     return *this;
   }
+  /// A member holding an array of records, `each` giving the i-th's members
+  /// (reading: from each element of the array at `key`).
+  void Records(const char* key, size_t n, const std::function<void(JsonFields&, size_t)>& each) {
+    NestedArray(key, n, each);
+  }
   /// Writing: `present`; reading: whether `key` is there.
   bool Has(const char* key, bool present) const { return reading() ? in_->contains(key) : present; }
   /// The member `key` being read (null on error or when writing).
@@ -227,6 +240,12 @@ class JsonFields {
   nlohmann::json* Out() { return out_; }
 
  private:
+  explicit JsonFields(std::string* text) : text_(text) {}
+  /// Text: the separator and `"key":`; the caller appends the value.
+  std::string& Key(const char* key);
+  /// Writes `v` under `key`, into the tree or the text.
+  template <class T>
+  void Put(const char* key, const T& v);
   void Wrong(const char* key, const std::string& must);
   void Nested(const char* key, const std::function<void(JsonFields&)>& each);
   void NestedArray(const char* key, size_t n, const std::function<void(JsonFields&, size_t)>& each);
@@ -235,6 +254,8 @@ class JsonFields {
 
   nlohmann::json* out_ = nullptr;
   const nlohmann::json* in_ = nullptr;
+  std::string* text_ = nullptr;
+  bool first_ = true;  ///< text: no member written yet
   base::Status status_ = base::Ok();
 };
 
@@ -287,6 +308,8 @@ std::string DescribeStep(const Step& step);
 bool OnLink(const Step& step);
 /// One journal step as the state file spells it, and back (a VF's claim keeps its StepVf).
 nlohmann::json StepToJson(const Step& step);
+/// Writing only: the step's members, its op first (StepToJson's, as text).
+void StepFields(JsonFields& f, const Step& step);
 base::Result<Step> StepFromJson(const nlohmann::json& j);
 base::Status ApplyStep(const Step& step, const AttachmentState& state, StepEnv& env);
 base::Status UndoStep(const Step& step, const UndoEnv& u, StepEnv& env);

@@ -9,6 +9,9 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <iostream>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "cni/state.h"
 
@@ -377,4 +380,32 @@ TEST_CASE(
     j["netnsId"] = bad;
     CHECK_FALSE(cni::StateFromJson(j).ok());
   }
+}
+
+TEST_CASE("the state text is written without a tree: each key once, the JSON of the golden state",
+          "[state]") {
+  cni::AttachmentState st = Everything();
+  st.netns_id = netlink::NetnsId{4, 4026532281, 4097};
+  const std::string text = cni::StateText(st);
+  // Every object's keys, as the parser meets them: a key written twice would
+  // parse (the last one wins) and so pass the golden comparison above.
+  std::vector<std::set<std::string>> open;
+  std::vector<std::string> twice;
+  auto seen = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) open.emplace_back();
+    if (event == E::object_end) open.pop_back();
+    if (event == E::key && !open.back().insert(parsed.get<std::string>()).second)
+      twice.push_back(parsed.get<std::string>());
+    return true;
+  };
+  const nlohmann::json parsed = nlohmann::json::parse(text, seen);
+  CHECK(twice.empty());
+  // The same JSON the records' tree gave when the golden text was written.
+  nlohmann::json golden = nlohmann::json::parse(kFormat1);
+  golden["netnsId"] = {{"dev", 4u}, {"ino", 4026532281u}, {"cookie", 4097u}};
+  CHECK(parsed == golden);
+  // A string that is not UTF-8 is refused as nlohmann refuses it.
+  st.netns = "/run/netns/\xff";
+  CHECK_THROWS_AS(cni::StateText(st), nlohmann::json::type_error);
 }
