@@ -69,7 +69,7 @@ Scope::~Scope() {
 std::string Report() {
   if (!g.on) return "";
   Switch(g.current);
-  std::string out = "erdma-cni phases (CPU us):";
+  std::string out(kReportHead);
   for (const Phase& p : g.phases) {
     if (p.name == nullptr) break;
     out += " " + std::string(p.name) + "=" + std::to_string(p.ns / 1000);

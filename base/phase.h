@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace base::phase {
 
@@ -34,8 +35,11 @@ class Scope {
   const char* resume_ = nullptr;
 };
 
-/// "erdma-cni phases (CPU us): name=us ...\n", the running phase closed now;
-/// empty when not enabled.
+/// How the report line starts (the benchmark finds it on stderr by it).
+inline constexpr std::string_view kReportHead = "erdma-cni phases (CPU us):";
+
+/// kReportHead, then " name=us" per phase and "\n", the running phase closed
+/// now; empty when not enabled.
 std::string Report();
 
 }  // namespace base::phase

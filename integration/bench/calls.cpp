@@ -17,6 +17,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "base/phase.h"
+
 namespace bench {
 
 using nlohmann::json;
@@ -193,7 +195,7 @@ std::string DataRootFs(const std::string& root) {
 }
 
 void AddPhases(Results& r, const std::string& row, const Outcome& o) {
-  static constexpr std::string_view kHead = "erdma-cni phases (CPU us):";
+  constexpr std::string_view kHead = base::phase::kReportHead;
   const size_t at = o.err.find(kHead);
   if (at == std::string::npos) return;
   std::istringstream in(o.err.substr(at + kHead.size(), o.err.find('\n', at) - at - kHead.size()));
