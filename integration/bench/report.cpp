@@ -51,7 +51,8 @@ std::string VariantFs(const Results& r) {
 }
 
 // --phases: erdma-cni's own account of its CPU (ERDMA_CNI_PHASES), medians.
-// The process's rusage minus the phases is its exit (and the clock reads).
+// The process's rusage minus the phases is its exit (and the clock reads),
+// the median of each invocation's difference.
 std::string PhaseTable(const Results& r) {
   if (r.phases.empty()) return "";
   std::ostringstream o;
@@ -66,7 +67,8 @@ std::string PhaseTable(const Results& r) {
   for (size_t i = 0; i < r.phases.size(); ++i) o << "---|";
   o << "\n";
   std::vector<std::string> names = r.phase_order;
-  names.push_back("(process, rusage)");
+  names.push_back(kPhaseExit);
+  names.push_back(kPhaseRusage);
   for (const auto& name : names) {
     o << "| " << name << " |";
     for (const auto& [row, phases] : r.phases) {

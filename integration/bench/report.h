@@ -55,6 +55,11 @@ struct Results {
   std::vector<std::string> phase_order;  ///< phase names as first seen
 };
 
+/// --phases rows after the plugin's own: the process's CPU from wait4, and
+/// that less the phases (its exit: atexit and the kernel's teardown).
+inline constexpr const char* kPhaseRusage = "(process, rusage)";
+inline constexpr const char* kPhaseExit = "(rusage less the phases: exit)";
+
 /// The markdown report: machine, per-invocation table, ratios, parallel
 /// ADDs, targets with PASS/MISS.
 std::string RenderReport(const Results& r);

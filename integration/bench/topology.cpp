@@ -188,9 +188,11 @@ const std::string& KubeletSocketPath() {
   return path;
 }
 
+std::string NodeFilePath(pid_t writer) { return "/tmp/erdma-bench-node-" + std::to_string(writer) + ".json"; }
+
 const std::string& NodeFileEnv() {
   struct File {
-    std::string path = "/tmp/erdma-bench-node-" + std::to_string(::getpid()) + ".json";
+    std::string path = NodeFilePath(::getpid());
     std::string env = "ERDMA_CNI_NODE_CONFIG=" + path;
     File() {
       std::string devices;
