@@ -9,6 +9,7 @@
 #include <netlink/attr.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -198,10 +199,18 @@ class RtnlKernel final : public Kernel {
   }
 
   Result<std::vector<AddrInfo>> ListAddrs(int index) override {
-    ASSIGN_OR_RETURN(auto objects,
-                     sock_.Dump(kDumpAddrs, [] { return DumpRequest(RTM_GETADDR, ifaddrmsg{}); }));
+    // ifa_index: the kernel's filter (strict checking, transport.cpp).
+    auto objects = sock_.Dump(kDumpAddrs, [index] {
+      ifaddrmsg ifa{};
+      ifa.ifa_index = static_cast<uint32_t>(std::max(index, 0));
+      return DumpRequest(RTM_GETADDR, ifa);
+    });
+    if (!objects.ok()) {
+      if (index > 0 && objects.error().sys_errno == ENODEV) return std::vector<AddrInfo>();
+      return std::move(objects).error();
+    }
     std::vector<AddrInfo> out;
-    ForEach<rtnl_addr>(objects, RTM_NEWADDR, [&](rtnl_addr* a) {
+    ForEach<rtnl_addr>(*objects, RTM_NEWADDR, [&](rtnl_addr* a) {
       if (index > 0 && rtnl_addr_get_ifindex(a) != index) return;
       if (auto info = rtnl::ToAddrInfo(a)) out.push_back(*info);
     });
@@ -223,11 +232,23 @@ class RtnlKernel final : public Kernel {
 
   Result<std::vector<RouteInfo>> ListRoutes(int oif) override {
     // rtm_table 0 and no RTM_F_CLONED: every table (local included), no
-    // exception-cache entries.
-    ASSIGN_OR_RETURN(auto objects,
-                     sock_.Dump(kDumpRoutes, [] { return DumpRequest(RTM_GETROUTE, rtmsg{}); }));
+    // exception-cache entries; RTA_OIF: the kernel's filter (strict
+    // checking, transport.cpp), which keeps a multipath route when one of
+    // its legs goes through the device, as the filter below does.
+    auto objects = sock_.Dump(kDumpRoutes, [oif] {
+      nl::MsgPtr msg = DumpRequest(RTM_GETROUTE, rtmsg{});
+      if (msg && oif > 0 && nla_put_u32(msg.get(), RTA_OIF, static_cast<uint32_t>(oif)) < 0) msg.reset();
+      return msg;
+    });
+    if (!objects.ok()) {
+      if (oif > 0 && objects.error().sys_errno == ENODEV) return std::vector<RouteInfo>();
+      return std::move(objects).error();
+    }
     std::vector<RouteInfo> out;
-    ForEach<rtnl_route>(objects, RTM_NEWROUTE, [&](rtnl_route* r) {
+    ForEach<rtnl_route>(*objects, RTM_NEWROUTE, [&](rtnl_route* r) {
+      // A PMTU or redirect exception, which kernels 5.3+ put in a dump
+      // without strict checking: the kernel's cache, not a route to restore.
+      if (rtnl_route_get_flags(r) & RTM_F_CLONED) return;
       auto info = rtnl::ToRouteInfo(r, oif);
       if (info && (oif <= 0 || info->oif == oif)) out.push_back(*info);
     });

@@ -237,14 +237,24 @@ base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::stri
   // past ~30 KiB (a link with many alternative names or VFs) and the next
   // recvmsg fails with ENOBUFS. Raised as iproute2 does (capped by
   // net.core.rmem_max, 208 KiB by default); a limit, not an allocation.
+  const int one = 1;
   if (protocol == NETLINK_ROUTE) {
     const int rcvbuf = kRouteSocketBuffer;
     if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf) != 0) {
       const int err = errno;
       return SysError(what + ": setsockopt SO_RCVBUF", err);
     }
+    // Strict checking (4.20+): the kernel validates every GET and dump
+    // request and honours a dump's filters, so a dump of one device's
+    // routes (RTA_OIF) or addresses (ifa_index) does not carry, and libnl
+    // does not parse, every route and address of the node. Older kernels
+    // ignore the filters; the callers filter the answers either way.
+    if (::setsockopt(fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof one) != 0 &&
+        errno != ENOPROTOOPT) {
+      const int err = errno;
+      return SysError(what + ": setsockopt NETLINK_GET_STRICT_CHK", err);
+    }
   }
-  const int one = 1;
   // EXT_ACK: the kernel explains its errors in text. CAP_ACK: it does not
   // echo the whole request back in every error. Kernels before 4.12 lack
   // both; the errno alone still works there.

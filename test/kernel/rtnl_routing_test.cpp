@@ -165,6 +165,40 @@ TEST_CASE("routes of every table are listed, table 200 and the local table inclu
   CHECK(Contains(*through_va, local));
 }
 
+TEST_CASE("one device's routes and addresses, filtered by the kernel, are the whole dump's share of it",
+          "[rtnl][route][addr]") {
+  Addressed t;
+  auto all_routes = t.ka->ListRoutes(0);
+  auto all_addrs = t.ka->ListAddrs(0);
+  REQUIRE_OK(all_routes);
+  REQUIRE_OK(all_addrs);
+  for (const int dev : {t.va, t.vb}) {
+    auto routes = t.ka->ListRoutes(dev);
+    auto addrs = t.ka->ListAddrs(dev);
+    REQUIRE_OK(routes);
+    REQUIRE_OK(addrs);
+    const auto share = std::count_if(all_routes->begin(), all_routes->end(),
+                                     [&](const RouteInfo& r) { return r.oif == dev; });
+    CHECK(static_cast<long>(routes->size()) == share);
+    for (const RouteInfo& r : *routes) CHECK(Contains(*all_routes, r));
+    const auto addr_share = std::count_if(all_addrs->begin(), all_addrs->end(),
+                                          [&](const AddrInfo& a) { return a.ifindex == dev; });
+    CHECK(static_cast<long>(addrs->size()) == addr_share);
+    for (const AddrInfo& a : *addrs) CHECK(Contains(*all_addrs, a));
+  }
+  CHECK_FALSE(t.ka->ListRoutes(t.va)->empty());
+  CHECK_FALSE(t.ka->ListAddrs(t.va)->empty());
+  // An index no device has: the kernel's filter answers ENODEV; the caller
+  // gets what a filtered dump of all devices gives, nothing.
+  constexpr int kNoDevice = 0x7ffffff0;
+  auto none_routes = t.ka->ListRoutes(kNoDevice);
+  auto none_addrs = t.ka->ListAddrs(kNoDevice);
+  REQUIRE_OK(none_routes);
+  REQUIRE_OK(none_addrs);
+  CHECK(none_routes->empty());
+  CHECK(none_addrs->empty());
+}
+
 TEST_CASE("a route in table 200 is added once, then EEXIST, and deleted by its identity", "[rtnl][route]") {
   Addressed t;
   RouteInfo r;
