@@ -60,8 +60,9 @@ std::string PhaseTable(const Results& r) {
     << "netlink: the requests (send, receive, libnl's parsing); netlink-open: the sockets; netns: "
        "opening and checking CNI_NETNS; state-*: the journal's files with their JSON; claim: the "
        "device's claim file; lookup: the rest of finding the device and planning; steps: the "
-       "journal's steps apart from their requests; start-up: exec to main. A median of sums is "
-       "not the sum of medians.\n\n| phase |";
+       "journal's steps apart from their requests; start-up: exec to main; exit: the process's "
+       "CPU from wait4 less its phases (with the IPAM plugin's CPU where it execs one). A median "
+       "of sums is not the sum of medians.\n\n| phase |";
   for (const auto& [row, _] : r.phases) o << " " << row << " |";
   o << "\n|---|";
   for (size_t i = 0; i < r.phases.size(); ++i) o << "---|";
@@ -157,6 +158,10 @@ std::string RenderReport(const Results& r) {
   line("&nbsp;&nbsp;macvlan DEL (execs static)", "macvlan plugin DEL");
   line("calibration: erdma-cni VERSION (start, answer, exit)", "erdma VERSION");
   line("calibration: fork+exec of /bin/true", "true");
+  line("calibration: fork+exec of a static do-nothing (erdma-bench-idle)", "idle");
+  line("calibration: the same, blocked " + std::to_string(kIdleBlockMs) +
+           " ms before its exit (as a device move blocks ADD and DEL)",
+       "idle blocked");
   line("calibration: static IPAM ADD alone (macvlan's config)", "static ADD");
   line("calibration: static IPAM DEL alone", "static DEL");
 

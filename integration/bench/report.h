@@ -55,6 +55,9 @@ struct Results {
   std::vector<std::string> phase_order;  ///< phase names as first seen
 };
 
+/// How long the "idle blocked" calibration sleeps before it exits.
+inline constexpr int kIdleBlockMs = 20;
+
 /// --phases rows after the plugin's own: the process's CPU from wait4, and
 /// that less the phases (its exit: atexit and the kernel's teardown).
 inline constexpr const char* kPhaseRusage = "(process, rusage)";

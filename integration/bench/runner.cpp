@@ -9,6 +9,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "conf/config.h"
 #include "integration/bench/calls.h"
@@ -307,6 +309,19 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
     t.argv = {"/bin/true"};
     Outcome o = Spawn(t);
     if (rec) r.rows["true"].Add(o.wall_ms, o.cpu_ms, static_cast<double>(o.maxrss_kib));
+    // A static do-nothing, and the same blocked as long as a device move
+    // blocks an ADD or DEL: what the exit costs after a sleep.
+    for (const char* row : {"idle", "idle blocked"}) {
+      Invocation i;
+      i.argv = {ERDMA_BENCH_IDLE};
+      if (std::string_view(row) == "idle blocked") i.argv.push_back(std::to_string(kIdleBlockMs));
+      Outcome io = Spawn(i);
+      if (io.exit != 0) {
+        std::cerr << "erdma-bench: " << ERDMA_BENCH_IDLE << " exited " << io.exit << "\n";
+        return false;
+      }
+      if (rec) r.rows[row].Add(io.wall_ms, io.cpu_ms, static_cast<double>(io.maxrss_kib));
+    }
     return true;
   });
 
