@@ -50,6 +50,12 @@ double Med(const std::vector<double>& v) { return Summarize(v).median; }
 
 std::string Verdict(bool pass) { return pass ? "**PASS**" : "**MISS**"; }
 
+// One row of a targets table; no verdict when it could not be measured.
+void TargetRow(std::ostream& o, const std::string& what, const std::string& measured,
+               std::optional<bool> pass) {
+  o << "| " << what << " | " << measured << " | " << (pass ? Verdict(*pass) : "n/a") << " |\n";
+}
+
 std::string VariantFs(const Results& r) {
   std::string out;
   for (const auto& [label, fs] : r.variant_fs)
@@ -71,7 +77,7 @@ std::string Issue17Targets(const Results& r) {
   std::ostringstream o;
   o << "\n## Targets (issue 17)\n\n| target | measured | result |\n|---|---|---|\n";
   auto target = [&](const std::string& what, const std::string& measured, std::optional<bool> pass) {
-    o << "| " << what << " | " << measured << " | " << (pass ? Verdict(*pass) : "n/a") << " |\n";
+    TargetRow(o, what, measured, pass);
   };
   auto cpu = [&](const char* key) -> std::optional<double> {
     const Series* s = Row(r, key);
@@ -314,7 +320,7 @@ std::string RenderReport(const Results& r) {
 
   o << "\n## Targets (issue 8)\n\n| target | measured | result |\n|---|---|---|\n";
   auto target = [&](const std::string& what, const std::string& measured, std::optional<bool> pass) {
-    o << "| " << what << " | " << measured << " | " << (pass ? Verdict(*pass) : "n/a") << " |\n";
+    TargetRow(o, what, measured, pass);
   };
   auto wall_vs_floor = [&](const char* what, const Series* e, const Series* f) {
     const double v = ratio(e, f, false);
