@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -192,6 +193,36 @@ std::string DataRootFs(const std::string& root) {
       return hex;
     }
   }
+}
+
+bool ExecFloor(const Options& opt, const std::string& pod, const std::string& ifname, const json& input,
+               Results& r, bool rec, const std::string& row) {
+  auto run = [&](const char* command, const json& in) -> std::optional<Outcome> {
+    Settle(opt);
+    Invocation inv;
+    inv.argv = {ERDMA_BENCH_FLOOR_EXEC, command, pod, ifname};
+    inv.stdin_text = in.dump();
+    Outcome o = Spawn(inv);
+    if (o.exit != 0) {
+      std::cerr << "erdma-bench: exec'd floor " << row << " " << command << ": " << o.err << "\n";
+      return std::nullopt;
+    }
+    // Less its input's and output's JSON, which the plugin's own share is
+    // to hold (the program says how much on stderr).
+    const size_t at = o.err.rfind("io-us=");
+    if (at == std::string::npos) {
+      std::cerr << "erdma-bench: exec'd floor " << command << " did not say io-us\n";
+      return std::nullopt;
+    }
+    const double io_ms = std::stod(o.err.substr(at + 6)) / 1000;
+    if (rec) r.rows[row + " " + command].Add(o.wall_ms, o.cpu_ms - io_ms, static_cast<double>(o.maxrss_kib));
+    return o;
+  };
+  auto add = run("ADD", input);
+  if (!add) return false;
+  json del_input = input;
+  del_input["state"] = json::parse(add->out, nullptr, /*allow_exceptions=*/false);
+  return run("DEL", del_input).has_value();
 }
 
 void AddPhases(Results& r, const std::string& row, const Outcome& o) {

@@ -75,6 +75,15 @@ void SetRunId(int id);
 void RemoveDataDirs(const std::string& root);
 /// The file system a MakeDataDir root is on ("tmpfs", "ext4", ...).
 std::string DataRootFs(const std::string& root);
+/// The floor exec'd (erdma-bench-floor-exec): ADD, then DEL with the state
+/// ADD printed, each after a settle pause, recorded (when `rec`) as
+/// "<row> ADD" and "<row> DEL" with their CPU less the program's own JSON
+/// input and output. `input` is {"config": ..., optionally "ips": [{"address",
+/// "gateway"}]} (the addresses an IPAM plugin would give). False, said on
+/// stderr, when either fails.
+bool ExecFloor(const Options& opt, const std::string& pod, const std::string& ifname,
+               const nlohmann::json& input, Results& r, bool rec, const std::string& row);
+
 /// Adds the phases erdma-cni printed on stderr (ERDMA_CNI_PHASES) to `row`.
 void AddPhases(Results& r, const std::string& row, const Outcome& o);
 

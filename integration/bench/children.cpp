@@ -116,6 +116,11 @@ bool MacvlanGroup::Check(const std::string& after) {
 
 void MacvlanGroup::AddUnits(std::vector<Unit>& units) {
   units.push_back([this](int, bool rec, bool verify) { return FloorUnit(rec, verify); });
+  units.push_back([this](int, bool rec, bool verify) {
+    const json ips = json::array({{{"address", kChildAddress}, {"gateway", kGateway}}});
+    return ExecFloor(opt_, pod_, kIf, json{{"config", ecfg_}, {"ips", ips}}, r_, rec, "macvlan floor exec") &&
+           (!verify || Check("the exec'd macvlan floor DEL"));
+  });
   if (erdma_) units.push_back([this](int it, bool rec, bool verify) { return ErdmaUnit(it, rec, verify); });
   units.push_back([this](int it, bool rec, bool verify) { return GoUnit(it, rec, verify); });
   units.push_back([this](int it, bool rec, bool) { return StaticUnit(it, rec); });

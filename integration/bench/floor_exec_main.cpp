@@ -7,7 +7,9 @@
 // this program's, less the CPU this program spends reading its input and
 // writing its output (JSON, as the plugin reads its config and state), which
 // it prints last on stderr: "io-us=N".
-//   erdma-bench-floor-exec ADD|DEL POD_NETNS IFNAME < {"config": ..., "state": ...}
+//   erdma-bench-floor-exec ADD|DEL POD_NETNS IFNAME < {"config": ..., "ips": ..., "state": ...}
+// ("ips": the child modes' addresses, [{"address": "10.9.0.250/24",
+// "gateway": "10.9.0.1"}], as the IPAM plugin would give them)
 // ADD prints the attachment's state (StateText) on stdout; DEL reads it back
 // from "state". Runs in the calling process's netns (the node's).
 #include <time.h>
@@ -20,6 +22,7 @@
 #include "cni/state.h"
 #include "conf/config.h"
 #include "integration/bench/floor.h"
+#include "ipam/ipam.h"
 
 namespace {
 
@@ -58,6 +61,13 @@ int main(int argc, char** argv) {
   spec.cfg = *cfg;
   spec.pod_netns = argv[2];
   spec.pod_if = argv[3];
+  // The child modes: the addresses the IPAM plugin would give.
+  for (const auto& ip : input->value("ips", nlohmann::json::array())) {
+    auto address = netlink::IpPrefix::Parse(ip.value("address", ""));
+    auto gateway = netlink::IpAddress::Parse(ip.value("gateway", ""));
+    if (!address) return Fail("ips: an address is a prefix, e.g. 10.9.0.250/24");
+    spec.ips.push_back(ipam::IpConfig{*address, gateway});
+  }
   if (command == "ADD") {
     const long t1 = CpuUs();
     auto att = bench::FloorAdd(spec);

@@ -222,33 +222,8 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
     // The floor as a process: the same requests exec'd in a static image of
     // their own, its exec, start-up and exit included.
     units.push_back([&](int, bool rec, bool verify) {
-      auto run = [&](const char* command, const json& input,
-                     const std::string& row) -> std::optional<Outcome> {
-        Settle(opt);
-        Invocation inv;
-        inv.argv = {ERDMA_BENCH_FLOOR_EXEC, command, pod, ifname};
-        inv.stdin_text = input.dump();
-        Outcome o = Spawn(inv);
-        if (o.exit != 0) {
-          std::cerr << "erdma-bench: exec'd floor " << command << ": " << o.err << "\n";
-          return std::nullopt;
-        }
-        // Less its input's and output's JSON, which the plugin's own
-        // share is to hold (the program says how much on stderr).
-        const size_t at = o.err.rfind("io-us=");
-        if (at == std::string::npos) {
-          std::cerr << "erdma-bench: exec'd floor " << command << " did not say io-us\n";
-          return std::nullopt;
-        }
-        const double io_ms = std::stod(o.err.substr(at + 6)) / 1000;
-        if (rec) r.rows[row].Add(o.wall_ms, o.cpu_ms - io_ms, static_cast<double>(o.maxrss_kib));
-        return o;
-      };
-      auto add = run("ADD", json{{"config", ecfg}}, "floor exec ADD");
-      if (!add) return false;
-      const json state = json::parse(add->out, nullptr, /*allow_exceptions=*/false);
-      if (!run("DEL", json{{"config", ecfg}, {"state", state}}, "floor exec DEL")) return false;
-      return !verify || check_node("exec'd floor DEL");
+      return ExecFloor(opt, pod, ifname, json{{"config", ecfg}}, r, rec, "floor exec") &&
+             (!verify || check_node("exec'd floor DEL"));
     });
   }
   if (opt.Wants("erdma")) {
