@@ -262,7 +262,6 @@ int main(int argc, char** argv) {
       if (g_stop) kill(pid, SIGTERM);
     }
     topo.Teardown();
-    ::unlink(bench::NodeFilePath(pid).c_str());  // the driver's, which _exit left
     bench::RemoveDataDirs(opt.data_root);
     for (const auto& v : opt.variants) bench::RemoveDataDirs(v.data_root);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;

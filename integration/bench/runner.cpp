@@ -10,7 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "conf/config.h"
 #include "integration/bench/calls.h"
@@ -317,10 +318,11 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
     if (rec) r.rows["true"].Add(o.wall_ms, o.cpu_ms, static_cast<double>(o.maxrss_kib));
     // A static do-nothing, and the same blocked as long as a device move
     // blocks an ADD or DEL: what the exit costs after a sleep.
-    for (const char* row : {"idle", "idle blocked"}) {
+    const std::pair<const char*, std::vector<std::string>> idles[] = {
+        {"idle", {ERDMA_BENCH_IDLE}}, {"idle blocked", {ERDMA_BENCH_IDLE, std::to_string(kIdleBlockMs)}}};
+    for (const auto& [row, argv] : idles) {
       Invocation i;
-      i.argv = {ERDMA_BENCH_IDLE};
-      if (std::string_view(row) == "idle blocked") i.argv.push_back(std::to_string(kIdleBlockMs));
+      i.argv = argv;
       Outcome io = Spawn(i);
       if (io.exit != 0) {
         std::cerr << "erdma-bench: " << ERDMA_BENCH_IDLE << " exited " << io.exit << "\n";

@@ -50,8 +50,19 @@ void ShOk(const std::string& cmd) {
   if (rc != 0) throw std::runtime_error("command failed (exit " + std::to_string(rc) + "): " + cmd);
 }
 
+namespace {
+// The process that built the topology (and tears it down); the node file is
+// named after it, whichever of its children writes it.
+pid_t g_owner = 0;
+
+std::string NodeFilePath() {
+  return "/tmp/erdma-bench-node-" + std::to_string(g_owner ? g_owner : ::getpid()) + ".json";
+}
+}  // namespace
+
 Topology::Topology(int enis, int pods) {
   SweepStale();
+  g_owner = getpid();
   prefix_ = "ebench-" + std::to_string(getpid()) + "-";
   node_ = prefix_ + "node";
   vpc_ = prefix_ + "vpc";
@@ -109,6 +120,9 @@ Topology::~Topology() { Teardown(); }
 void Topology::Teardown() {
   for (auto it = live_.rbegin(); it != live_.rend(); ++it) Sh("ip netns del " + *it + " 2>/dev/null");
   live_.clear();
+  // The node file a driver wrote (NodeFileEnv): the drivers end with _exit,
+  // so its own removal at exit never runs.
+  if (g_owner == getpid()) ::unlink(NodeFilePath().c_str());
 }
 
 void EnterNetns(const std::string& netns) {
@@ -188,11 +202,9 @@ const std::string& KubeletSocketPath() {
   return path;
 }
 
-std::string NodeFilePath(pid_t writer) { return "/tmp/erdma-bench-node-" + std::to_string(writer) + ".json"; }
-
 const std::string& NodeFileEnv() {
   struct File {
-    std::string path = NodeFilePath(::getpid());
+    std::string path = NodeFilePath();
     std::string env = "ERDMA_CNI_NODE_CONFIG=" + path;
     File() {
       std::string devices;

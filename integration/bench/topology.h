@@ -11,8 +11,6 @@
 //    for mode "none".
 #pragma once
 
-#include <sys/types.h>
-
 #include <string>
 #include <vector>
 
@@ -58,15 +56,13 @@ class Topology {
 void EnterNetns(const std::string& netns);
 
 /// "ERDMA_CNI_NODE_CONFIG=<file>" for the plugin's environment: a node file
-/// (docs/security.md), written once per process (NodeFilePath of its pid)
-/// and removed at its exit or, as the driver ends with _exit, by the parent
-/// that waited for it, that
+/// (docs/security.md), written once per process, named after the process
+/// that built the Topology and removed by its Teardown (or at the writer's
+/// exit, which the drivers skip with _exit), that
 /// allows any dataDir and logFile (the drivers choose them under their data
 /// root) and the ENI stand-ins eth1..eth9, which carry the private node's
 /// only default routes; its podResourcesSocket is KubeletSocketPath().
 const std::string& NodeFileEnv();
-/// Where the process `writer` writes its node file.
-std::string NodeFilePath(pid_t writer);
 /// The fake kubelet's socket (kubelet.h), which the node file names.
 const std::string& KubeletSocketPath();
 

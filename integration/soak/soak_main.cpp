@@ -190,7 +190,6 @@ int main(int argc, char** argv) {
       if (g_stop) kill(pid, SIGTERM);
     }
     topo.Teardown();
-    ::unlink(bench::NodeFilePath(pid).c_str());  // the soaking process's, which _exit left
     rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
   } catch (const std::exception& e) {
     std::cerr << "erdma-soak: " << e.what() << "\n";
