@@ -28,16 +28,20 @@ long CpuNs() {
   return t.tv_sec * 1'000'000'000L + t.tv_nsec;
 }
 
-// Closes the running phase at `now` and makes `next` the running one.
-void Switch(const char* next) {
-  const long now = CpuNs();
+void Add(const char* name, long ns) {
   for (Phase& p : g.phases) {
-    if (p.name == nullptr) p.name = g.current;
-    if (p.name == g.current || std::strcmp(p.name, g.current) == 0) {
-      p.ns += now - g.since;
+    if (p.name == nullptr) p.name = name;
+    if (p.name == name || std::strcmp(p.name, name) == 0) {
+      p.ns += ns;
       break;
     }
   }
+}
+
+// Closes the running phase at `now` and makes `next` the running one.
+void Switch(const char* next) {
+  const long now = CpuNs();
+  Add(g.current, now - g.since);
   g.current = next;
   g.since = now;
 }
@@ -64,6 +68,10 @@ Scope::Scope(const char* name) {
 
 Scope::~Scope() {
   if (resume_ != nullptr) Switch(resume_);
+}
+
+void Charge(const char* name, long ns) {
+  if (g.on) Add(name, ns);
 }
 
 std::string Report() {

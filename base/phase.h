@@ -6,7 +6,8 @@
 // docs/performance.md). A phase named twice adds up; a Scope (a state write,
 // a netlink request) is taken out of whatever phase is running and goes on
 // it when it ends. The time before main is "start-up"; the exit is not
-// included. Without the variable, Begin and Scope test one flag.
+// included. A child's CPU (the IPAM plugin's) is charged to a phase of its
+// own from its rusage. Without the variable, Begin and Scope test one flag.
 #pragma once
 
 #include <string>
@@ -34,6 +35,10 @@ class Scope {
  private:
   const char* resume_ = nullptr;
 };
+
+/// Adds `ns` of CPU spent outside this process (a child's, from wait4) to
+/// `name` (a string literal), which is not the running phase's clock.
+void Charge(const char* name, long ns);
 
 /// How the report line starts (the benchmark finds it on stderr by it).
 inline constexpr std::string_view kReportHead = "erdma-cni phases (CPU us):";

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -18,6 +19,7 @@
 #include "base/fd.h"
 #include "base/json_parse.h"
 #include "base/log.h"
+#include "base/phase.h"
 
 extern char** environ;
 
@@ -158,6 +160,7 @@ Exchange Talk(pid_t pid, base::UniqueFd in_w, base::UniqueFd out_r, const std::s
 
 Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::string& command,
                                          const std::string& config) {
+  const base::phase::Scope phase("ipam-exec");
   ASSIGN_OR_RETURN(std::string plugin, FindPlugin(cni_path_, type));
   const std::string what = "ipam " + type + " " + command;
 
@@ -213,8 +216,12 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
   ::kill(-pid, SIGKILL);
   if (x.timed_out || x.too_big) ::kill(pid, SIGKILL);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  rusage ru{};
+  while (::wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
   }
+  // The plugin's CPU (and its reaped children's) is its own phase, not ours.
+  base::phase::Charge("ipam-plugin", (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1'000'000'000L +
+                                         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000L);
   if (x.timed_out)
     return Error(Code::kIpam,
                  what + ": " + plugin + " did not finish within ipamTimeoutMs (" +

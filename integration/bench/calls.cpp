@@ -233,6 +233,7 @@ void AddPhases(Results& r, const std::string& row, const Outcome& o) {
   std::string item;
   auto& phases = r.phases[row];
   double sum = 0;
+  std::optional<double> ipam_ms;
   while (in >> item) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos) continue;
@@ -241,11 +242,13 @@ void AddPhases(Results& r, const std::string& row, const Outcome& o) {
       r.phase_order.push_back(name);
     phases[name].push_back(std::stod(item.substr(eq + 1)) / 1000);
     sum += phases[name].back();
+    if (name == "ipam-plugin") ipam_ms = phases[name].back();
   }
   // What the account leaves out: the exit (atexit, the kernel's teardown of
   // the process) and the report's own clock reads, per invocation.
   phases[kPhaseExit].push_back(o.cpu_ms - sum);
   phases[kPhaseRusage].push_back(o.cpu_ms);
+  if (ipam_ms) phases[kPhaseLessIpam].push_back(o.cpu_ms - *ipam_ms);
 }
 
 void RemoveDataDirs(const std::string& root) {

@@ -62,6 +62,9 @@ inline constexpr int kIdleBlockMs = 20;
 /// that less the phases (its exit: atexit and the kernel's teardown).
 inline constexpr const char* kPhaseRusage = "(process, rusage)";
 inline constexpr const char* kPhaseExit = "(rusage less the phases: exit)";
+/// Where the plugin execs an IPAM plugin: its own CPU less that plugin's
+/// ("ipam-plugin", from wait4), invocation by invocation.
+inline constexpr const char* kPhaseLessIpam = "(rusage less ipam-plugin)";
 
 /// The markdown report: machine, per-invocation table, ratios, parallel
 /// ADDs, targets with PASS/MISS.

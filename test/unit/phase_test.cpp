@@ -39,7 +39,7 @@ void Spin(double ms) {
 
 }  // namespace
 
-TEST_CASE("phases: a name used twice adds up, a Scope goes to its own name and the phase resumes") {
+TEST_CASE("phases: a name twice adds up, a Scope is its own phase, a child's CPU is charged apart") {
   // Before Enable nothing is counted (the test process's other tests ran
   // with it off, as a plugin without the variable does).
   CHECK(base::phase::Report().empty());
@@ -58,12 +58,17 @@ TEST_CASE("phases: a name used twice adds up, a Scope goes to its own name and t
   Spin(1);
   base::phase::Begin("alpha");
   Spin(1);
+  // A child's CPU, charged twice, is its own phase and not the running one's.
+  base::phase::Charge("child", 4'000'000);
+  base::phase::Charge("child", 3'000'000);
   const auto phases = Parse(base::phase::Report());
   REQUIRE(phases.count("start-up") == 1);
   REQUIRE(phases.count("alpha") == 1);
   REQUIRE(phases.count("beta") == 1);
   REQUIRE(phases.count("gamma") == 1);
-  CHECK(phases.size() == 4);
+  REQUIRE(phases.count("child") == 1);
+  CHECK(phases.size() == 5);
+  CHECK(phases.at("child") == 7000);
   // CPU time spun, in microseconds: alpha 2+2+1 ms, beta 3+1, gamma 1 (the
   // clock's own reads add a little).
   CHECK(phases.at("alpha") >= 5000);
