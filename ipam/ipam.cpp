@@ -160,7 +160,7 @@ Exchange Talk(pid_t pid, base::UniqueFd in_w, base::UniqueFd out_r, const std::s
 
 Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::string& command,
                                          const std::string& config) {
-  const base::phase::Scope phase("ipam-exec");
+  const base::phase::Scope phase(kExecPhase);
   ASSIGN_OR_RETURN(std::string plugin, FindPlugin(cni_path_, type));
   const std::string what = "ipam " + type + " " + command;
 
@@ -220,8 +220,8 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
   while (::wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
   }
   // The plugin's CPU (and its reaped children's) is its own phase, not ours.
-  base::phase::Charge("ipam-plugin", (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1'000'000'000L +
-                                         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000L);
+  base::phase::Charge(kPluginPhase, (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1'000'000'000L +
+                                        (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000L);
   if (x.timed_out)
     return Error(Code::kIpam,
                  what + ": " + plugin + " did not finish within ipamTimeoutMs (" +

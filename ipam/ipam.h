@@ -54,6 +54,12 @@ inline constexpr uint32_t kMaxTimeLimitMs = 300000;
 /// The most a plugin may print; more is refused (code 104), not truncated.
 inline constexpr size_t kMaxOutputBytes = 1 << 20;
 
+/// Under ERDMA_CNI_PHASES (base/phase.h): the phase the IPAM plugin's own CPU
+/// (its rusage from wait4) is charged to, and the one our side of running it
+/// counts to.
+inline constexpr const char* kPluginPhase = "ipam-plugin";
+inline constexpr const char* kExecPhase = "ipam-exec";
+
 /// Executor that spawns the plugin from `cni_path` with this process's
 /// environment (CNI_COMMAND replaced), in a process group of its own. A
 /// plugin that has not exited within the time limit is killed with its whole

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "base/phase.h"
+#include "ipam/ipam.h"
 
 namespace bench {
 
@@ -242,7 +243,7 @@ void AddPhases(Results& r, const std::string& row, const Outcome& o) {
       r.phase_order.push_back(name);
     phases[name].push_back(std::stod(item.substr(eq + 1)) / 1000);
     sum += phases[name].back();
-    if (name == "ipam-plugin") ipam_ms = phases[name].back();
+    if (name == ipam::kPluginPhase) ipam_ms = phases[name].back();
   }
   // What the account leaves out: the exit (atexit, the kernel's teardown of
   // the process) and the report's own clock reads, per invocation.

@@ -127,13 +127,16 @@ std::string Issue17Targets(const Results& r) {
   // With --phases the IPAM plugin's CPU is known invocation by invocation
   // (its rusage, as it ran under the plugin) instead of from a calibration
   // run apart.
-  std::optional<double> ma_less_ipam;
-  if (auto p = r.phases.find("macvlan ADD"); p != r.phases.end())
-    if (auto s = p->second.find(kPhaseLessIpam); s != p->second.end() && !s->second.empty())
-      ma_less_ipam = Med(s->second);
+  auto phase = [&](const char* row, const char* name) -> std::optional<double> {
+    const auto p = r.phases.find(row);
+    if (p == r.phases.end()) return std::nullopt;
+    const auto s = p->second.find(name);
+    if (s == p->second.end() || s->second.empty()) return std::nullopt;
+    return Med(s->second);
+  };
   own("the same, the IPAM plugin's CPU as it ran (--phases): ADD less its ipam-plugin − exec'd macvlan "
       "floor ADD",
-      ma_less_ipam, cpu("macvlan floor exec ADD"), kMacvlanOwnMs);
+      phase("macvlan ADD", kPhaseLessIpam), cpu("macvlan floor exec ADD"), kMacvlanOwnMs);
   return o.str();
 }
 
