@@ -190,22 +190,22 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
   std::string arg0 = plugin;
   char* argv[] = {arg0.data(), nullptr};
 
-  // SIGPIPE off while we write to a plugin that may exit without reading.
-  struct sigaction ign {
-  }, old{};
-  ign.sa_handler = SIG_IGN;
-  ::sigaction(SIGPIPE, &ign, &old);
   pid_t pid = -1;
   int rc = ::posix_spawn(&pid, plugin.c_str(), &fa, &attr, argv, envp.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    ::sigaction(SIGPIPE, &old, nullptr);
+  if (rc != 0)
     return Error(Code::kIpam, "ipam: cannot run " + plugin + ": " + std::strerror(rc), {}, rc)
         .ChangedNothing();
-  }
   in_r.Reset();
   out_w.Reset();
+
+  // SIGPIPE off while we write to a plugin that may exit without reading;
+  // only after the spawn, or the plugin would inherit it ignored.
+  struct sigaction ign {
+  }, old{};
+  ign.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ign, &old);
 
   const auto deadline = Clock::now() + std::chrono::milliseconds(time_limit_ms_);
   Exchange x = Talk(pid, std::move(in_w), std::move(out_r), config, deadline);

@@ -5,6 +5,7 @@
 // with the device free: another pod's ADD takes it.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -218,4 +219,31 @@ TEST_CASE("IPAM output nested too deep or too large is refused with code 104 and
     CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
   }
   CheckDeviceFree(t);
+}
+
+TEST_CASE("the IPAM plugin starts with the SIGPIPE disposition erdma-cni got and not ignored") {
+  // erdma-cni ignores SIGPIPE while it writes the plugin's stdin; a plugin
+  // that inherited that would see EPIPE where a shell pipeline expects to die.
+  kt::Topology t({.pods = 1});
+  const std::string mask = t.tmp() + "/sigign";
+  const std::string bin =
+      FakePlugin(t, "sig-ipam",
+                 "grep '^SigIgn:' /proc/$$/status > " + mask +
+                     "; echo '{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.9.0.161/24\","
+                     "\"gateway\":\"10.9.0.1\"}]}'");
+  const json config = IpamConfig(t, {{"type", "sig-ipam"}});
+  const std::string cid = t.ContainerId("sig");
+  kt::PluginResult add = kt::RunPlugin(CallWithPath(t, "ADD", cid, config, bin));
+  INFO("ADD: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+  std::ifstream f(mask);
+  std::string label, hex;
+  REQUIRE(f >> label >> hex);
+  INFO("the plugin's " << label << " " << hex);
+  const unsigned long long ignored = std::stoull(hex, nullptr, 16);
+  CHECK((ignored & (1ULL << (SIGPIPE - 1))) == 0);
+  kt::PluginResult del =
+      kt::RunPlugin(CallWithPath(t, "DEL", cid, kt::AsRuntimeWouldForDel(config, add.json), bin));
+  INFO("DEL: " << kt::Describe(del));
+  CHECK(del.exit == 0);
 }
