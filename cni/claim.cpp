@@ -154,16 +154,29 @@ std::vector<std::pair<std::string, ClaimOwner>> ReadClaims(const std::string& de
 
 }  // namespace
 
-std::optional<ClaimOwner> FindClaim(const std::string& devices_dir, const std::string& name,
-                                    const std::string& mac, const std::string& pci) {
+std::vector<ClaimOwner> ReadClaimOwners(const std::string& devices_dir) {
   const base::phase::Scope phase("claim");
-  for (const auto& [file, owner] : ReadClaims(devices_dir)) {
-    if (!ClaimIsLive(owner)) continue;
-    if ((!name.empty() && owner.device == name) || (!mac.empty() && owner.mac == mac) ||
-        (!pci.empty() && owner.pci == pci))
+  std::vector<ClaimOwner> out;
+  for (auto& [file, owner] : ReadClaims(devices_dir)) out.push_back(std::move(owner));
+  return out;
+}
+
+std::optional<ClaimOwner> MatchClaim(const std::vector<ClaimOwner>& owners, const std::string& name,
+                                     const std::string& mac, const std::string& pci) {
+  const base::phase::Scope phase("claim");
+  for (const auto& owner : owners) {
+    // Liveness (a stat of the owner's state) only for a claim of the device.
+    if (((!name.empty() && owner.device == name) || (!mac.empty() && owner.mac == mac) ||
+         (!pci.empty() && owner.pci == pci)) &&
+        ClaimIsLive(owner))
       return owner;
   }
   return std::nullopt;
+}
+
+std::optional<ClaimOwner> FindClaim(const std::string& devices_dir, const std::string& name,
+                                    const std::string& mac, const std::string& pci) {
+  return MatchClaim(ReadClaimOwners(devices_dir), name, mac, pci);
 }
 
 bool ClaimIsLive(const ClaimOwner& owner) { return base::PathExists(owner.state_path); }

@@ -57,10 +57,20 @@ struct HeldClaim {
   std::string device;  ///< the node device it is the claim of
 };
 
-/// Reads every claim without locking (for messages only): the owner of a
-/// device that is not on the node, matched by node name, MAC or PCI address.
+/// Reads every claim without locking (for messages only): the live owner of
+/// a device that is not on the node, matched by node name, MAC or PCI address.
 std::optional<ClaimOwner> FindClaim(const std::string& devices_dir, const std::string& name,
                                     const std::string& mac, const std::string& pci);
+
+/// Every claim that names an owner, read once without locking: a pool's
+/// candidates are matched against one reading (MatchClaim) instead of each
+/// reading every claim again.
+std::vector<ClaimOwner> ReadClaimOwners(const std::string& devices_dir);
+
+/// FindClaim against claims read already: the first live one that names the
+/// device.
+std::optional<ClaimOwner> MatchClaim(const std::vector<ClaimOwner>& owners, const std::string& name,
+                                     const std::string& mac, const std::string& pci);
 
 /// True when `owner` still holds the device: its state file exists.
 bool ClaimIsLive(const ClaimOwner& owner);

@@ -140,6 +140,9 @@ Result<std::vector<DeviceCandidate>> PoolCandidates(Context& ctx, const conf::De
   }
   std::vector<PoolDevice> out;
   std::vector<std::string> skipped;
+  // The claims, read once for all the candidates (a node's rails each hold one).
+  const std::vector<ClaimOwner> claims =
+      alone ? ReadClaimOwners(store.DevicesDir()) : std::vector<ClaimOwner>{};
   for (const netlink::LinkInfo& l : links) {
     if (l.index == 1 || l.name == "lo") continue;
     if (!pool.names.empty() && std::find(pool.names.begin(), pool.names.end(), l.name) == pool.names.end())
@@ -153,8 +156,7 @@ Result<std::vector<DeviceCandidate>> PoolCandidates(Context& ctx, const conf::De
         continue;
     }
     if (alone) {
-      if (auto owner = FindClaim(store.DevicesDir(), l.name, l.mac, PciAddressOf(ctx.sysfs_root, l.name));
-          owner && ClaimIsLive(*owner)) {
+      if (auto owner = MatchClaim(claims, l.name, l.mac, PciAddressOf(ctx.sysfs_root, l.name))) {
         skipped.push_back(l.name + " (held by container " + owner->container_id + ")");
         continue;
       }
