@@ -221,7 +221,7 @@ TEST_CASE("IPAM output nested too deep or too large is refused with code 104 and
   CheckDeviceFree(t);
 }
 
-TEST_CASE("the IPAM plugin starts with the SIGPIPE disposition erdma-cni got and not ignored") {
+TEST_CASE("the IPAM plugin does not start with SIGPIPE ignored") {
   // erdma-cni ignores SIGPIPE while it writes the plugin's stdin; a plugin
   // that inherited that would see EPIPE where a shell pipeline expects to die.
   kt::Topology t({.pods = 1});
