@@ -1,18 +1,21 @@
 #!/usr/bin/python3
-"""Checks the manifests in deploy/: each parses, and carries what a cluster
-needs to run it as docs/install.md describes. With ERDMA_CNI_INSTALL and
-ERDMA_CNI set (ctest sets them), the installer commands the DaemonSets run
-are also run, as written, on a scratch copy of a Terway node's directories.
+"""Checks the manifests under deploy/: each parses, and carries what a
+cluster needs to run it as docs/install.md describes. The entry ConfigMap:
+each recipe (<recipe>.json) a JSON object of type erdma-cni with keys of
+docs/config.md's table; the installer's --entry, in install and in its
+readiness probe alike, one of its keys through a configMap volume; the
+example pods of each recipe (pods-<recipe>.yaml). With ERDMA_CNI_INSTALL and
+ERDMA_CNI set (ctest sets them), every recipe goes through the installer's
+dry run, and the installer commands the DaemonSets run are run, as written,
+on a scratch copy of a Terway node's directories (scratch_node.py).
 
 usage: validate.py DEPLOY_DIR     exit 0 all good, 1 a finding, 77 skipped
 """
 import json
 import os
-import re
-import shutil
-import subprocess
 import sys
-import tempfile
+
+sys.dont_write_bytecode = True  # nothing written into the source tree
 
 try:
     import yaml
@@ -20,43 +23,27 @@ except ImportError:
     print("SKIPPED: python3-yaml is not installed (apt-get install python3-yaml)")
     sys.exit(77)
 
-INSTALLER = "/usr/sbin/erdma-cni-install"
-RESOURCE_ANNOTATION = "k8s.v1.cni.cncf.io/resourceName"
-NETWORKS_ANNOTATION = "k8s.v1.cni.cncf.io/networks"
-SMCR_ANNOTATION = "network.alibabacloud.com/erdma-smcr"
-NODE_DIRS = {"/opt/cni/bin": "--bin-dir", "/etc/cni/net.d": "--conf-dir"}
-DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-# A GPU node's taint: the DaemonSet must still run there.
-GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+from common import (
+    GPU_TAINT,
+    NETWORKS_ANNOTATION,
+    NODE_DIRS,
+    RESOURCE_ANNOTATION,
+    SMCR_ANNOTATION,
+    DNS1123,
+    arg_value,
+    containers_of,
+    find,
+    findings,
+    get,
+    installer_commands,
+    tolerates,
+)
+from recipes import check_configmap, check_recipe_pods, documented_keys, entry_source
+from scratch_node import run_installer_commands
 
-findings = []
-
-
-def find(where, msg):
-    findings.append(f"{where}: {msg}")
-
-
-def get(obj, *path):
-    for key in path:
-        if not isinstance(obj, dict) or key not in obj:
-            return None
-        obj = obj[key]
-    return obj
-
-
-def tolerates(tolerations, taint):
-    """Kubernetes' rule: one toleration matches the taint's key, value and effect."""
-    for t in tolerations or []:
-        effect_ok = not t.get("effect") or t["effect"] == taint["effect"]
-        op = t.get("operator", "Equal")
-        if op == "Exists":
-            key_ok = not t.get("key") or t["key"] == taint["key"]
-            if key_ok and effect_ok:
-                return True
-        elif op == "Equal" and t.get("key") == taint["key"] and str(t.get("value", "")) == taint["value"]:
-            if effect_ok:
-                return True
-    return False
+ENTRY_FLAG = "--entry"
+# Options of install that check and uninstall do not take.
+INSTALL_ONLY = ("--every",)
 
 
 def check_common(where, doc):
@@ -73,12 +60,6 @@ def check_common(where, doc):
                 find(where, f"metadata.{field}.{k}: {v!r} must be a string (quote it)")
 
 
-def containers_of(pod_spec):
-    return [("initContainers", c) for c in pod_spec.get("initContainers") or []] + [
-        ("containers", c) for c in pod_spec.get("containers") or []
-    ]
-
-
 def check_image(where, c):
     image = c.get("image")
     if not isinstance(image, str) or not image:
@@ -87,28 +68,24 @@ def check_image(where, c):
         find(where, f"image {image}: no tag; pin a version")
 
 
-def arg_value(args, flag):
-    for i, a in enumerate(args):
-        if a.startswith(flag + "="):
-            return a.split("=", 1)[1]
-        if a == flag and i + 1 < len(args):
-            return args[i + 1]
-    return None
+WITH_VALUE = {"--bin-dir", "--conf-dir", "--conflist", "--after", "--position", "--entry", "--source", "--every"}
 
 
-def installer_commands(c):
-    """The installer command lines of a container: its command+args, its probe's."""
-    out = []
-    cmd = (c.get("command") or []) + (c.get("args") or [])
-    if cmd and cmd[0] == INSTALLER:
-        out.append(("command", cmd[1:]))
-    probe = get(c, "readinessProbe", "exec", "command") or []
-    if probe and probe[0] == INSTALLER:
-        out.append(("readinessProbe", probe[1:]))
+def options(args):
+    """An installer command line's options as (flag, value) pairs, in order."""
+    out, i = [], 1
+    while i < len(args):
+        flag, eq, value = args[i].partition("=")
+        if not eq and flag in WITH_VALUE and i + 1 < len(args):
+            value, i = args[i + 1], i + 1
+        out.append((flag, value if (eq or flag in WITH_VALUE) else None))
+        i += 1
     return out
 
 
-def check_daemonset(where, doc):
+def check_daemonset(where, doc, entry_refs):
+    """entry_refs gets (where, what, (namespace, ConfigMap, key)) for each
+    --entry, to be found among the ConfigMaps of deploy/."""
     if doc.get("apiVersion") != "apps/v1":
         find(where, f"apiVersion: apps/v1 expected, got {doc.get('apiVersion')!r}")
     spec = doc.get("spec") or {}
@@ -153,20 +130,72 @@ def check_daemonset(where, doc):
             if v is None:
                 find(cw, f"volumeMount {m.get('name')}: no such volume")
                 continue
+            if "configMap" in v:
+                continue
             if "hostPath" not in v:
-                find(cw, f"volumeMount {m.get('name')}: not a hostPath volume")
+                find(cw, f"volumeMount {m.get('name')}: neither a hostPath nor a configMap volume")
                 continue
             host_paths[m.get("mountPath")] = get(v, "hostPath", "path")
-        for what, args in installer_commands(c):
+        commands = installer_commands(c)
+        for what, args in commands:
             for node_dir, flag in NODE_DIRS.items():
                 inside = arg_value(args, flag)
                 if inside is None:
                     find(cw, f"{what}: {flag} missing (the node's {node_dir} is mounted elsewhere)")
                 elif host_paths.get(inside) != node_dir:
                     find(cw, f"{what}: {flag}={inside} is not the mount of the node's {node_dir}")
+            if args and args[0] in ("install", "check"):
+                entry = arg_value(args, ENTRY_FLAG)
+                if entry is None:
+                    find(cw, f"{what}: {ENTRY_FLAG} missing: the installer would write its built-in entry, "
+                             "not the recipe of the entry ConfigMap (docs/install.md)")
+                else:
+                    ns = get(doc, "metadata", "namespace") or "default"
+                    entry_refs.append((cw, what, entry_source(cw, what, entry, c.get("volumeMounts") or [], volumes, ns)))
+        check_probe(cw, commands)
     for path in NODE_DIRS:
         if path not in host_paths.values():
             find(where, f"no hostPath volume mounts the node's {path}")
+
+
+def check_probe(cw, commands):
+    """A container that runs install is Ready when check, with install's
+    options less --every, passes: the node's conflist holds that entry."""
+    installs = [args for what, args in commands if what == "command" and args and args[0] == "install"]
+    if not installs:
+        return
+    probes = [args for what, args in commands if what == "readinessProbe" and args and args[0] == "check"]
+    if not probes:
+        find(cw, "readinessProbe: no erdma-cni-install check: a Ready pod must mean the node's conflist holds the entry")
+        return
+    want = [o for o in options(installs[0]) if o[0] not in INSTALL_ONLY]
+    if sorted(options(probes[0])) != sorted(want):
+        have = " ".join(f"{f}={v}" if v is not None else f for f, v in options(probes[0]))
+        need = " ".join(f"{f}={v}" if v is not None else f for f, v in want)
+        find(cw, f"readinessProbe: check {have} does not ask what install does ({need}); give it install's options")
+
+
+def check_daemonsets_agree(daemonsets):
+    """The uninstaller runs where the installer ran, on the same node files."""
+    install = uninstall = None
+    for where, doc in daemonsets:
+        for _, c in containers_of(get(doc, "spec", "template", "spec") or {}):
+            for what, args in installer_commands(c):
+                if what == "command" and args and args[0] in ("install", "uninstall"):
+                    if args[0] == "install":
+                        install = (where, doc, args)
+                    else:
+                        uninstall = (where, doc, args)
+    if not install or not uninstall:
+        return
+    (iw, idoc, iargs), (uw, udoc, uargs) = install, uninstall
+    for field in ("nodeSelector", "tolerations"):
+        a, b = get(idoc, "spec", "template", "spec", field), get(udoc, "spec", "template", "spec", field)
+        if a != b:
+            find(uw, f"{field} {b!r} differs from {iw}'s {a!r}: the uninstaller must run on every node the installer did")
+    for flag in ("--conflist",) + tuple(NODE_DIRS.values()):
+        if arg_value(iargs, flag) != arg_value(uargs, flag):
+            find(uw, f"uninstall {flag}={arg_value(uargs, flag)} differs from install's {arg_value(iargs, flag)}")
 
 
 def check_nad(where, doc, nads):
@@ -224,57 +253,14 @@ def check_pod(where, doc, nads, seen):
             find(where, f'{SMCR_ANNOTATION}: must be the string "true", got {annotations[SMCR_ANNOTATION]!r}')
 
 
-def run(argv, expect_rc, expect_out, where):
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-    if p.returncode != expect_rc or (expect_out and expect_out not in p.stdout):
-        find(where, f"{' '.join(argv)} exited {p.returncode} (expected {expect_rc}"
-             f"{', output with ' + repr(expect_out) if expect_out else ''}):\n{p.stdout}{p.stderr}")
-    return p
-
-
-def run_installer_commands(daemonsets):
-    """The DaemonSets' installer commands, as written, against a scratch node."""
-    installer = os.environ.get("ERDMA_CNI_INSTALL")
-    plugin = os.environ.get("ERDMA_CNI")
-    if not installer or not plugin:
-        print("note: ERDMA_CNI_INSTALL/ERDMA_CNI not set; the DaemonSets' commands were not run")
-        return
-    root = tempfile.mkdtemp(prefix="erdma-deploy-")
-    try:
-        host = os.path.join(root, "host")
-        os.makedirs(host + "/opt/cni/bin")
-        os.makedirs(host + "/etc/cni/net.d")
-        with open(host + "/etc/cni/net.d/10-terway.conflist", "w") as f:
-            json.dump({"cniVersion": "0.4.0", "name": "terway-chainer",
-                       "plugins": [{"type": "terway", "eniip_virtual_type": "IPVlan"},
-                                   {"type": "portmap", "capabilities": {"portMappings": True}}]}, f, indent=2)
-
-        def localize(args):
-            out = [a.replace("=/host/", "=" + host + "/") for a in args if not a.startswith("--every")]
-            return [installer] + out
-
-        commands = [(where, what, args) for where, c in daemonsets for what, args in installer_commands(c)]
-        if not any(args and args[0] == "install" for _, _, args in commands):
-            find("deploy", "no DaemonSet runs erdma-cni-install install")
-        # In the order a cluster sees them: probe fails, install, probe passes, uninstall.
-        for where, what, args in commands:
-            if args[0] == "check":
-                run(localize(args) + ["--source", plugin], 1, "differs:", f"{where} {what} before install")
-        for where, what, args in commands:
-            if args[0] == "install":
-                run(localize(args) + ["--source", plugin, "--dry-run"], 0,
-                    "would have inserted the erdma-cni entry at position 1 (after terway)", f"{where} {what}")
-                run(localize(args) + ["--source", plugin], 0, "inserted the erdma-cni entry", f"{where} {what}")
-        for where, what, args in commands:
-            if args[0] == "check":
-                run(localize(args) + ["--source", plugin], 0, "ok:", f"{where} {what} after install")
-        for where, what, args in commands:
-            if args[0] == "uninstall":
-                run(localize(args), 0, "removed the erdma-cni entry", f"{where} {what}")
-                if os.path.exists(host + "/opt/cni/bin/erdma-cni") == ("--remove-binary" in args):
-                    find(f"{where} {what}", "the binary is not where --remove-binary says it should be")
-    finally:
-        shutil.rmtree(root)
+def manifests(deploy):
+    """Every *.yaml under deploy/, as paths relative to it."""
+    out = []
+    for dirpath, _, names in os.walk(deploy):
+        for n in names:
+            if n.endswith((".yaml", ".yml")):
+                out.append(os.path.relpath(os.path.join(dirpath, n), deploy))
+    return sorted(out)
 
 
 def main():
@@ -282,10 +268,15 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     deploy = sys.argv[1]
-    files = sorted(f for f in os.listdir(deploy) if f.endswith((".yaml", ".yml")))
+    config_md = os.path.join(deploy, "..", "docs", "config.md")
+    rows = documented_keys(config_md) if os.path.exists(config_md) else {}
+    if not rows:
+        find(config_md, "no table of keys: the entries' keys cannot be checked")
+    files = manifests(deploy)
     if not files:
         find(deploy, "no manifests")
-    nads, seen, daemonsets, pods, count = {}, set(), [], [], 0
+    nads, seen, count = {}, set(), 0
+    daemonsets, containers, configmap_docs, entries, entry_refs, pods_by_file = [], [], [], {}, [], {}
     for name in files:
         try:
             with open(os.path.join(deploy, name)) as f:
@@ -302,21 +293,49 @@ def main():
             check_common(where, doc)
             kind = doc.get("kind")
             if kind == "DaemonSet":
-                check_daemonset(where, doc)
-                for _, c in containers_of(get(doc, "spec", "template", "spec") or {}):
-                    daemonsets.append((where, c))
+                check_daemonset(where, doc, entry_refs)
+                daemonsets.append((where, doc))
+                pod = get(doc, "spec", "template", "spec") or {}
+                volumes = {v.get("name"): v for v in pod.get("volumes") or []}
+                ns = get(doc, "metadata", "namespace") or "default"
+                containers += [(where, c, volumes, ns) for _, c in containers_of(pod)]
+            elif kind == "ConfigMap":
+                check_configmap(where, doc, rows, entries)
+                configmap_docs.append(doc)
             elif kind == "NetworkAttachmentDefinition":
                 check_nad(where, doc, nads)
             elif kind == "Pod":
-                pods.append((where, doc))
+                pods_by_file.setdefault(name, []).append((where, doc))
             else:
-                find(where, f"kind {kind!r}: this check knows DaemonSet, NetworkAttachmentDefinition and Pod")
-    for where, doc in pods:  # after every NAD is known
+                find(where, f"kind {kind!r}: this check knows DaemonSet, ConfigMap, NetworkAttachmentDefinition and Pod")
+    for where, doc in [p for pods in pods_by_file.values() for p in pods]:  # after every NAD is known
         check_pod(where, doc, nads, seen)
     for example in ("exclusive", "smcr"):
         if example not in seen:
             find(deploy, f"no example pod of the {example} kind")
-    run_installer_commands(daemonsets)
+    for where, what, source in entry_refs:
+        if source and source not in entries:
+            find(where, f"{what}: --entry reads key {source[2]} of ConfigMap {source[0]}/{source[1]}, "
+                        "which deploy/ does not hold as a valid entry")
+    check_daemonsets_agree(daemonsets)
+    node_selector = {}
+    for where, doc in daemonsets:
+        if any(a and a[0] == "install" for _, c in containers_of(get(doc, "spec", "template", "spec") or {})
+               for _, a in installer_commands(c)):
+            node_selector = {k: v for k, v in (get(doc, "spec", "template", "spec", "nodeSelector") or {}).items()
+                             if k != "kubernetes.io/os"}
+    if not entries:
+        find(deploy, "no ConfigMap holds an erdma-cni entry for the installer (docs/install.md)")
+    check_recipe_pods(entries, pods_by_file, node_selector)
+    installer, plugin = os.environ.get("ERDMA_CNI_INSTALL"), os.environ.get("ERDMA_CNI")
+    if installer and plugin:
+        configmaps = {}  # the entries as written, for the installer to read
+        for doc in configmap_docs:
+            ns, cm = get(doc, "metadata", "namespace") or "default", get(doc, "metadata", "name")
+            configmaps[(ns, cm)] = {k: v for k, v in doc["data"].items() if (ns, cm, k) in entries}
+        run_installer_commands(installer, plugin, containers, configmaps, [s for _, _, s in entry_refs if s])
+    else:
+        print("note: ERDMA_CNI_INSTALL/ERDMA_CNI not set; the DaemonSets' commands were not run")
     for f in findings:
         print("FAIL " + f)
     print(f"{count} manifests in {len(files)} files, {len(findings)} findings")

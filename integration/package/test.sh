@@ -59,7 +59,9 @@ $(cat "$work/list")"
 expect_file -rwxr-xr-x opt/cni/bin/erdma-cni
 expect_file -rwxr-xr-x usr/sbin/erdma-cni-install
 for doc in README.md install.md deploy.md config.md errors.md examples/daemonset.yaml examples/nad.yaml \
-  examples/pod-exclusive-rdma.yaml examples/pod-shared-smcr.yaml examples/uninstall-daemonset.yaml; do
+  examples/pod-exclusive-rdma.yaml examples/pods-none.yaml examples/pods-controller.yaml \
+  examples/pods-controller-all-devices.yaml examples/pods-terway-erdma.yaml examples/pods-no-device-plugin.yaml \
+  examples/uninstall-daemonset.yaml; do
   expect_file -rw-r--r-- "usr/share/doc/erdma-cni/$doc"
 done
 stray="$(awk '{print $6}' "$work/list" | grep -vE '^\./(opt/(cni/(bin/(erdma-cni)?)?)?|usr/(sbin/(erdma-cni-install)?|share/(doc/(erdma-cni/.*)?)?)?)?$' || true)"

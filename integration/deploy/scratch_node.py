@@ -1,0 +1,196 @@
+"""The DaemonSets' installer commands, as written, on a scratch copy of a
+Terway node: each volume a directory (a hostPath the node's, a configMap
+laid out as the kubelet lays it out), each path argument mapped through
+the container's mounts."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+from common import arg_value, find, get, installer_commands, mount_of
+
+CONFLIST = "10-terway.conflist"
+PATH_FLAGS = ("--bin-dir", "--conf-dir", "--entry", "--source")
+
+
+def run(argv, expect_rc, expect_out, where, no_warning=False):
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    bad = p.returncode != expect_rc or (expect_out and expect_out not in p.stdout)
+    if bad or (no_warning and "warning:" in p.stderr):
+        find(where, f"{' '.join(argv)} exited {p.returncode} (expected {expect_rc}"
+             f"{', output with ' + repr(expect_out) if expect_out else ''}"
+             f"{', no warning' if no_warning else ''}):\n{p.stdout}{p.stderr}")
+    return p
+
+
+def project_configmap(dir, files):
+    """A configMap volume as the kubelet writes it: the files in a timestamped
+    directory, ..data a symlink to it, each name a symlink through ..data.
+    Called again, it swaps ..data atomically, as the kubelet does on an update."""
+    os.makedirs(dir, exist_ok=True)
+    stamp = tempfile.mkdtemp(prefix=time.strftime("..%Y_%m_%d_%H_%M_%S."), dir=dir)
+    for name, text in files.items():
+        with open(os.path.join(stamp, name), "w") as f:
+            f.write(text)
+    tmp = os.path.join(dir, "..data_tmp")
+    os.symlink(os.path.basename(stamp), tmp)
+    os.replace(tmp, os.path.join(dir, "..data"))
+    for name in files:
+        link = os.path.join(dir, name)
+        if not os.path.islink(link):
+            os.symlink(os.path.join("..data", name), link)
+
+
+class ScratchNode:
+    def __init__(self, root, configmaps):
+        self.root = root
+        self.configmaps = configmaps  # (namespace, name) -> data
+        self.projected = []  # (dir, the volume's configMap, namespace)
+        os.makedirs(self.host("/opt/cni/bin"))
+        os.makedirs(self.host("/etc/cni/net.d"))
+        with open(self.host("/etc/cni/net.d/" + CONFLIST), "w") as f:
+            json.dump({"cniVersion": "0.4.0", "name": "terway-chainer",
+                       "plugins": [{"type": "terway", "eniip_virtual_type": "IPVlan"},
+                                   {"type": "portmap", "capabilities": {"portMappings": True}}]}, f, indent=2)
+
+    def host(self, path):
+        return self.root + "/node" + path
+
+    def volume_dir(self, volume, ns):
+        """Where a volume lives on the scratch node; a configMap's is projected."""
+        if "hostPath" in volume:
+            return self.host(get(volume, "hostPath", "path"))
+        cm = volume.get("configMap")
+        if isinstance(cm, dict):
+            dir = f"{self.root}/configmaps/{volume.get('name')}"
+            if not os.path.exists(dir):
+                self.project(dir, cm, self.configmaps.get((ns, cm.get("name"))) or {})
+                self.projected.append((dir, cm, ns))
+            return dir
+        return None
+
+    def project(self, dir, cm, data):
+        items = cm.get("items") or [{"key": k, "path": k} for k in data]
+        project_configmap(dir, {i["path"]: data[i["key"]] for i in items if i.get("key") in data})
+
+    def localize(self, args, mounts, volumes, ns):
+        """args with each path argument moved to the scratch node."""
+        def move(value):
+            m, rel = mount_of(value, mounts)
+            dir = m and self.volume_dir(volumes.get(m.get("name")) or {}, ns)
+            return os.path.join(dir, rel) if dir else value
+
+        out, i = [], 0
+        while i < len(args):
+            a = args[i]
+            flag, eq, value = a.partition("=")
+            if flag in PATH_FLAGS and eq:
+                out.append(f"{flag}={move(value)}")
+            elif a in PATH_FLAGS and i + 1 < len(args):
+                out += [a, move(args[i + 1])]
+                i += 1
+            elif not a.startswith("--every"):
+                out.append(a)
+            i += 1
+        return out
+
+
+def run_installer_commands(installer, plugin, daemonsets, configmaps, entry_sources):
+    """daemonsets: (where, container, volumes by name, namespace); configmaps:
+    (namespace, name) -> {key: entry text}; entry_sources: the (namespace,
+    ConfigMap, key) the installer's --entry reads. Every recipe through a dry
+    run, then in the order a cluster sees: the probe fails, install (dry run,
+    then real), the probe passes, a ConfigMap edit switches the recipe,
+    uninstall."""
+    root = tempfile.mkdtemp(prefix="erdma-deploy-")
+    try:
+        node = ScratchNode(root, configmaps)
+        commands = []
+        for where, c, volumes, ns in daemonsets:
+            for what, args in installer_commands(c):
+                local = [installer] + node.localize(args, c.get("volumeMounts") or [], volumes, ns)
+                commands.append((f"{where} {what}", args, local))
+        installs = [(w, local) for w, args, local in commands if args and args[0] == "install"]
+        checks = [(w, local) for w, args, local in commands if args and args[0] == "check"]
+        if not installs:
+            find("deploy", "no DaemonSet runs erdma-cni-install install")
+        src = ["--source", plugin]
+        if installs:
+            check_every_recipe(node, installs[0], configmaps, src)
+        for w, local in checks:
+            run(local + src, 1, "differs:", f"{w} before install")
+        for w, local in installs:
+            run(local + src + ["--dry-run"], 0, "would have inserted the erdma-cni entry at position 1 (after terway)", w)
+            run(local + src, 0, "inserted the erdma-cni entry", w, no_warning=True)
+        for w, local in checks:
+            run(local + src, 0, "ok:", f"{w} after install")
+        if installs:
+            switch_recipe(node, installs, checks, configmaps, entry_sources, src)
+        for w, args, local in commands:
+            if args and args[0] == "uninstall":
+                run(local, 0, "removed the erdma-cni entry", w)
+                if os.path.exists(node.host("/opt/cni/bin/erdma-cni")) == ("--remove-binary" in args):
+                    find(w, "the binary is not where --remove-binary says it should be")
+    finally:
+        shutil.rmtree(root)
+
+
+def with_entry(local, path):
+    out = [a for a in local if not a.startswith("--entry=")]
+    if "--entry" in out:
+        i = out.index("--entry")
+        del out[i:i + 2]
+    return out + ["--entry", path]
+
+
+def check_every_recipe(node, install, configmaps, src):
+    """Each recipe of the ConfigMap, given to the DaemonSet's install as a dry
+    run on the node before install: the installer (with the plugin's own
+    parser) takes it without a warning and inserts it as written."""
+    where, local = install
+    for (ns, name), data in sorted(configmaps.items()):
+        for key, text in sorted(data.items()):
+            path = f"{node.root}/recipe-{key}"
+            with open(path, "w") as f:
+                f.write(text)
+            p = run(with_entry(local, path) + src + ["--dry-run"], 0,
+                    "would have inserted the erdma-cni entry at position 1 (after terway)",
+                    f"ConfigMap {ns}/{name} data.{key} as the entry of {where}", no_warning=True)
+            if p.returncode == 0 and json.loads(text) not in conflist_entries(p.stdout):
+                find(f"ConfigMap {ns}/{name} data.{key}", f"the dry run's conflist does not hold the entry as written:\n{p.stdout}")
+
+
+def conflist_entries(out):
+    """The erdma-cni entries of the conflist a dry run printed."""
+    start = out.find("{")
+    try:
+        doc = json.loads(out[start:]) if start >= 0 else {}
+    except ValueError:
+        return []
+    return [e for e in doc.get("plugins") or [] if e.get("type") == "erdma-cni"]
+
+
+def switch_recipe(node, installs, checks, configmaps, entry_sources, src):
+    """An edit of the ConfigMap's selected key reaches the running DaemonSet:
+    the kubelet swaps the projected file, the probe fails, the next install
+    round updates the entry, the probe passes."""
+    if not entry_sources:
+        return
+    ns, name, key = entry_sources[0]
+    data = configmaps.get((ns, name)) or {}
+    other = next((k for k in sorted(data) if k != key and json.loads(data[k]) != json.loads(data[key])), None)
+    if other is None:
+        return
+    edited = dict(data, **{key: data[other]})
+    for dir, cm, cm_ns in node.projected:
+        if (cm_ns, cm.get("name")) == (ns, name):
+            node.project(dir, cm, edited)
+    where = f"ConfigMap {ns}/{name} data.{key} replaced by data.{other}"
+    for w, local in checks:
+        run(local + src, 1, "differs:", f"{where}: {w}")
+    for w, local in installs:
+        run(local + src, 0, "updated the erdma-cni entry", f"{where}: {w}")
+    for w, local in checks:
+        run(local + src, 0, "ok:", f"{where}: {w}")
