@@ -3,9 +3,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <memory>
+#include <optional>
+#include <string_view>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "base/escape.h"
+#include "conf/names.h"
 #include "kubelet/grpc_call.h"
 #include "kubelet/podresources.pb-c.h"
 
@@ -50,11 +55,51 @@ std::vector<int64_t> Nodes(const V1__TopologyInfo* t) {
   return out;
 }
 
+// An ID of q.resource the plugin may act on: it becomes a file and sysfs
+// lookup. What it is instead, for the message, or nullopt when valid.
+struct BadId {
+  std::string kind;    ///< "an empty device ID"
+  std::string detail;  ///< what it holds, escaped
+};
+std::optional<BadId> Malformed(std::string_view id) {
+  if (conf::IsValidDeviceId(id)) return std::nullopt;
+  if (id.empty()) return BadId{"an empty device ID", ""};
+  return BadId{"a malformed device ID",
+               " (" + std::to_string(id.size()) + " bytes: " +
+                   base::EscapeForDisplay(std::string(id.substr(0, 64))) + (id.size() > 64 ? "..." : "") +
+                   "; a device ID is 1 to 256 printable ASCII characters without spaces)"};
+}
+
 // The pod's devices of q.resource and its GPUs' NUMA nodes. The kubelet
 // sends one ContainerDevices per device ID with that device's topology;
-// an entry with several IDs gives each the entry's topology.
-PodAllocation Collect(const V1__PodResources& pod, const PodQuery& q) {
+// an entry with several IDs gives each the entry's topology. Counted
+// before anything is copied, so that a huge answer costs one pass.
+base::Result<PodAllocation> Collect(const V1__PodResources& pod, const PodQuery& q) {
+  size_t wanted = 0;
+  size_t gpus = 0;
+  for (size_t c = 0; c < pod.n_containers; ++c) {
+    const V1__ContainerResources* cr = pod.containers[c];
+    for (size_t d = 0; cr != nullptr && d < cr->n_devices; ++d) {
+      const V1__ContainerDevices* cd = cr->devices[d];
+      if (cd == nullptr) continue;
+      const std::string resource = Str(cd->resource_name);
+      if (resource == kGpuResource) gpus += cd->n_device_ids;
+      if (!q.resource.empty() && resource == q.resource) wanted += cd->n_device_ids;
+    }
+  }
+  auto too_many = [&](size_t n, const std::string& resource) {
+    return Error(Code::kDecoding, "the kubelet's answer for " + Who(q) + " holds " + std::to_string(n) +
+                                      " device IDs of resource " + resource + ", more than the " +
+                                      std::to_string(kMaxDeviceIds) +
+                                      " one pod can be given (kubelet::kMaxDeviceIds); check the device "
+                                      "plugin that advertises " +
+                                      resource + " and the pod's resources.limits");
+  };
+  if (wanted > kMaxDeviceIds) return too_many(wanted, What(q));
+  if (gpus > kMaxDeviceIds) return too_many(gpus, kGpuResource);
+
   PodAllocation out;
+  std::unordered_set<std::string_view> seen;
   for (size_t c = 0; c < pod.n_containers; ++c) {
     const V1__ContainerResources* cr = pod.containers[c];
     if (cr == nullptr) continue;
@@ -62,17 +107,23 @@ PodAllocation Collect(const V1__PodResources& pod, const PodQuery& q) {
       const V1__ContainerDevices* cd = cr->devices[d];
       if (cd == nullptr) continue;
       const std::string resource = Str(cd->resource_name);
+      const bool gpu = resource == kGpuResource;
+      const bool asked = !q.resource.empty() && resource == q.resource;
+      if (!gpu && !asked) continue;
       std::vector<int64_t> nodes = Nodes(cd->topology);
-      if (resource == kGpuResource) {
+      if (gpu) {
         out.gpu_numa_nodes.insert(out.gpu_numa_nodes.end(), nodes.begin(), nodes.end());
         for (size_t i = 0; i < cd->n_device_ids; ++i) out.gpu_ids.push_back(Str(cd->device_ids[i]));
       }
-      if (q.resource.empty() || resource != q.resource) continue;
+      if (!asked) continue;
       for (size_t i = 0; i < cd->n_device_ids; ++i) {
-        std::string id = Str(cd->device_ids[i]);
-        bool seen =
-            std::any_of(out.devices.begin(), out.devices.end(), [&](const Device& x) { return x.id == id; });
-        if (!seen) out.devices.push_back({std::move(id), nodes});
+        // The views point into the decoded message, which outlives `seen`.
+        const std::string_view id = cd->device_ids[i] ? cd->device_ids[i] : "";
+        if (auto bad = Malformed(id))
+          return Error(Code::kDecoding, "the kubelet's answer for " + Who(q) + " holds " + bad->kind +
+                                            " for resource " + What(q) + bad->detail +
+                                            "; check the device plugin that advertises it");
+        if (seen.insert(id).second) out.devices.push_back({std::string(id), nodes});
       }
     }
   }
@@ -83,28 +134,37 @@ PodAllocation Collect(const V1__PodResources& pod, const PodQuery& q) {
 }
 
 // "aliyun/erdma x2, nvidia.com/gpu x1" or "no devices": what the pod holds,
-// for the message when the resource asked for is not among it.
+// in the order first named, for the message when the resource asked for
+// is not among it.
 std::string Holdings(const V1__PodResources& pod) {
   std::vector<std::pair<std::string, size_t>> counts;
+  std::unordered_map<std::string, size_t> at;  // resource -> its index in counts
   for (size_t c = 0; c < pod.n_containers; ++c) {
     const V1__ContainerResources* cr = pod.containers[c];
     for (size_t d = 0; cr != nullptr && d < cr->n_devices; ++d) {
       if (cr->devices[d] == nullptr) continue;
       std::string r = Str(cr->devices[d]->resource_name);
-      auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& p) { return p.first == r; });
-      if (it == counts.end()) it = counts.insert(counts.end(), {r, 0});
-      it->second += cr->devices[d]->n_device_ids;
+      auto [it, added] = at.try_emplace(r, counts.size());
+      if (added) counts.emplace_back(std::move(r), 0);
+      counts[it->second].second += cr->devices[d]->n_device_ids;
     }
   }
   if (counts.empty()) return "no devices";
   std::string s;
-  for (const auto& [r, n] : counts)
-    s += (s.empty() ? "" : ", ") + base::EscapeForDisplay(r) + " x" + std::to_string(n);
+  for (size_t i = 0; i < counts.size(); ++i) {
+    // A message, not a dump: a hostile answer may name thousands.
+    if (i == 8) {
+      s += " and " + std::to_string(counts.size() - i) + " more resources";
+      break;
+    }
+    s += (s.empty() ? "" : ", ") + base::EscapeForDisplay(counts[i].first) + " x" +
+         std::to_string(counts[i].second);
+  }
   return s;
 }
 
 base::Result<PodAllocation> Check(const V1__PodResources& pod, const PodQuery& q) {
-  PodAllocation out = Collect(pod, q);
+  ASSIGN_OR_RETURN(PodAllocation out, Collect(pod, q));
   if (!q.resource.empty() && out.devices.empty()) {
     return Error(Code::kDeviceNotFound, "the kubelet gave " + Who(q) + " no device of resource " + What(q) +
                                             "; it holds " + Holdings(pod));
@@ -213,12 +273,18 @@ base::Result<PodAllocation> PodDevices(const std::string& socket_path, const Pod
         .WithContext(context);
   };
 
-  ASSIGN_OR_RETURN(GrpcReply got, call(kGet, EncodeGetRequest(q)));
-  if (got.status == 0) {
-    auto a = DecodeGetReply(got.body, q);
+  // The answer's decoding counts against the timeout as the calls do.
+  auto decoded = [&](base::Result<PodAllocation> a, const char* method) -> base::Result<PodAllocation> {
     if (!a.ok()) return std::move(a).error().WithContext(context);
+    if (Clock::now() > deadline)
+      return Error(Code::kTryAgainLater, std::string(method) + " and the decoding of its answer took longer than " +
+                                             std::to_string(timeout.count()) + " ms")
+          .WithContext(context);
     return a;
-  }
+  };
+
+  ASSIGN_OR_RETURN(GrpcReply got, call(kGet, EncodeGetRequest(q)));
+  if (got.status == 0) return decoded(DecodeGetReply(got.body, q), "Get");
   if (PodUnknown(got)) {
     return Error(Code::kTryAgainLater,
                  "the kubelet does not know " + Who(q) + ": " + base::EscapeForDisplay(got.message))
@@ -228,9 +294,7 @@ base::Result<PodAllocation> PodDevices(const std::string& socket_path, const Pod
 
   ASSIGN_OR_RETURN(GrpcReply listed, call(kList, EncodeListRequest()));
   if (listed.status != 0) return failed("List", listed);
-  auto a = DecodeListReply(listed.body, q);
-  if (!a.ok()) return std::move(a).error().WithContext(context);
-  return a;
+  return decoded(DecodeListReply(listed.body, q), "List");
 }
 
 }  // namespace kubelet

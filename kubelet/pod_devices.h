@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,6 +17,10 @@ namespace kubelet {
 inline constexpr const char* kDefaultSocket = "/var/lib/kubelet/pod-resources/kubelet.sock";
 /// NVIDIA's device plugin's resource: the pod's GPUs, whose NUMA nodes a pool prefers.
 inline constexpr const char* kGpuResource = "nvidia.com/gpu";
+/// The most device IDs of one resource (the one asked for, or the GPUs) an
+/// answer may give one pod: far more devices than any node has slots or
+/// virtual functions for, so a larger answer is broken or hostile.
+inline constexpr size_t kMaxDeviceIds = 1024;
 
 /// One device ID of the resource asked for, as the device plugin named it
 /// (`erdma_1/17`, `eni-3`), with the NUMA nodes the kubelet reports for it
@@ -48,11 +53,15 @@ struct PodQuery {
 };
 
 /// Decodes a GetPodResourcesResponse (the message bytes) for `q`: the pod it
-/// names must be q's. Pure; errors are kDecoding.
+/// names must be q's. Pure, and linear in the answer's size; errors are
+/// kDecoding, also for more than kMaxDeviceIds IDs of q.resource or of the
+/// GPUs, and for an ID of q.resource that is no valid device ID (empty,
+/// control characters or spaces, over 256 bytes: conf::IsValidDeviceId).
 base::Result<PodAllocation> DecodeGetReply(const std::string& bytes, const PodQuery& q);
 
-/// Decodes a ListPodResourcesResponse and picks q's pod. Pure; errors are
-/// kDecoding, and kTryAgainLater when the pod is not listed.
+/// Decodes a ListPodResourcesResponse and picks q's pod. Pure, and linear in
+/// the answer's size; errors are DecodeGetReply's, and kTryAgainLater when
+/// the pod is not listed.
 base::Result<PodAllocation> DecodeListReply(const std::string& bytes, const PodQuery& q);
 
 /// Encodes the request messages.
@@ -62,12 +71,14 @@ std::string EncodeListRequest();
 /// Asks the kubelet on `socket_path` for the pod's devices of `q.resource`
 /// and its GPUs' NUMA nodes: Get, and List where Get is not served (UNIMPLEMENTED
 /// before kubelet 1.27; UNKNOWN "PodResources API Get method disabled" without
-/// the KubeletPodResourcesGet feature gate). All calls together take at most
-/// `timeout`; a call the kubelet's rate limit refuses (RESOURCE_EXHAUSTED) is
+/// the KubeletPodResourcesGet feature gate). All calls and the decoding of
+/// their answers together take at most `timeout` (an answer decoded past it
+/// is refused, kTryAgainLater); a call the kubelet's rate limit refuses (RESOURCE_EXHAUSTED) is
 /// made once more. Errors name the resource, the pod and what was found:
 /// kTryAgainLater when a retry can help (no socket, no answer, the pod not
 /// listed, rate limited twice); kDeviceNotFound when the pod has no device
-/// of the resource; kIo for any other failure of the call.
+/// of the resource; kDecoding for an answer DecodeGetReply refuses; kIo for
+/// any other failure of the call.
 base::Result<PodAllocation> PodDevices(const std::string& socket_path, const PodQuery& q,
                                        std::chrono::milliseconds timeout);
 

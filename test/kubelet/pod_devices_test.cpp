@@ -9,7 +9,11 @@
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "test/kubelet/fake_kubelet.h"
 
@@ -162,6 +166,96 @@ TEST_CASE("a kubelet that does not answer is code 11 after the timeout, not late
     CHECK(took >= milliseconds(295));
     CHECK(took < milliseconds(1000));
   }
+}
+
+}  // namespace
+
+namespace {
+
+// A pods file of one pod, default/big, whose one container holds `ids` of
+// aliyun/erdma; removed with the object.
+class PodsFile {
+ public:
+  explicit PodsFile(const std::vector<std::string>& ids) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "ecni-pods.XXXXXX").string();
+    int fd = ::mkstemp(tmpl.data());
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    path_ = tmpl;
+    nlohmann::json pods = {
+        {"pods",
+         {{{"namespace", "default"},
+           {"name", "big"},
+           {"containers",
+            {{{"name", "main"}, {"devices", {{{"resource", kErdma}, {"ids", ids}, {"numa", {0}}}}}}}}}}}};
+    std::ofstream(path_) << pods.dump();
+  }
+  ~PodsFile() { std::filesystem::remove(path_); }
+  PodsFile(const PodsFile&) = delete;
+  PodsFile& operator=(const PodsFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<std::string> Distinct(size_t n) {
+  std::vector<std::string> ids;
+  ids.reserve(n);
+  for (size_t i = 0; i < n; ++i) ids.push_back("erdma_" + std::to_string(i / 64) + "/" + std::to_string(i));
+  return ids;
+}
+
+TEST_CASE("an answer with 100,000 device IDs for the pod is refused naming the bound and the count") {
+  PodsFile pods(Distinct(100000));
+  FakeKubelet k("get", pods.path());
+  auto a = PodDevices(k.socket(), {"default", "big", kErdma}, std::chrono::seconds(20));
+  REQUIRE_FALSE(a.ok());
+  CHECK(a.error().code == base::Code::kDecoding);
+  CHECK_THAT(a.error().msg, Catch::Contains("100000 device IDs") && Catch::Contains("1024") &&
+                                Catch::Contains("pod default/big") && Catch::Contains("aliyun/erdma"));
+}
+
+TEST_CASE("an answer with 20,000 distinct device IDs for the pod is refused, by Get and by List") {
+  PodsFile pods(Distinct(20000));
+  for (const char* mode : {"get", "disabled"}) {
+    INFO("mode " << mode);
+    FakeKubelet k(mode, pods.path());
+    auto a = PodDevices(k.socket(), {"default", "big", kErdma}, std::chrono::seconds(20));
+    REQUIRE_FALSE(a.ok());
+    CHECK(a.error().code == base::Code::kDecoding);
+    CHECK_THAT(a.error().msg, Catch::Contains("20000 device IDs") && Catch::Contains("1024"));
+  }
+}
+
+TEST_CASE("an answer with kMaxDeviceIds device IDs for the pod is taken, each once") {
+  std::vector<std::string> ids = Distinct(kubelet::kMaxDeviceIds);
+  ids.back() = ids.front();  // the kubelet may name an ID twice: counted, kept once
+  PodsFile pods(ids);
+  FakeKubelet k("get", pods.path());
+  auto a = PodDevices(k.socket(), {"default", "big", kErdma}, kTimeout);
+  INFO((a.ok() ? std::string("ok") : a.error().msg));
+  REQUIRE(a.ok());
+  CHECK(a->devices.size() == kubelet::kMaxDeviceIds - 1);
+}
+
+TEST_CASE("an empty or malformed device ID in the kubelet's answer is refused, named as such") {
+  struct Case {
+    std::string id;
+    std::string named;
+  };
+  const Case c = GENERATE(Case{"", "an empty device ID"}, Case{"erdma_0/\n1", "a malformed device ID"},
+                          Case{"erdma 0", "a malformed device ID"},
+                          Case{std::string(300, 'e'), "a malformed device ID"});
+  CAPTURE(c.id);
+  PodsFile pods({"erdma_0/1", c.id});
+  FakeKubelet k("get", pods.path());
+  auto a = PodDevices(k.socket(), {"default", "big", kErdma}, kTimeout);
+  REQUIRE_FALSE(a.ok());
+  CHECK(a.error().code == base::Code::kDecoding);
+  CHECK_THAT(a.error().msg, Catch::Contains("the kubelet's answer for pod default/big holds " + c.named +
+                                            " for resource aliyun/erdma"));
+  CHECK(a.error().msg.find('\n') == std::string::npos);
 }
 
 }  // namespace
