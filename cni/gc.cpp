@@ -48,18 +48,23 @@ Status ForwardToIpam(Context& ctx, const std::string& command) {
 
 Status Gc(Context& ctx) {
   std::set<std::pair<std::string, std::string>> valid;
+  // Without the list GC cannot tell a live attachment from a stale one:
+  // removing everything would cut every pod of the network off.
   auto it = ctx.cfg.raw.find("cni.dev/valid-attachments");
-  if (it != ctx.cfg.raw.end()) {
-    if (!it->is_array())
+  if (it == ctx.cfg.raw.end())
+    return Error(Code::kInvalidConfig,
+                 "GC of network " + ctx.cfg.name +
+                     ": the config lacks cni.dev/valid-attachments, which the CNI spec (1.1.0, GC) makes "
+                     "mandatory; nothing was removed. Pass the attachments that are still in use, or [] "
+                     "when none are");
+  if (!it->is_array())
+    return Error(Code::kInvalidConfig, "cni.dev/valid-attachments: must be an array of {containerID, ifname}");
+  for (const auto& a : *it) {
+    if (!a.is_object() || !a.contains("containerID") || !a["containerID"].is_string() ||
+        !a.contains("ifname") || !a["ifname"].is_string())
       return Error(Code::kInvalidConfig,
-                   "cni.dev/valid-attachments: must be an array of {containerID, ifname}");
-    for (const auto& a : *it) {
-      if (!a.is_object() || !a.contains("containerID") || !a["containerID"].is_string() ||
-          !a.contains("ifname") || !a["ifname"].is_string())
-        return Error(Code::kInvalidConfig,
-                     "cni.dev/valid-attachments: every entry needs string containerID and ifname");
-      valid.emplace(a["containerID"].get<std::string>(), a["ifname"].get<std::string>());
-    }
+                   "cni.dev/valid-attachments: every entry needs string containerID and ifname");
+    valid.emplace(a["containerID"].get<std::string>(), a["ifname"].get<std::string>());
   }
 
   StateStore store(ctx.cfg.data_dir, ctx.cfg.name);

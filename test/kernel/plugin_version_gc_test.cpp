@@ -130,3 +130,35 @@ TEST_CASE("GC releases the IPAM lease of an attachment it removes, as that attac
   CHECK(kt::LinkExists(t.node(), t.eni(1).name));
   CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
 }
+
+TEST_CASE("GC without cni.dev/valid-attachments changes nothing and fails with code 7 naming the key") {
+  kt::Topology t({.enis = 1});
+  const json config = kt::PluginConfig(
+      {.cni_version = "1.1.0", .data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
+  const std::string cid = t.ContainerId("live");
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
+  INFO("ADD: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+  const std::string node_held = kt::StableSnapshot(t.node());
+  const std::string pod_held = kt::StableSnapshot(t.pod());
+
+  kt::PluginResult r = kt::RunPlugin(kt::Gc(t, config));
+  INFO("GC without the list: " << kt::Describe(r));
+  kt::CheckError(r, 7, {"cni.dev/valid-attachments"});
+  REQUIRE(r.json.is_object());
+  CHECK_THAT(r.json.value("msg", "") + r.json.value("details", ""),
+             Catch::Contains("mandatory") && Catch::Contains("[]"));
+  CHECK(kt::SettledDiff(node_held, t.node()) == "");
+  CHECK(kt::SettledDiff(pod_held, t.pod()) == "");
+  CHECK(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", cid, "net1")));
+  CHECK_FALSE(kt::ClaimsFor(t.DataDir(), cid).empty());
+
+  // An empty list is the runtime saying none is valid: the attachment goes.
+  json gc = config;
+  gc["cni.dev/valid-attachments"] = json::array();
+  kt::PluginResult none = kt::RunPlugin(kt::Gc(t, gc));
+  INFO("GC with []: " << kt::Describe(none));
+  CHECK(none.exit == 0);
+  CHECK(kt::LinkExists(t.node(), t.eni(1).name));
+  CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
+}
