@@ -38,13 +38,15 @@ std::string WhyStale(Context& ctx, const AttachmentState& st) {
     return "";
   }
   std::string why = "its pod netns " + (st.netns.empty() ? std::string("(none recorded)") : st.netns) +
-                    (st.netns_id ? " is gone" : " no longer exists (an older state: checked by path only)");
+                    (st.netns_id ? " is gone (no task, descriptor, socket or mount keeps it)"
+                                 : " no longer exists (an older state: checked by path only)");
   const StepMove* move = nullptr;
   std::string pod_mac;
   for (const Step& s : st.steps) {
     if (const auto* m = std::get_if<StepMove>(&s)) move = m;
     if (const auto* m = std::get_if<StepMac>(&s)) pod_mac = m->mac;
   }
+  // A child went with its netns; a VF on vfio-pci never left the node.
   if (!move) return why;
   auto home = FindHome(st.origin, move->pod_name, ctx.host, pod_mac);
   if (!home.ok() || !*home) {

@@ -23,11 +23,13 @@ namespace cni {
 base::Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path,
                               AttachmentState& st, const HeldClaim* held = nullptr);
 
-/// Why the attachment `st` is provably dead: its netns recorded at ADD is
-/// gone (NetnsOpener::MayExist) and the device it moved is back on the node
-/// (FindHome: its node name, its pod-side name or devN), or it moved none (a
-/// child dies with the netns; a VF without a netdev never left). "" when it
-/// may be alive or the node cannot be read: it is then never touched.
+/// Why the attachment `st` is provably dead, from evidence that what it
+/// holds is free: its netns recorded at ADD is gone (NetnsOpener::MayExist:
+/// no task, descriptor, socket, mount or path keeps that identity), and a
+/// device it moved (move, vf) is back on the node (FindHome: its node name,
+/// its pod-side name or devN). A child has no trace outside its netns (the
+/// kernel deletes it with the netns); a VF without a netdev never left.
+/// "" when it may be alive or the node cannot be read: never touched then.
 std::string WhyStale(Context& ctx, const AttachmentState& st);
 
 /// When `owner` (the holder of a claim or share in `data_dir`) is provably

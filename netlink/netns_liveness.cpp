@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "base/fd.h"
 #include "base/file.h"
 #include "netlink/netns.h"
+#include "netlink/netns_sockets.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -86,17 +88,21 @@ std::vector<std::string> NsMounts(const std::string& mountinfo, const std::strin
 // that is detached): those are told by the inode they lead to. Sockets,
 // pipes and anonymous inodes are no namespace; the rest is looked at with
 // AT_STATX_DONT_SYNC, so a stuck FUSE or NFS file cannot hold us up.
-bool FdRefersTo(const std::string& link, const std::string& tag, const NetnsId& id) {
+// A socket is told apart for its own look (netns_sockets.h).
+enum class Fd { kOther, kRefers, kSocket };
+Fd FdRefersTo(const std::string& link, const std::string& tag, const NetnsId& id) {
   char buf[PATH_MAX];
   const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
-  if (n <= 0) return false;
+  if (n <= 0) return Fd::kOther;
   const std::string_view target(buf, static_cast<size_t>(n));
-  if (target == tag) return true;
-  for (std::string_view skip : {"socket:[", "pipe:[", "anon_inode:", "net:[", "/dev/"})
-    if (target.starts_with(skip)) return false;
+  if (target == tag) return Fd::kRefers;
+  if (target.starts_with("socket:[")) return Fd::kSocket;
+  for (std::string_view skip : {"pipe:[", "anon_inode:", "net:[", "/dev/"})
+    if (target.starts_with(skip)) return Fd::kOther;
   struct statx st {};
-  if (::statx(AT_FDCWD, link.c_str(), AT_STATX_DONT_SYNC, STATX_INO, &st) != 0) return false;
-  return st.stx_ino == id.ino && makedev(st.stx_dev_major, st.stx_dev_minor) == id.dev;
+  if (::statx(AT_FDCWD, link.c_str(), AT_STATX_DONT_SYNC, STATX_INO, &st) != 0) return Fd::kOther;
+  const bool ours = st.stx_ino == id.ino && makedev(st.stx_dev_major, st.stx_dev_minor) == id.dev;
+  return ours ? Fd::kRefers : Fd::kOther;
 }
 
 // What a handle with the recorded device and inode says. The inode number of
@@ -188,11 +194,30 @@ bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path, co
         const std::string ns = dir + "/task/" + tid + "/ns/net";
         if (tid != pid && SameNs(ns, *id) && found(ns, "task " + tid)) return *verdict;
       }
-    if (auto fds = Numbers(dir + "/fd"))
+    if (auto fds = Numbers(dir + "/fd")) {
+      std::optional<TaskSockets> sockets;  // opened at the task's first socket
       for (const std::string& fd : *fds) {
         const std::string link = dir + "/fd/" + fd;
-        if (FdRefersTo(link, tag, *id) && found(link, "a descriptor of task " + pid)) return *verdict;
+        const Fd kind = FdRefersTo(link, tag, *id);
+        if (kind == Fd::kRefers && found(link, "a descriptor of task " + pid)) return *verdict;
+        if (kind != Fd::kSocket || proc_root != "/proc") continue;
+        if (!sockets) sockets.emplace(static_cast<pid_t>(std::stoul(pid)));
+        std::string failed;
+        switch (sockets->Of(std::stoi(fd), *id, &failed)) {
+          case SocketVerdict::kOther:
+            break;
+          case SocketVerdict::kOurs:
+            why = "a socket made in it, descriptor " + fd + " of task " + pid;
+            return true;
+          case SocketVerdict::kReused:
+            why.clear();
+            return false;
+          case SocketVerdict::kUnknown:
+            why = "a socket that cannot be looked at (" + failed + ")";
+            return true;
+        }
       }
+    }
     // Bind mounts live in mount namespaces; a runtime may keep its netns
     // mounts in a private one. Each mount namespace's table is read once.
     struct stat mnt {};

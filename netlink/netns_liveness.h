@@ -42,12 +42,13 @@ std::optional<uint64_t> NetnsCookieAt(const std::string& handle);
 /// it gone (the number went to a newer namespace). With `id`: `path` still
 /// resolves to it, or a task under
 /// `proc_root` has it as the net namespace of any of its threads, or an open
-/// descriptor of a task refers to it (net:[ino]), or it is an nsfs mount in
-/// the mount table of any mount namespace. Without `id` (a state of an older
-/// erdma-cni): `path` still opens as a network namespace. True when unsure
-/// (`proc_root` cannot be listed): only a provably dead netns counts as gone.
-/// Not seen: a netns kept only by a socket created in it; its devices stay
-/// in it, so a moved device is then not back on the node either.
+/// descriptor of a task refers to it (net:[ino]) or is a socket made in it
+/// (TaskSockets; looked at only when `proc_root` is "/proc"), or it is an
+/// nsfs mount in the mount table of any mount namespace. Without `id` (a
+/// state of an older erdma-cni): `path` still opens as a network namespace.
+/// True when unsure (`proc_root` cannot be listed, a socket cannot be looked
+/// at): only a provably dead netns counts as gone. Not seen: a reference no
+/// task holds (a socket in flight in a unix message, the kernel's own).
 /// `kept_by` (when given) receives what keeps it ("task 1234", ...).
 bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path,
                    const std::string& proc_root = "/proc", std::string* kept_by = nullptr);

@@ -8,12 +8,20 @@
 // node instead (default_device_exit_net: under its pod-side name, or devN
 // when that is taken). The tests play the kernel's part: they move the veth
 // back to the node the way the kernel would, then delete the pod netns.
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <future>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "base/fault.h"
 #include "test/kernel/harness.h"
@@ -105,6 +113,30 @@ std::string MakeStale(const kt::Topology& t, Pods& pods, const json& config, con
   return pod;
 }
 
+// A UDP socket made inside the netns at `path` by a thread of this process
+// that then exits: the netns is kept by the socket alone (no task is in it,
+// no descriptor or mount names it). -1 when it cannot be made.
+int SocketMadeIn(const std::string& path) {
+  int sock = -1;
+  std::thread([&] {
+    int ns = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (ns < 0) return;
+    if (::setns(ns, CLONE_NEWNET) == 0) sock = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ::close(ns);
+  }).join();
+  return sock;
+}
+
+// `cmd` run inside the netns a socket of this process was made in.
+kt::ShResult InNetnsOf(int sock, const std::string& cmd) {
+  int ns = ::ioctl(sock, SIOCGSKNS);
+  REQUIRE(ns >= 0);
+  kt::ShResult r =
+      kt::Sh("nsenter --net=/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(ns) + " " + cmd);
+  ::close(ns);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -168,7 +200,7 @@ TEST_CASE("the next pod's netns may get the dead one's inode number: the cookie 
 }
 
 TEST_CASE("a holder whose netns still exists keeps the device (code 11), however the netns is kept") {
-  const std::string keeper = GENERATE(as<std::string>{}, "bind mount", "process", "descriptor");
+  const std::string keeper = GENERATE(as<std::string>{}, "bind mount", "process", "descriptor", "socket");
   CAPTURE(keeper);
   kt::Topology t;
   Pods pods(t);
@@ -182,8 +214,12 @@ TEST_CASE("a holder whose netns still exists keeps the device (code 11), however
   const std::string path = "/run/netns/" + pod;
   const std::string bind = t.tmp() + "/keep-netns";
   std::string pid;
+  int sock = -1;
   if (keeper == "bind mount") {
     kt::ShOk("touch " + bind + " && mount --bind " + path + " " + bind);
+  } else if (keeper == "socket") {
+    sock = SocketMadeIn(path);
+    REQUIRE(sock >= 0);
   } else if (keeper == "process") {
     pid = kt::ShOk("ip netns exec " + pod + " sleep 60 </dev/null >/dev/null 2>&1 & echo $!");
   } else {
@@ -203,6 +239,8 @@ TEST_CASE("a holder whose netns still exists keeps the device (code 11), however
   // Once nothing keeps it, the holder is stale and the next ADD recovers it.
   if (keeper == "bind mount")
     kt::ShOk("umount " + bind);
+  else if (keeper == "socket")
+    ::close(sock);
   else
     kt::ShOk("kill " + pid + " && while kill -0 " + pid + " 2>/dev/null; do sleep 0.05; done");
   // The kernel frees a netns asynchronously once its last reference goes:
@@ -282,6 +320,75 @@ json ChildConfig(const kt::Topology& t) {
                                    {"dataDir", t.tmp() + "/ipam"}}};
   spec.extra = {{"mode", "macvlan"}, {"macvlan", {{"mode", "bridge"}}}};
   return kt::PluginConfig(spec);
+}
+
+TEST_CASE(
+    "a child whose pod netns outlives its tasks keeps its parent: a move ADD gets code 11 and the child "
+    "survives, however the netns is kept") {
+  const std::string keeper = GENERATE(as<std::string>{}, "bind mount", "descriptor", "socket");
+  CAPTURE(keeper);
+  kt::Topology t;
+  Pods pods(t);
+  const json child = ChildConfig(t);
+  const std::string old_cid = t.ContainerId("child");
+  const std::string pod = pods.New();
+  kt::PluginResult add_child = kt::RunPlugin(In(t, "ADD", old_cid, child, pod));
+  INFO("child ADD: " << kt::Describe(add_child));
+  if (add_child.exit != 0 && add_child.err.find("macvlan") != std::string::npos)
+    KT_SKIP("macvlan: this kernel cannot make one on a veth");
+  REQUIRE(add_child.exit == 0);
+  // No task is in the netns and its path is gone; only the keeper, outside
+  // it, holds it: a bind mount elsewhere, a descriptor of this process, or a
+  // socket this process made in it.
+  const std::string path = "/run/netns/" + pod;
+  const std::string bind = t.tmp() + "/keep-netns";
+  int fd = -1;
+  if (keeper == "bind mount") {
+    kt::ShOk("touch " + bind + " && mount --bind " + path + " " + bind);
+  } else if (keeper == "descriptor") {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  } else {
+    fd = SocketMadeIn(path);
+  }
+  if (keeper != "bind mount") REQUIRE(fd >= 0);
+  pods.Delete(pod);
+  CHECK_FALSE(kt::FileExists(path));
+  auto child_alive = [&] {
+    const std::string show = "ip -j link show net1";
+    if (keeper == "bind mount") return kt::Sh("nsenter --net=" + bind + " " + show).exit == 0;
+    if (keeper == "descriptor")
+      return kt::Sh("nsenter --net=/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(fd) + " " +
+                    show)
+                 .exit == 0;
+    return InNetnsOf(fd, show).exit == 0;
+  };
+  REQUIRE(child_alive());
+
+  const std::string cid = t.ContainerId("mover");
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", MoveConfig(t)));
+  INFO("move ADD while the child's netns lives: " << kt::Describe(add) << "\nlog:\n" << ReadAll(t.LogFile()));
+  kt::CheckError(add, 11, {old_cid});
+  CHECK(kt::LinkExists(t.node(), t.eni(1).name));
+  CHECK(child_alive());
+  CHECK(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-child", old_cid, "net1")));
+  CHECK(kt::FileExists(t.tmp() + "/ipam/erdma-child/10.9.0.100"));
+
+  // Once nothing keeps it, the child dies with it and the next ADD recovers.
+  if (keeper == "bind mount")
+    kt::ShOk("umount " + bind);
+  else
+    ::close(fd);
+  kt::PluginResult again;
+  for (int i = 0; i < 50; ++i) {
+    again = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", MoveConfig(t)));
+    if (again.exit == 0 || !again.json.is_object() || again.json.value("code", 0) != 11) break;
+    kt::ShOk("sleep 0.1");
+  }
+  INFO("move ADD once the netns is gone: " << kt::Describe(again));
+  CHECK(again.exit == 0);
+  CHECK_FALSE(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-child", old_cid, "net1")));
+  CHECK_FALSE(kt::FileExists(t.tmp() + "/ipam/erdma-child/10.9.0.100"));
+  CHECK(kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", MoveConfig(t))).exit == 0);
 }
 
 TEST_CASE(
