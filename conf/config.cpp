@@ -9,6 +9,7 @@
 
 #include "base/json_parse.h"
 #include "conf/fields.h"
+#include "conf/keys.h"
 #include "conf/names.h"
 #include "conf/rdma_config.h"
 #include "conf/smcr_config.h"
@@ -37,7 +38,7 @@ std::string SupportedList() {
 // --- one function per key group -------------------------------------------
 
 Status ParseVersion(const json& root, Config& c) {
-  if (const json* v = Get(root, "cniVersion")) {
+  if (const json* v = Get(root, Key(kTop, "cniVersion"))) {
     if (!v->is_string())
       return Error(Code::kIncompatibleVersion, "cniVersion: must be a string, one of " + SupportedList());
     const auto& s = v->get_ref<const std::string&>();
@@ -47,7 +48,7 @@ Status ParseVersion(const json& root, Config& c) {
     c.cni_version = s;
     return base::Ok();
   }
-  if (const json* list = Get(root, "cniVersions")) {
+  if (const json* list = Get(root, Key(kTop, "cniVersions"))) {
     std::vector<std::string> offered;
     bool ok = list->is_array();
     if (ok) {
@@ -72,7 +73,7 @@ Status ParseVersion(const json& root, Config& c) {
 }
 
 Status ParseIdentity(const json& root, Config& c) {
-  const json* name = Get(root, "name");
+  const json* name = Get(root, Key(kTop, "name"));
   if (!name) return Invalid("name: missing; set a non-empty network name");
   if (!name->is_string() || name->get_ref<const std::string&>().empty())
     return Invalid("name: must be a non-empty string");
@@ -86,11 +87,15 @@ Status ParseIdentity(const json& root, Config& c) {
                    " directory beside the networks' directories in dataDir; choose another network name");
   c.name = n;
 
-  if (const json* type = Get(root, "type")) {
+  if (const json* type = Get(root, Key(kTop, "type"))) {
     if (!type->is_string()) return Invalid("type: must be a string");
     c.type = type->get<std::string>();
   }
-  if (const json* mode = Get(root, "mode")) {
+  return base::Ok();
+}
+
+Status ParseMode(const json& root, Config& c) {
+  if (const json* mode = Get(root, Key(kTop, "mode"))) {
     const char* fix = "use \"move\", \"macvlan\", \"ipvlan\", \"vf\" or \"none\"";
     if (!mode->is_string()) return Invalid(std::string("mode: must be a string; ") + fix);
     const auto& m = mode->get_ref<const std::string&>();
@@ -117,40 +122,39 @@ Status ParseDeviceId(const json& v, const char* path, Config& c) {
 
 // device.pool: {"names": [...], "pciVendor": "0x1ded", "rdmaDriver": "erdma"}.
 Result<DevicePool> ParsePool(const json& p) {
-  const std::string must = "device.pool: must be an object with at least one of names, pciVendor, rdmaDriver";
-  if (!p.is_object() || p.empty()) return Invalid(must);
+  if (!p.is_object() || p.empty())
+    return Invalid("device.pool: must be an object with at least one of names, pciVendor, rdmaDriver");
+  RETURN_IF_ERROR(RefuseUnknown(p, kPool));
   DevicePool pool;
-  for (const auto& [key, v] : p.items()) {
-    if (key == "names") {
-      if (!v.is_array() || v.empty() || v.size() > 64)
-        return Invalid("device.pool.names: must be a list of 1..64 interface names");
-      for (const json& n : v) {
-        if (!n.is_string() || !IsValidIfName(n.get_ref<const std::string&>()))
-          return Invalid(
-              "device.pool.names: every entry must be an interface name (1..15 bytes, no '/', "
-              "':' or whitespace)");
-        pool.names.push_back(n.get<std::string>());
-      }
-    } else if (key == "pciVendor") {
-      std::string s = v.is_string() ? v.get<std::string>() : "";
-      for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      if (!s.starts_with("0x")) s = "0x" + s;
-      if (s.size() != 6 || s.find_first_not_of("0123456789abcdef", 2) != std::string::npos)
+  if (const json* v = Get(p, Key(kPool, "names"))) {
+    if (!v->is_array() || v->empty() || v->size() > 64)
+      return Invalid("device.pool.names: must be a list of 1..64 interface names");
+    for (const json& n : *v) {
+      if (!n.is_string() || !IsValidIfName(n.get_ref<const std::string&>()))
         return Invalid(
-            "device.pool.pciVendor: must be a PCI vendor ID like \"0x1ded\" (see "
-            "/sys/class/net/<if>/device/vendor)");
-      pool.pci_vendor = s;
-    } else if (key == "rdmaDriver") {
-      if (!v.is_string() || v.get_ref<const std::string&>().empty() ||
-          v.get_ref<const std::string&>().size() > 64 || !IsValidDeviceId(v.get_ref<const std::string&>()) ||
-          v.get_ref<const std::string&>().find('/') != std::string::npos)
-        return Invalid(
-            "device.pool.rdmaDriver: must be a kernel driver name like \"erdma\" or \"mlx5_core\"");
-      pool.rdma_driver = v.get<std::string>();
-    } else {
-      return Invalid("device.pool." + key + ": unknown key; " + must.substr(13));
+            "device.pool.names: every entry must be an interface name (1..15 bytes, no '/', "
+            "':' or whitespace)");
+      pool.names.push_back(n.get<std::string>());
     }
   }
+  if (const json* v = Get(p, Key(kPool, "pciVendor"))) {
+    std::string s = v->is_string() ? v->get<std::string>() : "";
+    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (!s.starts_with("0x")) s = "0x" + s;
+    if (s.size() != 6 || s.find_first_not_of("0123456789abcdef", 2) != std::string::npos)
+      return Invalid(
+          "device.pool.pciVendor: must be a PCI vendor ID like \"0x1ded\" (see "
+          "/sys/class/net/<if>/device/vendor)");
+    pool.pci_vendor = s;
+  }
+  if (const json* v = Get(p, Key(kPool, "rdmaDriver"))) {
+    const std::string* d = v->is_string() ? &v->get_ref<const std::string&>() : nullptr;
+    if (!d || d->empty() || d->size() > 64 || !IsValidDeviceId(*d) || d->find('/') != std::string::npos)
+      return Invalid("device.pool.rdmaDriver: must be a kernel driver name like \"erdma\" or \"mlx5_core\"");
+    pool.rdma_driver = *d;
+  }
+  if (pool.names.empty() && pool.pci_vendor.empty() && pool.rdma_driver.empty())
+    return Invalid("device.pool: must be an object with at least one of names, pciVendor, rdmaDriver");
   return pool;
 }
 
@@ -167,17 +171,18 @@ Status ParseCount(const json& v, DeviceSelector& sel) {
   return base::Ok();
 }
 
-Status ParseDevice(const json& root, bool for_del, Config& c) {
-  if (const json* d = Get(root, "device")) {
+Status ParseDevice(const json& root, bool device_optional, Config& c) {
+  if (const json* d = Get(root, Key(kTop, "device"))) {
     if (!d->is_object())
       return Invalid("device: must be an object; set exactly one of name, mac, pci, rdma, resource, pool");
-    const json* name = Get(*d, "name");
-    const json* mac = Get(*d, "mac");
-    const json* pci = Get(*d, "pci");
-    const json* rdma = Get(*d, "rdma");
-    const json* resource = Get(*d, "resource");
-    const json* pool = Get(*d, "pool");
-    const json* count = Get(*d, "count");
+    RETURN_IF_ERROR(RefuseUnknown(*d, kDevice));
+    const json* name = Get(*d, Key(kDevice, "name"));
+    const json* mac = Get(*d, Key(kDevice, "mac"));
+    const json* pci = Get(*d, Key(kDevice, "pci"));
+    const json* rdma = Get(*d, Key(kDevice, "rdma"));
+    const json* resource = Get(*d, Key(kDevice, "resource"));
+    const json* pool = Get(*d, Key(kDevice, "pool"));
+    const json* count = Get(*d, Key(kDevice, "count"));
     const int fixed = (name != nullptr) + (mac != nullptr) + (pci != nullptr) + (rdma != nullptr);
     if (fixed + (resource != nullptr) + (pool != nullptr && !resource) != 1)
       return Invalid(
@@ -237,27 +242,31 @@ Status ParseDevice(const json& root, bool for_del, Config& c) {
       if (c.device.Several() && c.mode == Mode::kNone)
         return Invalid("device.count: mode none takes no device; remove count");
     }
-    return base::Ok();
+    return GetBool(*d, Key(kDevice, "required"), "device.required", &c.device.required);
   }
-  if (const json* id = Get(root, "deviceID")) return ParseDeviceId(*id, "deviceID", c);
-  if (const json* rc = Get(root, "runtimeConfig"); rc && rc->is_object()) {
+  if (const json* id = Get(root, Key(kTop, "deviceID"))) return ParseDeviceId(*id, "deviceID", c);
+  if (const json* rc = Get(root, Key(kTop, "runtimeConfig")); rc && rc->is_object()) {
     if (const json* id = Get(*rc, "deviceID")) return ParseDeviceId(*id, "runtimeConfig.deviceID", c);
   }
-  if (for_del || c.mode == Mode::kNone) return base::Ok();  // mode none needs no device
+  if (device_optional || c.mode == Mode::kNone) return base::Ok();  // mode none needs no device
   return Invalid(
       "device: missing; set device.name, device.mac or device.pci, or let the runtime pass "
       "deviceID");
 }
 
-Status ParseInterface(const json& root, Config& c) {
-  if (const json* v = Get(root, "ifName")) {
+Status ParseIfName(const json& root, Config& c) {
+  if (const json* v = Get(root, Key(kTop, "ifName"))) {
     if (!v->is_string() || !IsValidIfName(v->get_ref<const std::string&>()))
       return Invalid(
           "ifName: must be an interface name: 1..15 bytes, no '/', ':' or whitespace, "
           "not \".\" or \"..\"");
     c.if_name = v->get<std::string>();
   }
-  if (const json* v = Get(root, "mtu")) {
+  return base::Ok();
+}
+
+Status ParseMtu(const json& root, Config& c) {
+  if (const json* v = Get(root, Key(kTop, "mtu"))) {
     uint64_t n = 0;
     if (!GetUint(*v, 68, 65535, &n)) return Invalid("mtu: must be an integer 68..65535");
     c.mtu = static_cast<uint32_t>(n);
@@ -265,8 +274,8 @@ Status ParseInterface(const json& root, Config& c) {
   return base::Ok();
 }
 
-Status ParseAddressing(const json& root, Config& c) {
-  if (const json* ipam = Get(root, "ipam")) {
+Status ParseIpam(const json& root, Config& c) {
+  if (const json* ipam = Get(root, Key(kTop, "ipam"))) {
     if (!ipam->is_object()) return Invalid("ipam: must be an object with a \"type\"");
     const json* type = Get(*ipam, "type");
     if (!type || !type->is_string() || type->get_ref<const std::string&>().empty())
@@ -277,11 +286,17 @@ Status ParseAddressing(const json& root, Config& c) {
     c.ipam = *ipam;
     c.ipam_type = t;
   }
-  // A new child has nothing to inherit: it takes addresses from IPAM.
-  c.addresses = !c.ipam.is_null() ? AddressMode::kIpam
-                : c.child()       ? AddressMode::kNone
-                                  : AddressMode::kInherit;
-  if (const json* v = Get(root, "addresses")) {
+  return base::Ok();
+}
+
+// A new child has nothing to inherit: it takes addresses from IPAM.
+AddressMode DefaultAddresses(const Config& c) {
+  return !c.ipam.is_null() ? AddressMode::kIpam : c.child() ? AddressMode::kNone : AddressMode::kInherit;
+}
+
+Status ParseAddresses(const json& root, Config& c) {
+  c.addresses = DefaultAddresses(c);
+  if (const json* v = Get(root, Key(kTop, "addresses"))) {
     const std::string fix = "use \"inherit\", \"ipam\" or \"none\"";
     if (!v->is_string()) return Invalid("addresses: must be a string; " + fix);
     const auto& s = v->get_ref<const std::string&>();
@@ -303,10 +318,11 @@ Status ParseAddressing(const json& root, Config& c) {
 }
 
 Status ParseRouting(const json& root, Config& c) {
-  const json* r = Get(root, "routing");
+  const json* r = Get(root, Key(kTop, "routing"));
   if (!r) return base::Ok();
   if (!r->is_object()) return Invalid("routing: must be an object");
-  if (const json* v = Get(*r, "table")) {
+  RETURN_IF_ERROR(RefuseUnknown(*r, kRouting));
+  if (const json* v = Get(*r, Key(kRouting, "table"))) {
     const char* msg =
         "routing.table: must be \"auto\" or an integer 1..4294967295 other than 253, 254 "
         "and 255 (default, main, local)";
@@ -320,18 +336,18 @@ Status ParseRouting(const json& root, Config& c) {
       c.routing.table = static_cast<uint32_t>(n);
     }
   }
-  if (const json* v = Get(*r, "rulePriority")) {
+  if (const json* v = Get(*r, Key(kRouting, "rulePriority"))) {
     uint64_t n = 0;
     if (!GetUint(*v, 0, 32767, &n)) return Invalid("routing.rulePriority: must be an integer 0..32767");
     c.routing.rule_priority = static_cast<uint32_t>(n);
   }
-  if (const json* v = Get(*r, "routeMetric")) {
+  if (const json* v = Get(*r, Key(kRouting, "routeMetric"))) {
     uint64_t n = 0;
     if (!GetUint(*v, 0, std::numeric_limits<uint32_t>::max(), &n))
       return Invalid("routing.routeMetric: must be an integer 0..4294967295");
     c.routing.route_metric = static_cast<uint32_t>(n);
   }
-  if (const json* v = Get(*r, "defaultRoute")) {
+  if (const json* v = Get(*r, Key(kRouting, "defaultRoute"))) {
     if (!v->is_boolean()) return Invalid("routing.defaultRoute: must be true or false");
     c.routing.default_route = v->get<bool>();
   }
@@ -343,12 +359,12 @@ Status ParseRouting(const json& root, Config& c) {
 constexpr uint64_t kMaxLockTimeoutMs = 120000;
 
 Status ParseFiles(const json& root, Config& c) {
-  if (const json* v = Get(root, "dataDir")) {
+  if (const json* v = Get(root, Key(kTop, "dataDir"))) {
     if (!v->is_string() || !IsSafeAbsolutePath(v->get_ref<const std::string&>()))
       return Invalid("dataDir: must be an absolute path without \"..\" components");
     c.data_dir = v->get<std::string>();
   }
-  if (const json* v = Get(root, "logFile")) {
+  if (const json* v = Get(root, Key(kTop, "logFile"))) {
     bool ok = v->is_string();
     if (ok) {
       const auto& s = v->get_ref<const std::string&>();
@@ -357,27 +373,27 @@ Status ParseFiles(const json& root, Config& c) {
     if (!ok) return Invalid("logFile: must be an absolute path or empty");
     c.log_file = v->get<std::string>();
   }
-  if (const json* v = Get(root, "logMaxBytes")) {
+  if (const json* v = Get(root, Key(kTop, "logMaxBytes"))) {
     uint64_t n = 0;
     if (!GetUint(*v, 0, uint64_t{1} << 40, &n))
       return Invalid("logMaxBytes: must be an integer number of bytes (0 = no cap), e.g. 10485760");
     c.log_max_bytes = n;
   }
-  if (const json* v = Get(root, "lockTimeoutMs")) {
+  if (const json* v = Get(root, Key(kTop, "lockTimeoutMs"))) {
     uint64_t n = 0;
     if (!GetUint(*v, 0, kMaxLockTimeoutMs, &n))
       return Invalid("lockTimeoutMs: must be an integer 0.." + std::to_string(kMaxLockTimeoutMs) +
                      " (milliseconds)");
     c.lock_timeout_ms = static_cast<uint32_t>(n);
   }
-  if (const json* v = Get(root, "ipamTimeoutMs")) {
+  if (const json* v = Get(root, Key(kTop, "ipamTimeoutMs"))) {
     uint64_t n = 0;
     if (!GetUint(*v, ipam::kMinTimeLimitMs, ipam::kMaxTimeLimitMs, &n))
       return Invalid("ipamTimeoutMs: must be an integer " + std::to_string(ipam::kMinTimeLimitMs) + ".." +
                      std::to_string(ipam::kMaxTimeLimitMs) + " (milliseconds)");
     c.ipam_timeout_ms = static_cast<uint32_t>(n);
   }
-  if (const json* v = Get(root, "logLevel")) {
+  if (const json* v = Get(root, Key(kTop, "logLevel"))) {
     const char* fix = "use \"debug\", \"info\", \"warn\" or \"error\"";
     if (!v->is_string()) return Invalid(std::string("logLevel: must be a string; ") + fix);
     const auto& s = v->get_ref<const std::string&>();
@@ -391,15 +407,15 @@ Status ParseRuntimeObjects(const json& root, Config& c) {
   c.prev_result = nullptr;
   c.runtime_config = json::object();
   c.args = json::object();
-  if (const json* v = Get(root, "prevResult")) {
+  if (const json* v = Get(root, Key(kTop, "prevResult"))) {
     if (!v->is_object()) return Invalid("prevResult: must be an object (a CNI result)");
     c.prev_result = *v;
   }
-  if (const json* v = Get(root, "runtimeConfig")) {
+  if (const json* v = Get(root, Key(kTop, "runtimeConfig"))) {
     if (!v->is_object()) return Invalid("runtimeConfig: must be an object");
     c.runtime_config = *v;
   }
-  if (const json* v = Get(root, "args")) {
+  if (const json* v = Get(root, Key(kTop, "args"))) {
     if (!v->is_object()) return Invalid("args: must be an object");
     c.args = *v;
   }
@@ -416,28 +432,93 @@ base::Result<json> Decode(std::string_view bytes) {
   return root;
 }
 
-base::Result<Config> ParseChecked(std::string_view stdin_bytes, bool for_del) {
-  ASSIGN_OR_RETURN(json root, Decode(stdin_bytes));
-  Config c;
-  RETURN_IF_ERROR(ParseVersion(root, c));
-  RETURN_IF_ERROR(ParseIdentity(root, c));
-  RETURN_IF_ERROR(ParseRuntimeObjects(root, c));
-  RETURN_IF_ERROR(ParseDevice(root, for_del, c));
-  RETURN_IF_ERROR(ParseInterface(root, c));
-  RETURN_IF_ERROR(ParseAddressing(root, c));
+// What the config is parsed for: ADD and CHECK refuse every mistake; DEL
+// and GC need only the keys they use; a conflist entry leaves the device to
+// the runtime.
+enum class Purpose { kAdd, kDel, kEntry };
+
+Status ParseModeBlocks(const json& root, Config& c) {
   ASSIGN_OR_RETURN(ModeOptions modes, ParseModeOptions(root, ModeName(c.mode)));
   c.macvlan = std::move(modes.macvlan);
   c.ipvlan = modes.ipvlan;
   c.vf = std::move(modes.vf);
   c.mac = std::move(modes.mac);
   c.runtime_mac = modes.runtime_mac;
-  RETURN_IF_ERROR(ParseRouting(root, c));
+  return base::Ok();
+}
+
+Status ParseRdmaGroup(const json& root, Config& c) {
   RETURN_IF_ERROR(ParseRdma(root, c.rdma));
+  if (c.mode == Mode::kNone && c.rdma.netns_mode == RdmaConfig::NetnsMode::kExclusive)
+    return Invalid("rdma.netnsMode: mode \"none\" leaves the RDMA device on the node; use \"shared\" or \"auto\"");
+  return base::Ok();
+}
+
+Status ParseSmcrGroup(const json& root, Config& c) {
   RETURN_IF_ERROR(ParseSmcr(root, c.smcr));
   ASSIGN_OR_RETURN(c.smcr_wanted, SmcrWanted(c.smcr, c.runtime_config, c.args));
+  return base::Ok();
+}
+
+base::Result<Config> ParseChecked(std::string_view stdin_bytes, Purpose purpose) {
+  ASSIGN_OR_RETURN(json root, Decode(stdin_bytes));
+  Config c;
+  // What DEL and GC use: the journal is found by name and dataDir, and is
+  // all they need of the attachment.
+  RETURN_IF_ERROR(ParseVersion(root, c));
+  RETURN_IF_ERROR(ParseIdentity(root, c));
+  RETURN_IF_ERROR(ParseRuntimeObjects(root, c));
   RETURN_IF_ERROR(ParseFiles(root, c));
+
+  // The rest: at DEL a group that does not parse keeps its defaults and is
+  // a warning, so that a config edited since ADD cannot block a teardown.
+  const Config defaults;
+  auto group = [&](Status s, auto reset) -> Status {
+    if (s.ok() || purpose != Purpose::kDel || s.error().code != Code::kInvalidConfig) return s;
+    c.del_warnings.push_back(s.error().msg);
+    reset();
+    return base::Ok();
+  };
+  if (purpose == Purpose::kDel) {
+    for (std::string& w : UnknownKeys(root, kTop)) c.del_warnings.push_back(std::move(w));
+  } else {
+    RETURN_IF_ERROR(RefuseUnknown(root, kTop));
+  }
+  RETURN_IF_ERROR(group(ParseMode(root, c), [&] { c.mode = defaults.mode; }));
+  RETURN_IF_ERROR(group(ParseDevice(root, purpose != Purpose::kAdd, c), [&] { c.device = defaults.device; }));
+  RETURN_IF_ERROR(group(ParseIfName(root, c), [&] { c.if_name = defaults.if_name; }));
+  RETURN_IF_ERROR(group(ParseMtu(root, c), [&] { c.mtu = defaults.mtu; }));
+  RETURN_IF_ERROR(group(ParseIpam(root, c), [&] {
+    c.ipam = defaults.ipam;
+    c.ipam_type = defaults.ipam_type;
+  }));
+  RETURN_IF_ERROR(group(ParseAddresses(root, c), [&] { c.addresses = DefaultAddresses(c); }));
+  RETURN_IF_ERROR(group(ParseModeBlocks(root, c), [&] {
+    c.macvlan = defaults.macvlan;
+    c.ipvlan = defaults.ipvlan;
+    c.vf = defaults.vf;
+    c.mac = defaults.mac;
+    c.runtime_mac = defaults.runtime_mac;
+  }));
+  RETURN_IF_ERROR(group(ParseRouting(root, c), [&] { c.routing = defaults.routing; }));
+  RETURN_IF_ERROR(group(ParseRdmaGroup(root, c), [&] { c.rdma = defaults.rdma; }));
+  RETURN_IF_ERROR(group(ParseSmcrGroup(root, c), [&] {
+    c.smcr = defaults.smcr;
+    c.smcr_wanted = defaults.smcr_wanted;
+  }));
   c.raw = std::move(root);
   return c;
+}
+
+base::Result<Config> ParseFor(std::string_view stdin_bytes, Purpose purpose) {
+  // Nothing may escape: the plugin must always answer with a CNI error.
+  try {
+    return ParseChecked(stdin_bytes, purpose);
+  } catch (const std::exception& e) {
+    return Error(Code::kDecoding, "config: cannot decode stdin", e.what());
+  } catch (...) {
+    return Error(Code::kDecoding, "config: cannot decode stdin");
+  }
 }
 
 }  // namespace
@@ -469,14 +550,11 @@ std::string DeviceSelector::Describe() const {
 }
 
 base::Result<Config> Parse(std::string_view stdin_bytes, bool for_del) {
-  // Nothing may escape: the plugin must always answer with a CNI error.
-  try {
-    return ParseChecked(stdin_bytes, for_del);
-  } catch (const std::exception& e) {
-    return Error(Code::kDecoding, "config: cannot decode stdin", e.what());
-  } catch (...) {
-    return Error(Code::kDecoding, "config: cannot decode stdin");
-  }
+  return ParseFor(stdin_bytes, for_del ? Purpose::kDel : Purpose::kAdd);
+}
+
+base::Result<Config> ParseChainEntry(std::string_view config_bytes) {
+  return ParseFor(config_bytes, Purpose::kEntry);
 }
 
 }  // namespace conf

@@ -62,6 +62,10 @@ struct DeviceSelector {
   /// "pool": where devices are chosen from (kPool, or kResource whose IDs
   /// name no device, like Terway's `eni-<n>`).
   std::optional<DevicePool> pool = std::nullopt;
+  /// "required": in a chained config, a pod that holds no device of
+  /// `resource` (or, for a `pool` without `resource`, did not opt in) passes
+  /// through unchanged; `required` makes that an error instead.
+  bool required = false;
   std::string Describe() const;  ///< e.g. `device.name "eth1"`
   /// Several devices, each its own interface in the pod (cni/group.h).
   bool Several() const { return all || count > 1; }
@@ -121,6 +125,9 @@ struct Config {
   nlohmann::json runtime_config;  ///< object (maybe empty)
   nlohmann::json args;            ///< the `args` object (maybe empty)
   nlohmann::json raw;             ///< the whole stdin object, for IPAM delegation
+  /// DEL and GC only: each key group that did not parse (left at its
+  /// defaults) and each unknown key, one message each, for the log.
+  std::vector<std::string> del_warnings;
 
   bool chained() const { return !prev_result.is_null(); }
   /// macvlan or ipvlan: the pod gets a new link; the node device stays.
@@ -131,11 +138,22 @@ struct Config {
 inline constexpr size_t kMaxConfigBytes = 1 << 20;
 
 /// Parses and validates stdin. Errors: kDecoding (not a JSON object, too big),
-/// kIncompatibleVersion (cniVersion unsupported), kInvalidConfig (a known key
-/// with a wrong type or value; the message names the key path and the fix).
-/// `for_del`: DEL and GC must work with a minimal config ({cniVersion,name,type});
-/// device selection is then optional.
+/// kIncompatibleVersion (cniVersion unsupported), kInvalidConfig (a key
+/// erdma-cni does not know at a level it owns, naming the nearest known key;
+/// or a known key with a wrong type or value; the message names the key path
+/// and the fix). Inside ipam, runtimeConfig, args, capabilities, prevResult
+/// and dns any key goes.
+/// `for_del`: DEL and GC need only cniVersion(s), name, type, dataDir,
+/// logFile, logLevel, logMaxBytes, lockTimeoutMs, ipamTimeoutMs and the
+/// shapes of prevResult, runtimeConfig and args; any other group that does
+/// not parse keeps its defaults (a broken ipam: no IPAM) and, like each
+/// unknown key, becomes one of `del_warnings`. No device is then needed.
 base::Result<Config> Parse(std::string_view stdin_bytes, bool for_del = false);
+
+/// A conflist entry as the runtime will hand it over (cniVersion and name
+/// merged in): every check of ADD, except that the device may be left to the
+/// runtime (deviceID).
+base::Result<Config> ParseChainEntry(std::string_view config_bytes);
 
 /// The pod's own requests, after Parse: runtimeConfig.ips, and (standalone
 /// only: chained, they are the primary plugin's) CNI_ARGS MAC= and IP=

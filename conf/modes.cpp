@@ -5,6 +5,7 @@
 
 #include "conf/config.h"
 #include "conf/fields.h"
+#include "conf/keys.h"
 #include "conf/names.h"
 
 namespace conf {
@@ -53,7 +54,8 @@ Status CheckRuntimeMac(const std::string& key, const std::string& mode, const st
 
 Status ParseMacvlan(const json& b, MacvlanConfig& out, std::optional<std::string>& mac) {
   if (!b.is_object()) return Invalid("macvlan: must be an object, e.g. {\"mode\": \"passthru\"}");
-  if (const json* m = Get(b, "mode")) {
+  RETURN_IF_ERROR(RefuseUnknown(b, kMacvlan));
+  if (const json* m = Get(b, Key(kMacvlan, "mode"))) {
     const char* fix = "use \"bridge\", \"private\", \"vepa\", \"passthru\" or \"source\"";
     if (!m->is_string()) return Invalid(std::string("macvlan.mode: must be a string; ") + fix);
     const auto& s = m->get_ref<const std::string&>();
@@ -70,11 +72,11 @@ Status ParseMacvlan(const json& b, MacvlanConfig& out, std::optional<std::string
     else
       return Invalid("macvlan.mode: " + Quote(s) + " is not a macvlan mode; " + fix);
   }
-  if (const json* m = Get(b, "mac")) {
+  if (const json* m = Get(b, Key(kMacvlan, "mac"))) {
     mac = UnicastMac(*m);
     if (!mac) return Invalid(std::string("macvlan.mac") + kMacFix);
   }
-  if (const json* list = Get(b, "sourceMacs")) {
+  if (const json* list = Get(b, Key(kMacvlan, "sourceMacs"))) {
     if (out.mode != MacvlanMode::kSource)
       return Invalid("macvlan.sourceMacs: only mode \"source\" uses it; remove it or set macvlan.mode");
     if (!list->is_array() || list->empty())
@@ -95,7 +97,8 @@ Status ParseMacvlan(const json& b, MacvlanConfig& out, std::optional<std::string
 
 Status ParseIpvlan(const json& b, IpvlanConfig& out) {
   if (!b.is_object()) return Invalid("ipvlan: must be an object, e.g. {\"mode\": \"l2\"}");
-  if (const json* m = Get(b, "mode")) {
+  RETURN_IF_ERROR(RefuseUnknown(b, kIpvlan));
+  if (const json* m = Get(b, Key(kIpvlan, "mode"))) {
     const char* fix = "use \"l2\", \"l3\" or \"l3s\"";
     if (!m->is_string()) return Invalid(std::string("ipvlan.mode: must be a string; ") + fix);
     const auto& s = m->get_ref<const std::string&>();
@@ -108,7 +111,7 @@ Status ParseIpvlan(const json& b, IpvlanConfig& out) {
     else
       return Invalid("ipvlan.mode: " + Quote(s) + " is not an ipvlan mode; " + fix);
   }
-  if (Get(b, "mac"))
+  if (Get(b, Key(kIpvlan, "mac")))
     return Invalid("ipvlan.mac: ipvlan children share their parent's MAC; remove it or use mode \"macvlan\"");
   return base::Ok();
 }
@@ -134,29 +137,30 @@ Status ParseGuid(const json& v, const std::string& path, std::optional<std::stri
 
 Status ParseVf(const json& b, VfConfig& out, std::optional<std::string>& mac) {
   if (!b.is_object()) return Invalid("vf: must be an object, e.g. {\"vlan\": 100, \"spoofchk\": true}");
-  if (const json* m = Get(b, "mac")) {
+  RETURN_IF_ERROR(RefuseUnknown(b, kVf));
+  if (const json* m = Get(b, Key(kVf, "mac"))) {
     mac = UnicastMac(*m);
     if (!mac) return Invalid(std::string("vf.mac") + kMacFix);
   }
-  RETURN_IF_ERROR(ParseU32(b, "vlan", 4094, " (0 = untagged)", out.vlan));
-  RETURN_IF_ERROR(ParseU32(b, "vlanQoS", 7, "", out.vlan_qos));
+  RETURN_IF_ERROR(ParseU32(b, Key(kVf, "vlan"), 4094, " (0 = untagged)", out.vlan));
+  RETURN_IF_ERROR(ParseU32(b, Key(kVf, "vlanQoS"), 7, "", out.vlan_qos));
   if (out.vlan_qos && !out.vlan)
     return Invalid("vf.vlanQoS: needs vf.vlan; set the VLAN the priority is for");
-  RETURN_IF_ERROR(ParseU32(b, "minTxRate", std::numeric_limits<uint32_t>::max(), " (Mbps)", out.min_tx_rate));
-  RETURN_IF_ERROR(ParseU32(b, "maxTxRate", std::numeric_limits<uint32_t>::max(), " (Mbps, 0 = unlimited)",
+  RETURN_IF_ERROR(ParseU32(b, Key(kVf, "minTxRate"), std::numeric_limits<uint32_t>::max(), " (Mbps)", out.min_tx_rate));
+  RETURN_IF_ERROR(ParseU32(b, Key(kVf, "maxTxRate"), std::numeric_limits<uint32_t>::max(), " (Mbps, 0 = unlimited)",
                            out.max_tx_rate));
   if (out.min_tx_rate && out.max_tx_rate && *out.max_tx_rate != 0 && *out.min_tx_rate > *out.max_tx_rate)
     return Invalid("vf.minTxRate: must not exceed vf.maxTxRate");
   bool flag = false;
-  if (Get(b, "spoofchk")) {
-    RETURN_IF_ERROR(GetBool(b, "spoofchk", "vf.spoofchk", &flag));
+  if (Get(b, Key(kVf, "spoofchk"))) {
+    RETURN_IF_ERROR(GetBool(b, Key(kVf, "spoofchk"), "vf.spoofchk", &flag));
     out.spoofchk = flag;
   }
-  if (Get(b, "trust")) {
-    RETURN_IF_ERROR(GetBool(b, "trust", "vf.trust", &flag));
+  if (Get(b, Key(kVf, "trust"))) {
+    RETURN_IF_ERROR(GetBool(b, Key(kVf, "trust"), "vf.trust", &flag));
     out.trust = flag;
   }
-  if (const json* v = Get(b, "linkState")) {
+  if (const json* v = Get(b, Key(kVf, "linkState"))) {
     const char* fix = "use \"auto\", \"enable\" or \"disable\"";
     if (!v->is_string()) return Invalid(std::string("vf.linkState: must be a string; ") + fix);
     const auto& s = v->get_ref<const std::string&>();
@@ -169,7 +173,7 @@ Status ParseVf(const json& b, VfConfig& out, std::optional<std::string>& mac) {
     else
       return Invalid("vf.linkState: " + Quote(s) + " is not supported; " + fix);
   }
-  if (const json* v = Get(b, "infinibandGUID"))
+  if (const json* v = Get(b, Key(kVf, "infinibandGUID")))
     RETURN_IF_ERROR(ParseGuid(*v, "vf.infinibandGUID", out.ib_guid));
   return base::Ok();
 }
@@ -211,14 +215,15 @@ base::Result<ModeOptions> ParseModeOptions(const json& root, const std::string& 
     const char* key;
     const char* mode;
   };
-  for (const Block& b : {Block{"macvlan", "macvlan"}, Block{"ipvlan", "ipvlan"}, Block{"vf", "vf"}}) {
+  for (const Block& b : {Block{Key(kTop, "macvlan"), "macvlan"}, Block{Key(kTop, "ipvlan"), "ipvlan"},
+                         Block{Key(kTop, "vf"), "vf"}}) {
     if (Get(root, b.key) && mode != b.mode)
       return Invalid(std::string(b.key) + ": only mode " + Quote(b.mode) + " reads it, and mode is " +
                      Quote(mode) + "; remove it or set \"mode\": " + Quote(b.mode));
   }
-  if (const json* b = Get(root, "macvlan")) RETURN_IF_ERROR(ParseMacvlan(*b, o.macvlan, o.mac));
-  if (const json* b = Get(root, "ipvlan")) RETURN_IF_ERROR(ParseIpvlan(*b, o.ipvlan));
-  if (const json* b = Get(root, "vf")) RETURN_IF_ERROR(ParseVf(*b, o.vf, o.mac));
+  if (const json* b = Get(root, Key(kTop, "macvlan"))) RETURN_IF_ERROR(ParseMacvlan(*b, o.macvlan, o.mac));
+  if (const json* b = Get(root, Key(kTop, "ipvlan"))) RETURN_IF_ERROR(ParseIpvlan(*b, o.ipvlan));
+  if (const json* b = Get(root, Key(kTop, "vf"))) RETURN_IF_ERROR(ParseVf(*b, o.vf, o.mac));
 
   // Per-pod values: the runtime's `mac` capability, then Multus' cni-args.
   std::optional<std::string> runtime_mac;
@@ -231,9 +236,9 @@ base::Result<ModeOptions> ParseModeOptions(const json& root, const std::string& 
     runtime_mac_key = path;
     return base::Ok();
   };
-  const json* rc = Get(root, "runtimeConfig");
+  const json* rc = Get(root, Key(kTop, "runtimeConfig"));
   if (rc && rc->is_object()) RETURN_IF_ERROR(take_mac(Get(*rc, "mac"), "runtimeConfig.mac"));
-  const json* args = Get(root, "args");
+  const json* args = Get(root, Key(kTop, "args"));
   const json* cni_args = args && args->is_object() ? Get(*args, "cni") : nullptr;
   if (cni_args && cni_args->is_object()) RETURN_IF_ERROR(take_mac(Get(*cni_args, "mac"), "args.cni.mac"));
   if (runtime_mac) {

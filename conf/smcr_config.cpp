@@ -1,6 +1,7 @@
 #include "conf/smcr_config.h"
 
 #include "conf/fields.h"
+#include "conf/keys.h"
 #include "netlink/sysctl.h"
 
 namespace conf {
@@ -25,10 +26,11 @@ bool IsPnetId(const std::string& s) {
 }  // namespace
 
 base::Status ParseSmcr(const json& root, SmcrConfig& out) {
-  const json* s = Get(root, "smcr");
+  const json* s = Get(root, Key(kTop, "smcr"));
   if (!s) return base::Ok();
   if (!s->is_object()) return Invalid("smcr: must be an object");
-  if (const json* v = Get(*s, "enable")) {
+  RETURN_IF_ERROR(RefuseUnknown(*s, kSmcr));
+  if (const json* v = Get(*s, Key(kSmcr, "enable"))) {
     const char* fix = "smcr.enable: must be \"annotation\", \"always\" or \"never\"";
     if (!v->is_string()) return Invalid(fix);
     const auto& e = v->get_ref<const std::string&>();
@@ -41,7 +43,7 @@ base::Status ParseSmcr(const json& root, SmcrConfig& out) {
     else
       return Invalid(std::string(fix) + ", not " + Quote(e));
   }
-  if (const json* v = Get(*s, "sysctls")) {
+  if (const json* v = Get(*s, Key(kSmcr, "sysctls"))) {
     if (!v->is_object()) return Invalid("smcr.sysctls: must be an object of \"net.x.y\": \"value\"");
     out.sysctls.clear();
     for (const auto& [name, value] : v->items()) {
@@ -54,18 +56,18 @@ base::Status ParseSmcr(const json& root, SmcrConfig& out) {
       out.sysctls.emplace_back(name, value.get<std::string>());
     }
   }
-  RETURN_IF_ERROR(GetBool(*s, "disableIPv6", "smcr.disableIPv6", &out.disable_ipv6));
-  if (const json* v = Get(*s, "pnetId")) {
+  RETURN_IF_ERROR(GetBool(*s, Key(kSmcr, "disableIPv6"), "smcr.disableIPv6", &out.disable_ipv6));
+  if (const json* v = Get(*s, Key(kSmcr, "pnetId"))) {
     if (!v->is_string() || (v->get_ref<const std::string&>() != "auto" && !IsPnetId(v->get<std::string>())))
       return Invalid("smcr.pnetId: must be \"auto\" or 1..16 characters A-Z, 0-9 (e.g. \"00163E10F8B0\")");
     out.pnet_id = v->get<std::string>();
   }
-  if (const json* v = Get(*s, "ueid")) {
+  if (const json* v = Get(*s, Key(kSmcr, "ueid"))) {
     if (!v->is_string() || v->get_ref<const std::string&>().size() > 32)
       return Invalid("smcr.ueid: must be a string of at most 32 characters");
     out.ueid = v->get<std::string>();
   }
-  if (const json* v = Get(*s, "onUnsupported")) {
+  if (const json* v = Get(*s, Key(kSmcr, "onUnsupported"))) {
     if (!v->is_string() || (v->get<std::string>() != "error" && v->get<std::string>() != "warn"))
       return Invalid("smcr.onUnsupported: must be \"error\" or \"warn\"");
     out.on_unsupported_error = v->get<std::string>() == "error";

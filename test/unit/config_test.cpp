@@ -226,7 +226,7 @@ const std::vector<Good> kGoodValues = {
      [](const Config& c) { CHECK(c.device.value == "0000:3b:1f.7"); }},
     {R"({"device": {"name": null, "pci": "10000:01:00.0"}})",
      [](const Config& c) { CHECK(c.device.value == "10000:01:00.0"); }},
-    {R"({"device": {"name": "eth2", "extra": 1}, "deviceID": "0000:3b:00.1"})",
+    {R"({"device": {"name": "eth2"}, "deviceID": "0000:3b:00.1"})",
      [](const Config& c) {
        CHECK(c.device.by == DeviceSelector::By::kName);
        CHECK(c.device.value == "eth2");
@@ -288,8 +288,8 @@ const std::vector<Good> kGoodValues = {
      }},
     {R"({"args": {"cni": {"ips": ["10.9.0.5"]}}})",
      [](const Config& c) { CHECK(c.args["cni"]["ips"][0] == "10.9.0.5"); }},
-    {R"({"someFutureKey": {"x": [1, 2]}, "capabilities": {"ips": true}})",
-     [](const Config& c) { CHECK(c.raw["someFutureKey"]["x"][1] == 2); }},
+    {R"({"capabilities": {"ips": true, "someFutureKey": {"x": [1, 2]}}})",
+     [](const Config& c) { CHECK(c.raw["capabilities"]["someFutureKey"]["x"][1] == 2); }},
 };
 
 TEST_CASE("parse accepts every good value and stores it") {
@@ -345,8 +345,8 @@ TEST_CASE("parse for ADD refuses the same minimal config because no device is ch
   CHECK_THAT(r.error().msg, Catch::StartsWith("device: missing"));
 }
 
-TEST_CASE("parse for DEL still validates the keys that are present") {
-  auto r = conf::Parse(R"({"cniVersion": "1.0.0", "name": "erdma", "mtu": 10})", true);
+TEST_CASE("parse for DEL still validates the keys DEL uses") {
+  auto r = conf::Parse(R"({"cniVersion": "1.0.0", "name": "erdma", "dataDir": "run"})", true);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == Code::kInvalidConfig);
 }
@@ -399,10 +399,10 @@ TEST_CASE("parse accepts a device ID of 256 bytes and refuses 257") {
   CHECK_FALSE(conf::Parse(j.dump()).ok());
 }
 
-TEST_CASE("parse keeps the raw object including unknown keys") {
+TEST_CASE("parse keeps the raw object including what ipam and the runtime's objects hold") {
   const char* text = R"({"cniVersion": "1.0.0", "name": "erdma", "device": {"name": "eth1"},
                          "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.9.0.0/24"}]]},
-                         "vendorThing": [1, "two", null]})";
+                         "capabilities": {"vendorThing": [1, "two", null]}})";
   auto r = conf::Parse(text);
   REQUIRE(r.ok());
   CHECK(r->raw == json::parse(text));
@@ -441,7 +441,7 @@ TEST_CASE("parse reports undecodable stdin as a decoding error without throwing"
 
 TEST_CASE("parse refuses stdin larger than kMaxConfigBytes before decoding it") {
   json j = Base();
-  j["padding"] = std::string(conf::kMaxConfigBytes, 'x');
+  j["args"]["padding"] = std::string(conf::kMaxConfigBytes, 'x');
   auto r = conf::Parse(j.dump());
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == Code::kDecoding);
@@ -450,9 +450,10 @@ TEST_CASE("parse refuses stdin larger than kMaxConfigBytes before decoding it") 
 
 TEST_CASE("parse accepts stdin just under kMaxConfigBytes") {
   json j = Base();
-  j["padding"] = "";
+  // Padding where any key goes: the top level takes only erdma-cni's keys.
+  j["args"]["padding"] = "";
   const size_t overhead = j.dump().size();
-  j["padding"] = std::string(conf::kMaxConfigBytes - overhead, 'x');
+  j["args"]["padding"] = std::string(conf::kMaxConfigBytes - overhead, 'x');
   REQUIRE(j.dump().size() == conf::kMaxConfigBytes);
   CHECK(conf::Parse(j.dump()).ok());
 }

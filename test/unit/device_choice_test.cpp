@@ -73,7 +73,7 @@ TEST_CASE("device.count and device.pool refuse what they cannot do, naming the k
       {R"({"pool":{"pciVendor":"ded"}})", "move", "device.pool.pciVendor: must be a PCI vendor ID"},
       {R"({"pool":{"pciVendor":"0xzzzz"}})", "move", "device.pool.pciVendor: "},
       {R"({"pool":{"rdmaDriver":""}})", "move", "device.pool.rdmaDriver: must be a kernel driver name"},
-      {R"({"pool":{"names":["eth1"],"speed":1}})", "move", "device.pool.speed: unknown key"},
+      {R"({"pool":{"names":["eth1"],"speed":1}})", "move", "device.pool.speed: not a key of erdma-cni's device.pool"},
       {R"({"pool":{"names":["eth1"]},"name":"eth1"})", "move", "device: set exactly one of"},
       {R"({"pool":{"names":["eth1"]}})", "vf", "device.pool: mode vf takes no device from a pool"},
       {R"({"pool":{"names":["eth1"]}})", "none", "device.pool: mode none"},
