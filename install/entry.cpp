@@ -31,18 +31,20 @@ base::Result<Json> ParseEntry(std::string_view text) {
 }
 
 base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::string& cni_version,
-                                                  const std::string& network_name) {
+                                                  const std::string& network_name, const conf::NodePolicy& node) {
   // What libcni hands each plugin of a list: the entry with the list's
   // cniVersion and name put in.
   Json as_run = entry;
   as_run["cniVersion"] = cni_version;
   as_run["name"] = network_name;
-  auto parsed = conf::Parse(as_run.dump(), /*for_del=*/true);
+  auto parsed = conf::ParseChainEntry(as_run.dump());
   if (!parsed.ok()) {
     Error e = parsed.error();
     return Error(Code::kInvalidConfig, "the erdma-cni entry is not a valid erdma-cni config: " + e.msg,
                  e.details);
   }
+  if (auto s = conf::CheckNodePaths(*parsed, node); !s.ok())
+    return Error(Code::kInvalidConfig, "the erdma-cni entry would fail every call on this node: " + s.error().msg);
   std::vector<std::string> warnings;
   bool annotations = false;
   if (auto caps = entry.find("capabilities"); caps != entry.end() && caps->is_object()) {
@@ -54,6 +56,13 @@ base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::
                        conf::kPodAnnotationsCapability + "\": containerd and CRI-O will not pass pod " +
                        "annotations, so " + conf::kSmcrAnnotation + " never reaches erdma-cni");
   return warnings;
+}
+
+base::Result<std::vector<std::string>> CheckInstalledEntry(const Json& conflist, const conf::NodePolicy& node) {
+  for (const Json& e : conflist["plugins"])
+    if (e.value("type", "") == kPluginType)
+      return CheckEntry(e, conflist["cniVersion"].get<std::string>(), conflist["name"].get<std::string>(), node);
+  return std::vector<std::string>();
 }
 
 }  // namespace install

@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "conf/node.h"
 #include "install/conflist.h"
 #include "install/entry.h"
 #include "install/files.h"
@@ -142,10 +144,20 @@ struct ConflistPlan {
   FileStamp stamp;
   Edit edit;
   std::vector<std::string> warnings;
+  conf::NodePolicy node;  ///< what the entry's dataDir and logFile are checked against
 };
+
+// The node file as the plugin reads it, unless --node-config names one.
+base::Result<conf::NodePolicy> LoadNode(const Options& o) {
+  if (o.node_config.empty()) return conf::LoadNodePolicy(std::getenv(conf::kNodeConfigEnv));
+  auto node = conf::LoadNodePolicy(o.node_config.c_str());
+  if (!node.ok()) return std::move(node).error().WithContext("--node-config " + o.node_config);
+  return node;
+}
 
 base::Result<ConflistPlan> PlanConflistInstall(const Options& o) {
   ConflistPlan p;
+  ASSIGN_OR_RETURN(p.node, LoadNode(o));
   ASSIGN_OR_RETURN(Json entry, LoadEntry(o));
   ASSIGN_OR_RETURN(p.path, ConflistPath(o, /*must_exist=*/true));
   ASSIGN_OR_RETURN(p.stamp, Stamp(p.path));
@@ -153,8 +165,8 @@ base::Result<ConflistPlan> PlanConflistInstall(const Options& o) {
   auto edit = PlanInstall(p.original, entry, o.placement);
   if (!edit.ok()) return std::move(edit).error().WithContext(p.path);
   p.edit = std::move(edit).value();
-  auto warnings =
-      CheckEntry(entry, p.edit.doc["cniVersion"].get<std::string>(), p.edit.doc["name"].get<std::string>());
+  auto warnings = CheckEntry(entry, p.edit.doc["cniVersion"].get<std::string>(),
+                             p.edit.doc["name"].get<std::string>(), p.node);
   if (!warnings.ok())
     return std::move(warnings).error().WithContext(o.entry_file.empty() ? p.path : o.entry_file);
   p.warnings = std::move(warnings).value();
@@ -312,6 +324,14 @@ int Check(const Options& o, std::ostream& out, std::ostream& err) {
   if (!conf.ok()) {
     PrintError(err, conf.error());
     return kExitFailed;
+  }
+  // The entry the runtime runs now: one the plugin would refuse fails the check.
+  if (auto installed = ParseObject(conf->original); installed.ok()) {
+    auto s = CheckInstalledEntry(*installed, conf->node);
+    if (!s.ok()) {
+      PrintError(err, std::move(s).error().WithContext(conf->path));
+      return kExitFailed;
+    }
   }
   if (conf->edit.changed) {
     as_asked = false;

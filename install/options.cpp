@@ -21,8 +21,8 @@ bool ParseCount(std::string_view s, uint64_t max, uint64_t* out) {
 }
 
 // Options that take a value, and the commands that accept each option.
-const std::set<std::string_view> kWithValue = {"--bin-dir",  "--conf-dir", "--conflist", "--after",
-                                               "--position", "--entry",    "--source",   "--every"};
+const std::set<std::string_view> kWithValue = {"--bin-dir", "--conf-dir", "--conflist", "--after",      "--position",
+                                               "--entry",   "--source",   "--every",    "--node-config"};
 const std::map<std::string_view, std::set<Command>> kAccepted = {
     {"--bin-dir", {Command::kInstall, Command::kUninstall, Command::kCheck}},
     {"--conf-dir", {Command::kInstall, Command::kUninstall, Command::kCheck}},
@@ -32,6 +32,7 @@ const std::map<std::string_view, std::set<Command>> kAccepted = {
     {"--last", {Command::kInstall, Command::kCheck}},
     {"--entry", {Command::kInstall, Command::kCheck}},
     {"--source", {Command::kInstall, Command::kCheck}},
+    {"--node-config", {Command::kInstall, Command::kCheck}},
     {"--dry-run", {Command::kInstall, Command::kUninstall}},
     {"--remove-binary", {Command::kUninstall}},
     {"--every", {Command::kInstall}},
@@ -129,6 +130,10 @@ base::Result<Options> ParseArgs(const std::vector<std::string>& args) {
       ++placements;
     } else if (flag == "--entry") {
       o.entry_file = *value;
+    } else if (flag == "--node-config") {
+      if (value->empty() || (*value)[0] != '/')
+        return UsageError("--node-config: must be the absolute path of the node file, got \"" + *value + "\"");
+      o.node_config = *value;
     } else if (flag == "--source") {
       o.source = *value;
     } else if (flag == "--every") {
@@ -178,6 +183,9 @@ options:
                        default: mode none with the pod-annotations capability
   --source PATH        the plugin binary to copy; default: the erdma-cni next to
                        this program, else /opt/cni/bin/erdma-cni (the package's)
+  --node-config FILE   the node file the entry's dataDir and logFile must be
+                       allowed by; default: the plugin's ($ERDMA_CNI_NODE_CONFIG,
+                       else /etc/erdma-cni/node.json; absent: built-in defaults)
   --dry-run            say what would change and print the new conflist; write nothing
   --remove-binary      uninstall: also remove <bin-dir>/erdma-cni
   --every SECONDS      install: run again every SECONDS until SIGTERM (repairs

@@ -236,6 +236,38 @@ $after"
   [[ $err == *"$root/bad-entry.json: the erdma-cni entry is not a valid erdma-cni config: mode"* ]] ||
     fail "message: $err"
   expect_unchanged "install of a bad entry"
+  echo '{"type": "erdma-cni", "mode": "none", "devcie": {"name": "eth1"}}' >"$root/devcie-entry.json"
+  run install --source "$PLUGIN" --conflist 10-terway.conflist --entry "$root/devcie-entry.json" --dry-run
+  expect_rc 1 "dry run of an entry with devcie"
+  [[ $err == *"the erdma-cni entry is not a valid erdma-cni config: devcie: not a key of erdma-cni; did you mean device?"* ]] ||
+    fail "message: $err"
+  echo '{"type": "erdma-cni", "mdoe": "none"}' >"$root/mdoe-entry.json"
+  run install --source "$PLUGIN" --conflist 10-terway.conflist --entry "$root/mdoe-entry.json"
+  expect_rc 1 "install of an entry with mdoe"
+  [[ $err == *"mdoe: not a key of erdma-cni; did you mean mode?"* ]] || fail "message: $err"
+  expect_unchanged "install of an entry with mdoe"
+  if [[ $EUID == 0 ]]; then
+    echo '{"type": "erdma-cni", "mode": "none", "dataDir": "/var/lib/erdma-cni"}' >"$root/datadir-entry.json"
+    echo '{"dataDirs": ["/run/erdma-cni"]}' >"$root/node.json"
+    chmod 0644 "$root/node.json"
+    run install --source "$PLUGIN" --conflist 10-terway.conflist --entry "$root/datadir-entry.json" \
+      --node-config "$root/node.json"
+    expect_rc 1 "install of an entry with a dataDir the node file does not allow"
+    [[ $err == *'dataDir: "/var/lib/erdma-cni" is not allowed on this node ('"$root/node.json)"* ]] ||
+      fail "message: $err"
+    expect_unchanged "install of an entry with a dataDir the node file does not allow"
+    echo '{"dataDirs": ["/var/lib/erdma-cni"]}' >"$root/node.json"
+    run install --source "$PLUGIN" --conflist 10-terway.conflist --entry "$root/datadir-entry.json" \
+      --node-config "$root/node.json" --dry-run
+    expect_rc 0 "dry run of an entry with a dataDir the node file allows"
+  fi
+  cp "$terway" "$root/before-bad-installed"
+  jq '.plugins += [{"type": "erdma-cni", "mode": "none", "mdoe": "none"}]' "$root/before-bad-installed" >"$terway"
+  run check --source "$PLUGIN" --conflist 10-terway.conflist
+  expect_rc 1 "check of a conflist whose entry the plugin would refuse"
+  [[ $err == *"$terway: the erdma-cni entry is not a valid erdma-cni config: mdoe: not a key of erdma-cni"* ]] ||
+    fail "message: $err"
+  cp "$root/before-bad-installed" "$terway"
   run install --source "$PLUGIN" --conflist 30-none.conflist
   expect_rc 1 "install into a missing conflist"
   [[ $err == *"$conf/30-none.conflist does not exist"* ]] || fail "message: $err"
@@ -252,7 +284,7 @@ $after"
   "$INSTALLER" install --after terway --last 2>/dev/null || rc=$?
   [[ $rc == 2 ]] || fail "usage error exit $rc"
   expect_unchanged "the missing bin dir and the usage error"
-  ok "refusals (a .conf first, an unknown --after, a bad entry, no conflist, not a binary, no bin dir, usage) change nothing"
+  ok "refusals (a .conf first, an unknown --after, a bad entry, a misspelt key, a dataDir the node file does not allow, no conflist, not a binary, no bin dir, usage) change nothing"
 
   ln -s 10-terway.conflist "$conf/00-link.conflist"
   run install --source "$PLUGIN" --conflist 00-link.conflist

@@ -7,6 +7,10 @@ namespace {
 
 using install::Json;
 
+const conf::NodePolicy kNode;  // the built-in defaults
+
+std::string Message(const base::Result<std::vector<std::string>>& r) { return r.ok() ? "" : r.error().msg; }
+
 TEST_CASE("the default entry is docs/deploy.md's and the plugin's parser takes it without a warning") {
   Json e = install::DefaultEntry();
   CHECK(e == Json::parse(R"({
@@ -16,7 +20,7 @@ TEST_CASE("the default entry is docs/deploy.md's and the plugin's parser takes i
     "smcr": {"enable": "annotation"},
     "logFile": "/var/log/erdma-cni.log"
   })"));
-  auto w = install::CheckEntry(e, "1.0.0", "terway-chainer");
+  auto w = install::CheckEntry(e, "1.0.0", "terway-chainer", kNode);
   REQUIRE(w.ok());
   CHECK(w->empty());
 }
@@ -24,23 +28,23 @@ TEST_CASE("the default entry is docs/deploy.md's and the plugin's parser takes i
 TEST_CASE("an entry the plugin would refuse is refused at install time, naming the key") {
   Json e = install::DefaultEntry();
   e["mode"] = "mvoe";
-  auto w = install::CheckEntry(e, "1.0.0", "terway-chainer");
+  auto w = install::CheckEntry(e, "1.0.0", "terway-chainer", kNode);
   REQUIRE_FALSE(w.ok());
   CHECK(w.error().msg.find("mode") != std::string::npos);
   Json bad_smcr = install::DefaultEntry();
   bad_smcr["smcr"]["enable"] = "sometimes";
-  CHECK_FALSE(install::CheckEntry(bad_smcr, "1.0.0", "terway-chainer").ok());
+  CHECK_FALSE(install::CheckEntry(bad_smcr, "1.0.0", "terway-chainer", kNode).ok());
 }
 
 TEST_CASE("an entry whose SMC-R follows the annotation but lacks the capability gets a warning") {
   Json e = install::DefaultEntry();
   e.erase("capabilities");
-  auto w = install::CheckEntry(e, "1.0.0", "terway-chainer");
+  auto w = install::CheckEntry(e, "1.0.0", "terway-chainer", kNode);
   REQUIRE(w.ok());
   REQUIRE(w->size() == 1);
   CHECK(w->front().find("io.kubernetes.cri.pod-annotations") != std::string::npos);
   e["smcr"]["enable"] = "never";
-  auto quiet = install::CheckEntry(e, "1.0.0", "terway-chainer");
+  auto quiet = install::CheckEntry(e, "1.0.0", "terway-chainer", kNode);
   REQUIRE(quiet.ok());
   CHECK(quiet->empty());
 }
@@ -55,6 +59,58 @@ TEST_CASE("an entry file must be an erdma-cni object without the runtime's keys"
             .error()
             .msg.find("set by the runtime") != std::string::npos);
   CHECK_FALSE(install::ParseEntry("not json").ok());
+}
+
+TEST_CASE("an entry with a misspelt key is refused with the plugin's own message") {
+  Json devcie = install::DefaultEntry();
+  devcie["devcie"] = Json{{"name", "eth1"}};
+  CHECK(Message(install::CheckEntry(devcie, "1.0.0", "terway-chainer", kNode)) ==
+        "the erdma-cni entry is not a valid erdma-cni config: devcie: not a key of erdma-cni; did you mean "
+        "device? Correct it or remove it");
+  Json mdoe = install::DefaultEntry();
+  mdoe.erase("mode");
+  mdoe["mdoe"] = "none";
+  CHECK(Message(install::CheckEntry(mdoe, "1.0.0", "terway-chainer", kNode)) ==
+        "the erdma-cni entry is not a valid erdma-cni config: mdoe: not a key of erdma-cni; did you mean "
+        "mode? Correct it or remove it");
+}
+
+TEST_CASE("an entry is checked with ADD's rules, not DEL's, which would only warn") {
+  Json e = install::DefaultEntry();
+  e["mtu"] = "9000";
+  CHECK_THAT(Message(install::CheckEntry(e, "1.0.0", "terway-chainer", kNode)),
+             Catch::Contains("mtu: must be an integer 68..65535"));
+}
+
+TEST_CASE("an entry whose dataDir or logFile the node file does not allow is refused") {
+  Json e = install::DefaultEntry();
+  e["dataDir"] = "/var/lib/erdma-cni";
+  auto r = install::CheckEntry(e, "1.0.0", "terway-chainer", kNode);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == base::Code::kInvalidConfig);
+  CHECK_THAT(r.error().msg, Catch::Contains("dataDir: \"/var/lib/erdma-cni\" is not allowed on this node") &&
+                                Catch::Contains("dataDirs"));
+
+  auto node = conf::ParseNodePolicy(R"({"dataDirs": ["/var/lib/erdma-cni"]})", "/etc/erdma-cni/node.json");
+  REQUIRE(node.ok());
+  CHECK(install::CheckEntry(e, "1.0.0", "terway-chainer", *node).ok());
+  e["logFile"] = "/tmp/erdma.log";
+  CHECK_THAT(Message(install::CheckEntry(e, "1.0.0", "terway-chainer", *node)),
+             Catch::Contains("logFile: \"/tmp/erdma.log\" is not allowed on this node"));
+}
+
+TEST_CASE("the entry a conflist holds is checked with the conflist's version and name") {
+  Json list = Json::parse(R"({"cniVersion": "1.0.0", "name": "terway-chainer",
+                              "plugins": [{"type": "terway"}, {"type": "erdma-cni", "mode": "none",
+                                           "capabilities": {"io.kubernetes.cri.pod-annotations": true}}]})");
+  auto ok = install::CheckInstalledEntry(list, kNode);
+  REQUIRE(ok.ok());
+  CHECK(ok->empty());
+  list["plugins"][1]["mdoe"] = "none";
+  CHECK_THAT(Message(install::CheckInstalledEntry(list, kNode)),
+             Catch::Contains("mdoe: not a key of erdma-cni; did you mean mode?"));
+  list["plugins"].erase(1);
+  CHECK(install::CheckInstalledEntry(list, kNode).ok());
 }
 
 }  // namespace

@@ -58,6 +58,16 @@ TEST_CASE("installer options: every option, as --key value and --key=value") {
   CHECK(u.dry_run);
 }
 
+TEST_CASE("installer options: --node-config names the node file install and check read") {
+  CHECK(MustParse({"install"}).node_config.empty());
+  CHECK(MustParse({"install", "--node-config", "/host/etc/erdma-cni/node.json"}).node_config ==
+        "/host/etc/erdma-cni/node.json");
+  CHECK(MustParse({"check", "--node-config=/n.json"}).node_config == "/n.json");
+  CHECK_THAT(MustFail({"install", "--node-config", "node.json"}),
+             Catch::StartsWith("--node-config: must be the absolute path"));
+  CHECK_THAT(MustFail({"uninstall", "--node-config", "/n.json"}), Catch::StartsWith("--node-config is not an option"));
+}
+
 TEST_CASE("installer options: mistakes are refused with what to do") {
   CHECK(MustFail({}).find("no command") != std::string::npos);
   CHECK(MustFail({"instal"}).find("unknown command \"instal\"") != std::string::npos);
