@@ -80,7 +80,7 @@ class ScratchNode:
         def move(value):
             m, rel = mount_of(value, mounts)
             dir = m and self.volume_dir(volumes.get(m.get("name")) or {}, ns)
-            return os.path.join(dir, rel) if dir else value
+            return (os.path.join(dir, rel) if rel else dir) if dir else value
 
         out, i = [], 0
         while i < len(args):
@@ -97,10 +97,11 @@ class ScratchNode:
         return out
 
 
-def run_installer_commands(installer, plugin, daemonsets, configmaps, entry_sources):
+def run_installer_commands(installer, plugin, daemonsets, configmaps, entries, entry_sources):
     """daemonsets: (where, container, volumes by name, namespace); configmaps:
-    (namespace, name) -> {key: entry text}; entry_sources: the (namespace,
-    ConfigMap, key) the installer's --entry reads. Every recipe through a dry
+    (namespace, name) -> {key: text}; entries: the valid recipes, by
+    (namespace, ConfigMap, key); entry_sources: those the installer's --entry
+    reads. Every recipe through a dry
     run, then in the order a cluster sees: the probe fails, install (dry run,
     then real), the probe passes, a ConfigMap edit switches the recipe,
     uninstall."""
@@ -118,7 +119,7 @@ def run_installer_commands(installer, plugin, daemonsets, configmaps, entry_sour
             find("deploy", "no DaemonSet runs erdma-cni-install install")
         src = ["--source", plugin]
         if installs:
-            check_every_recipe(node, installs[0], configmaps, src)
+            check_every_recipe(node, installs[0], configmaps, entries, src)
         for w, local in checks:
             run(local + src, 1, "differs:", f"{w} before install")
         for w, local in installs:
@@ -127,7 +128,7 @@ def run_installer_commands(installer, plugin, daemonsets, configmaps, entry_sour
         for w, local in checks:
             run(local + src, 0, "ok:", f"{w} after install")
         if installs:
-            switch_recipe(node, installs, checks, configmaps, entry_sources, src)
+            switch_recipe(node, installs, checks, configmaps, entries, entry_sources, src)
         for w, args, local in commands:
             if args and args[0] == "uninstall":
                 run(local, 0, "removed the erdma-cni entry", w)
@@ -145,13 +146,21 @@ def with_entry(local, path):
     return out + ["--entry", path]
 
 
-def check_every_recipe(node, install, configmaps, src):
+def check_every_recipe(node, install, configmaps, entries, src):
     """Each recipe of the ConfigMap, given to the DaemonSet's install as a dry
     run on the node before install: the installer (with the plugin's own
     parser) takes it without a warning and inserts it as written."""
     where, local = install
+    # A node of its own, whose plugin is the source itself (a symlink): the
+    # dry runs are about the entry, and skip reading the binary.
+    bin_dir, conf_dir = f"{node.root}/recipes/bin", f"{node.root}/recipes/net.d"
+    os.makedirs(bin_dir)
+    shutil.copytree(node.host("/etc/cni/net.d"), conf_dir)
+    os.symlink(src[1], f"{bin_dir}/erdma-cni")
+    local = [a.replace(node.host("/opt/cni/bin"), bin_dir).replace(node.host("/etc/cni/net.d"), conf_dir)
+             for a in local]
     for (ns, name), data in sorted(configmaps.items()):
-        for key, text in sorted(data.items()):
+        for key, text in sorted((k, t) for k, t in data.items() if (ns, name, k) in entries):
             path = f"{node.root}/recipe-{key}"
             with open(path, "w") as f:
                 f.write(text)
@@ -172,7 +181,7 @@ def conflist_entries(out):
     return [e for e in doc.get("plugins") or [] if e.get("type") == "erdma-cni"]
 
 
-def switch_recipe(node, installs, checks, configmaps, entry_sources, src):
+def switch_recipe(node, installs, checks, configmaps, entries, entry_sources, src):
     """An edit of the ConfigMap's selected key reaches the running DaemonSet:
     the kubelet swaps the projected file, the probe fails, the next install
     round updates the entry, the probe passes."""
@@ -180,7 +189,8 @@ def switch_recipe(node, installs, checks, configmaps, entry_sources, src):
         return
     ns, name, key = entry_sources[0]
     data = configmaps.get((ns, name)) or {}
-    other = next((k for k in sorted(data) if k != key and json.loads(data[k]) != json.loads(data[key])), None)
+    other = next((k for k in sorted(data)
+                  if (ns, name, k) in entries and entries[(ns, name, k)] != entries[(ns, name, key)]), None)
     if other is None:
         return
     edited = dict(data, **{key: data[other]})

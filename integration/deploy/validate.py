@@ -329,11 +329,12 @@ def main():
     check_recipe_pods(entries, pods_by_file, node_selector)
     installer, plugin = os.environ.get("ERDMA_CNI_INSTALL"), os.environ.get("ERDMA_CNI")
     if installer and plugin:
-        configmaps = {}  # the entries as written, for the installer to read
+        configmaps = {}  # as written, for the installer to read
         for doc in configmap_docs:
             ns, cm = get(doc, "metadata", "namespace") or "default", get(doc, "metadata", "name")
-            configmaps[(ns, cm)] = {k: v for k, v in doc["data"].items() if (ns, cm, k) in entries}
-        run_installer_commands(installer, plugin, containers, configmaps, [s for _, _, s in entry_refs if s])
+            configmaps[(ns, cm)] = {k: v for k, v in (doc.get("data") or {}).items() if isinstance(v, str)}
+        run_installer_commands(installer, plugin, containers, configmaps, entries,
+                               [s for _, _, s in entry_refs if s in entries])
     else:
         print("note: ERDMA_CNI_INSTALL/ERDMA_CNI not set; the DaemonSets' commands were not run")
     for f in findings:
