@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "base/file.h"
@@ -200,20 +201,35 @@ json Memlock(const DiagOptions& opts, const DiagSources& src, std::vector<std::s
   return out;
 }
 
-json States(const DiagOptions& opts, const std::vector<netlink::LinkInfo>& links,
+// The name a reader knows a group by: its first rail's (erdma0), not the
+// CNI_IFNAME it is keyed by (Terway's eth0 when chained).
+std::string GroupName(const StateStore& store, const AttachmentState& st) {
+  const AttachmentState* group = &st;
+  std::optional<AttachmentState> loaded;
+  if (st.member_of) {
+    auto g = store.Load(store.GroupPathFor(st.container_id, *st.member_of));
+    if (!g.ok() || !*g) return *st.member_of;
+    loaded = std::move(**g);
+    group = &*loaded;
+  }
+  for (const Step& step : group->steps)
+    if (const auto* m = std::get_if<StepMember>(&step)) return m->pod_name;
+  return group->if_name;
+}
+
+json States(const DiagOptions& opts, const std::string& data_dir, const std::vector<netlink::LinkInfo>& links,
             std::vector<std::string>& problems) {
   json out = json::array();
-  if (opts.data_dir.empty()) return out;
   // What others could write is not read (base::CheckPrivateDir).
-  if (auto safe = base::CheckPrivateDir(opts.data_dir); !safe.ok()) {
+  if (auto safe = base::CheckPrivateDir(data_dir); !safe.ok()) {
     problems.push_back("dataDir not read: " + safe.error().msg);
     return out;
   }
-  auto networks = base::ListDirs(opts.data_dir);
+  auto networks = base::ListDirs(data_dir);
   if (!networks.ok()) return out;
   for (const auto& net : *networks) {
     if (conf::IsReservedDataDirName(net)) continue;
-    StateStore store(opts.data_dir, net);
+    StateStore store(data_dir, net);
     if (auto safe = store.Check(); !safe.ok()) {
       problems.push_back("state directory not read: " + safe.error().msg);
       continue;
@@ -221,7 +237,7 @@ json States(const DiagOptions& opts, const std::vector<netlink::LinkInfo>& links
     auto paths = store.List();
     if (!paths.ok()) continue;
     for (const auto& path : *paths) {
-      json j = {{"file", path}, {"problems", json::array()}};
+      json j = {{"file", path}, {"dataDir", data_dir}, {"problems", json::array()}};
       auto loaded = store.Load(path);
       if (!loaded.ok() || !*loaded) {
         j["problems"].push_back("unreadable: " + (loaded.ok() ? std::string("gone") : loaded.error().msg));
@@ -242,8 +258,12 @@ json States(const DiagOptions& opts, const std::vector<netlink::LinkInfo>& links
             if (const auto* m = std::get_if<StepMember>(&step))
               members.push_back({{"podIfName", m->pod_name}, {"device", m->device}, {"why", m->why}});
           j["group"] = members;
+          j["groupName"] = GroupName(store, st);
         }
-        if (st.member_of) j["memberOf"] = *st.member_of;
+        if (st.member_of) {
+          j["memberOf"] = *st.member_of;
+          j["groupName"] = GroupName(store, st);
+        }
         // Mode vf: which VF of which PF; one on vfio-pci has no netdev.
         bool netdev = !st.group;
         for (const Step& step : st.steps)
@@ -254,7 +274,7 @@ json States(const DiagOptions& opts, const std::vector<netlink::LinkInfo>& links
         // A VF netdev with no VF setting to make journals a plain move: its
         // claim's PCI address, read in sysfs, says it is a VF.
         if (!j.contains("vf") && !st.origin.name.empty())
-          if (auto claim = ClaimOf(opts.data_dir + "/devices", path); claim && !claim->pci.empty())
+          if (auto claim = ClaimOf(data_dir + "/devices", path); claim && !claim->pci.empty())
             if (auto sriov = FindVf(opts.sysfs_root, claim->pci, "the claim's pci"); sriov.ok())
               j["vf"] = {{"pci", sriov->pci},
                          {"pf", sriov->pf_netdev},
@@ -279,8 +299,8 @@ json States(const DiagOptions& opts, const std::vector<netlink::LinkInfo>& links
 
 // Whether the live holder `h` has lost its pod: the netns its state
 // recorded is provably gone (its runtime lost the DEL).
-bool PodGone(const DiagOptions& opts, const Holding& h) {
-  StateStore store(opts.data_dir, h.owner.network);
+bool PodGone(const std::string& data_dir, const Holding& h) {
+  StateStore store(data_dir, h.owner.network);
   if (h.owner.state_path != store.Dir() + "/" + h.owner.state_path.substr(h.owner.state_path.rfind('/') + 1))
     return false;
   auto st = store.Load(h.owner.state_path);
@@ -292,12 +312,12 @@ bool PodGone(const DiagOptions& opts, const Holding& h) {
 // children's parents. Stale ones (state gone, or the pod netns gone) are
 // listed, not problems: the next ADD of the device, or a GC, finishes them
 // (an ADD once the device is back on the node, cni/stale.h).
-json Holders(const DiagOptions& opts) {
+json Holders(const std::string& data_dir) {
   json out = json::array();
-  if (opts.data_dir.empty()) return out;
-  for (const Holding& h : ListHoldings(opts.data_dir + "/devices", opts.data_dir + "/children")) {
-    const bool pod_gone = h.live && PodGone(opts, h);
-    out.push_back({{"device", h.device},
+  for (const Holding& h : ListHoldings(data_dir + "/devices", data_dir + "/children")) {
+    const bool pod_gone = h.live && PodGone(data_dir, h);
+    out.push_back({{"dataDir", data_dir},
+                   {"device", h.device},
                    {"as", h.share ? "parent of a child" : "attached"},
                    {"containerID", h.owner.container_id},
                    {"network", h.owner.network},
@@ -321,93 +341,16 @@ json Diagnose(const DiagOptions& opts, DiagSources& src) {
   report["netdevs"] = Netdevs(opts, src, links);
   report["smc"] = Smc(src);
   report["memlock"] = Memlock(opts, src, problems);
-  report["states"] = States(opts, links, problems);
-  report["holders"] = Holders(opts);
+  report["dataDirs"] = opts.data_dirs;
+  if (!opts.unsearched.empty()) report["dataDirsNotSearched"] = opts.unsearched;
+  report["states"] = json::array();
+  report["holders"] = json::array();
+  for (const std::string& dir : opts.data_dirs) {
+    for (json& s : States(opts, dir, links, problems)) report["states"].push_back(std::move(s));
+    for (json& h : Holders(dir)) report["holders"].push_back(std::move(h));
+  }
   report["problems"] = problems;
   return report;
-}
-
-namespace {
-
-// The netns erdma-cni recorded for the pod sandbox `container_id`, from its
-// states in any network of `data_dir`.
-base::Result<std::string> NetnsOfContainer(const std::string& data_dir, const std::string& container_id) {
-  RETURN_IF_ERROR(base::CheckPrivateDir(data_dir));
-  auto networks = base::ListDirs(data_dir);
-  if (!networks.ok()) return networks.error();
-  for (const auto& net : *networks) {
-    if (conf::IsReservedDataDirName(net)) continue;
-    StateStore store(data_dir, net);
-    if (!store.Check().ok()) continue;
-    auto paths = store.List();
-    if (!paths.ok()) continue;
-    for (const auto& path : *paths) {
-      auto loaded = store.Load(path);
-      if (loaded.ok() && *loaded && (*loaded)->container_id == container_id && !(*loaded)->netns.empty())
-        return (*loaded)->netns;
-    }
-  }
-  return base::Error(base::Code::kInvalidConfig,
-                     "--container: no erdma-cni state of container " + container_id + " under " + data_dir +
-                         " (the pod sandbox ID, as `crictl pods --no-trunc` shows it; or give --netns)");
-}
-
-}  // namespace
-
-int RunDiag(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  DiagOptions opts;
-  opts.data_dir = "/run/erdma-cni";
-  std::string container;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--json") {
-      opts.json = true;
-    } else if ((a == "--netns" || a == "--data-dir" || a == "--container") && i + 1 < args.size()) {
-      (a == "--netns" ? opts.netns : a == "--data-dir" ? opts.data_dir : container) = args[++i];
-    } else {
-      err << "usage: erdma-cni diag [--netns PATH | --container ID] [--data-dir DIR] [--json]\n"
-             "  --netns PATH      the pod netns to look at (e.g. /var/run/netns/cni-...); default: the node\n"
-             "  --container ID    the pod sandbox whose netns erdma-cni recorded (CNI_CONTAINERID)\n"
-             "  --data-dir DIR    erdma-cni's dataDir, whose states are checked (default /run/erdma-cni)\n";
-      return 2;
-    }
-  }
-  if (!container.empty()) {
-    if (!opts.netns.empty()) {
-      err << "erdma-cni diag: give --netns or --container, not both\n";
-      return 2;
-    }
-    auto netns = NetnsOfContainer(opts.data_dir, container);
-    if (!netns.ok()) {
-      err << "erdma-cni diag: " << netns.error().msg << "\n";
-      return 2;
-    }
-    opts.netns = *netns;
-  }
-  DiagSources src;
-  auto ns = opts.netns.empty() ? netlink::Netns::Current() : netlink::Netns::Open(opts.netns, "--netns");
-  if (!ns.ok()) {
-    err << "erdma-cni diag: " << ns.error().msg << "\n";
-    return 2;
-  }
-  struct stat sb {};
-  if (::fstat(ns->fd(), &sb) == 0) src.netns_inode = sb.st_ino;
-  if (auto k = netlink::OpenRtnl(*ns); k.ok()) src.links = std::move(k).value();
-  if (auto r = netlink::OpenRdma(*ns); r.ok())
-    src.rdma = std::move(r).value();
-  else
-    src.rdma_error = r.error().msg;
-  if (auto s = netlink::OpenSysctl(*ns); s.ok()) src.sysctl = std::move(s).value();
-  if (auto s = netlink::OpenSmc(*ns); s.ok())
-    src.smc = std::move(s).value();
-  else
-    src.smc_error = s.error().msg;
-  json report = Diagnose(opts, src);
-  if (opts.json)
-    out << report.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
-  else
-    out << RenderDiag(report);
-  return report["problems"].empty() ? 0 : 1;
 }
 
 }  // namespace cni

@@ -19,8 +19,11 @@
 namespace cni {
 
 struct DiagOptions {
-  std::string netns;     ///< the netns to look at ("" = the node's)
-  std::string data_dir;  ///< erdma-cni's dataDir: its states are checked against the kernel
+  std::string netns;  ///< the netns to look at ("" = the node's)
+  /// erdma-cni's dataDirs: their states are checked against the kernel
+  std::vector<std::string> data_dirs;
+  /// Node file entries diag could not walk (AdminDataDirs::unsearched)
+  std::vector<std::string> unsearched;
   std::string sysfs_root = "/sys";
   std::string proc_root = "/proc";
   bool json = false;
@@ -44,9 +47,10 @@ nlohmann::json Diagnose(const DiagOptions& opts, DiagSources& src);
 /// The same for people: one section per topic, problems marked "!!".
 std::string RenderDiag(const nlohmann::json& report);
 
-/// `erdma-cni diag [--netns PATH] [--data-dir DIR] [--json]`: opens the real
-/// sources, prints the report. Exit 0 when no problem was found, 1 when one
-/// was, 2 on bad arguments.
+/// `erdma-cni diag [--netns PATH | --container ID] [--data-dir DIR] [--json]`:
+/// opens the real sources, prints the report. Without --data-dir, every
+/// dataDir of the node file (cni/data_dirs.h). Exit 0 when no problem was
+/// found, 1 when one was, 2 on bad arguments (naming the one).
 int RunDiag(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace cni

@@ -55,6 +55,9 @@ std::string RenderDiag(const json& r) {
       << "\n";
   if (r["memlock"].contains("hint")) o << "!! " << Str(r["memlock"]["hint"]) << "\n";
   o << "\n== erdma-cni state vs the kernel\n";
+  for (const auto& d : r.value("dataDirs", json::array())) o << "dataDir " << Str(d) << "\n";
+  for (const auto& d : r.value("dataDirsNotSearched", json::array()))
+    o << "dataDirs entry " << Str(d) << " allows any directory below it: not searched (give --data-dir)\n";
   for (const auto& s : r["states"]) {
     o << Str(s["file"]) << ": " << (s["problems"].empty() ? "ok" : "") << "\n";
     if (s.contains("vf")) {
@@ -63,10 +66,17 @@ std::string RenderDiag(const json& r) {
         << (Str(vf["netdev"]).empty() ? "no netdev (user-space driver)" : "netdev " + Str(vf["netdev"]))
         << "\n";
     }
+    // A group goes by its first rail's name; the CNI_IFNAME it is keyed by
+    // (Terway's eth0 when chained) only when that differs.
+    auto group_name = [&](const json& key) {
+      const std::string name = s.contains("groupName") ? Str(s["groupName"]) : Str(key);
+      return name == Str(key) ? name : name + " (CNI_IFNAME " + Str(key) + ")";
+    };
+    if (s.contains("group")) o << "  group " << group_name(s["ifName"]) << "\n";
     for (const auto& m : s.value("group", json::array()))
       o << "  " << Str(m["podIfName"]) << ": " << Str(m["device"]) << " (" << Str(m["why"]) << ")\n";
     if (s.contains("memberOf"))
-      o << "  interface " << Str(s["podIfName"]) << " of the group " << Str(s["memberOf"]) << "\n";
+      o << "  interface " << Str(s["podIfName"]) << " of the group " << group_name(s["memberOf"]) << "\n";
     for (const auto& p : s["problems"]) o << "  !! " << Str(p) << "\n";
   }
   o << "\n== node devices held by pods\n";

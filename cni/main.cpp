@@ -11,7 +11,9 @@
 
 #include "base/fault.h"
 #include "base/phase.h"
+#include "cni/clear.h"
 #include "cni/diag.h"
+#include "cni/help.h"
 #include "cni/run.h"
 #include "conf/config.h"
 
@@ -50,16 +52,28 @@ int main(int argc, char** argv) {
   if (std::getenv("ERDMA_CNI_PHASES")) base::phase::Enable();
   base::phase::Begin("input");
   TuneMalloc();
-  if (argc > 1 && std::string(argv[1]) == "--version") {
-    WriteAll(STDOUT_FILENO, std::string("erdma-cni ") + ERDMA_CNI_VERSION + " (" + ERDMA_CNI_BUILD_INFO +
-                                (base::fault::kEnabled ? ", fault hooks compiled in: for tests only" : "") +
+  // A runtime sets CNI_COMMAND and passes no arguments: then erdma-cni is
+  // the plugin, whatever its arguments. Without it, they are an admin's.
+  const char* cni_command = std::getenv("CNI_COMMAND");
+  const std::string admin = argc > 1 && (!cni_command || !*cni_command) ? argv[1] : "";
+  auto build = [] {
+    return std::string(ERDMA_CNI_BUILD_INFO) +
+           (base::fault::kEnabled ? ", fault hooks compiled in: for tests only" : "");
+  };
+  if (admin == "--help" || admin == "-h" || admin == "help") {
+    WriteAll(STDOUT_FILENO, cni::HelpText(build()));
+    return 0;
+  }
+  if (admin == "--version") {
+    WriteAll(STDOUT_FILENO, std::string("erdma-cni ") + ERDMA_CNI_VERSION + " (" + build() +
                                 ")\nCNI spec versions: 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0\n");
     return 0;
   }
-  if (argc > 1 && std::string(argv[1]) == "diag") {
+  if (admin == "diag" || admin == "clear") {
     std::ostringstream out;
     std::ostringstream err;
-    int rc = cni::RunDiag(std::vector<std::string>(argv + 2, argv + argc), out, err);
+    const std::vector<std::string> args(argv + 2, argv + argc);
+    int rc = admin == "diag" ? cni::RunDiag(args, out, err) : cni::RunClear(args, out, err);
     WriteAll(STDOUT_FILENO, out.str());
     WriteAll(STDERR_FILENO, err.str());
     return rc;

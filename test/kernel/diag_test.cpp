@@ -90,3 +90,129 @@ TEST_CASE("diag reports the pod's interface, its sysctls, its processes' memlock
   CHECK(kt::Sh(kt::PluginBinary() + " diag --bogus").exit == 2);
   CHECK(kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", config)).exit == 0);
 }
+
+namespace {
+
+// erdma-cni run by hand on the node, as an admin does: no CNI_* variables.
+kt::ShResult Admin(const kt::Topology& t, const std::string& args, const std::string& env = "") {
+  return kt::Sh("ip netns exec " + t.node() + " env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin " + env + " " +
+                kt::PluginBinary() + " " + args);
+}
+
+json DiagJson(const kt::Topology& t, const std::string& args, const std::string& env = "") {
+  kt::ShResult r = Admin(t, "diag --json " + args, env);
+  INFO("diag " << args << " exit " << r.exit << "\nstdout: " << r.out << "\nstderr: " << r.err);
+  json j = json::parse(r.out, nullptr, false);
+  REQUIRE(j.is_object());
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "erdma-cni --help and -h and help print what it is with its version and CNI versions and commands") {
+  kt::Topology t;
+  for (const std::string arg : {"--help", "-h", "help"}) {
+    INFO("erdma-cni " << arg);
+    kt::ShResult r = Admin(t, arg);
+    CHECK(r.exit == 0);
+    CHECK(r.err.empty());
+    CHECK_FALSE(json::parse(r.out, nullptr, false).is_object());
+    CHECK(r.out.find("erdma-cni " ERDMA_CNI_VERSION) != std::string::npos);
+    CHECK(r.out.find("CNI versions: 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0") != std::string::npos);
+    CHECK(r.out.find("  diag ") != std::string::npos);
+    CHECK(r.out.find("  clear ") != std::string::npos);
+    CHECK(r.out.find("/usr/share/doc/erdma-cni") != std::string::npos);
+  }
+  // A runtime sets CNI_COMMAND and passes no arguments: with CNI_COMMAND set
+  // erdma-cni is the plugin, whatever its arguments.
+  kt::ShResult cni = Admin(t, "--help </dev/null", "CNI_COMMAND=VERSION");
+  CHECK(cni.exit == 0);
+  json version = json::parse(cni.out, nullptr, false);
+  REQUIRE(version.is_object());
+  CHECK(version["supportedVersions"].size() == 5);
+}
+
+TEST_CASE("diag names an option it does not know and exits 2") {
+  kt::Topology t;
+  kt::ShResult r = Admin(t, "diag --bogus");
+  CHECK(r.exit == 2);
+  CHECK(r.err.find("diag: unknown option --bogus; usage: erdma-cni diag") != std::string::npos);
+  kt::ShResult missing = Admin(t, "diag --netns");
+  CHECK(missing.exit == 2);
+  CHECK(missing.err.find("diag: --netns needs a value") != std::string::npos);
+}
+
+TEST_CASE("diag searches every dataDir the node file lists and --container finds a state in the second") {
+  kt::Topology t;
+  const std::string node_file = t.tmp() + "/node.json";
+  kt::WriteNodeFile(node_file, json{{"dataDirs", {t.tmp() + "/first", t.DataDir()}},
+                                    {"logFiles", {"/tmp/"}},
+                                    {"allowNodeDevices", {"eth1"}}}
+                                   .dump());
+  json config = kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile()});
+  const std::string cid = t.ContainerId("second");
+  kt::PluginCall add = kt::Call(t, "ADD", cid, "net1", config);
+  add.extra_env.push_back("ERDMA_CNI_NODE_CONFIG=" + node_file);
+  REQUIRE(kt::RunPlugin(add).exit == 0);
+
+  const std::string env = "ERDMA_CNI_NODE_CONFIG=" + node_file;
+  json by_id = DiagJson(t, "--container " + cid, env);
+  CHECK(by_id.value("netns", "") == t.PodPath());
+  json all = DiagJson(t, "", env);
+  REQUIRE(all["states"].size() == 1);
+  CHECK(all["states"][0].value("containerID", "") == cid);
+  CHECK(all["states"][0].value("dataDir", "") == t.DataDir());
+  REQUIRE(all["holders"].size() == 1);
+  CHECK(all["holders"][0].value("containerID", "") == cid);
+  CHECK(all["dataDirs"].dump().find(t.tmp() + "/first") != std::string::npos);
+  // --data-dir still narrows it to one.
+  CHECK(DiagJson(t, "--data-dir " + t.tmp() + "/first", env)["states"].empty());
+  add.command = "DEL";
+  REQUIRE(kt::RunPlugin(add).exit == 0);
+}
+
+TEST_CASE("diag names a chained group after its first rail and not after the CNI_IFNAME it is keyed by") {
+  kt::Topology t({.enis = 2, .pods = 1, .primary = true});
+  const std::string cid = t.ContainerId("rails");
+  json config = kt::PluginConfig({.device = "",
+                                  .data_dir = t.DataDir(),
+                                  .log_file = t.LogFile(),
+                                  .addresses = "inherit",
+                                  .prev_result = kt::TerwayPrevResult("1.0.0", cid)});
+  config["device"] = {{"pool", {{"names", {t.eni(1).name, t.eni(2).name}}}}, {"count", "all"}};
+  config["ifName"] = "erdma0";
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "eth0", config));
+  INFO("ADD: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+
+  json d = DiagJson(t, "--data-dir " + t.DataDir());
+  int members = 0;
+  for (const auto& s : d["states"]) {
+    if (s.contains("memberOf")) {
+      ++members;
+      CHECK(s.value("groupName", "") == "erdma0");
+      CHECK(s.value("memberOf", "") == "eth0");
+    }
+    if (s.contains("group")) CHECK(s.value("groupName", "") == "erdma0");
+  }
+  CHECK(members == 2);
+  kt::ShResult text = Admin(t, "diag --data-dir " + t.DataDir());
+  CHECK(text.out.find("interface erdma1 of the group erdma0 (CNI_IFNAME eth0)") != std::string::npos);
+  CHECK(text.out.find("of the group eth0") == std::string::npos);
+  REQUIRE(kt::RunPlugin(kt::Call(t, "DEL", cid, "eth0", kt::AsRuntimeWouldForDel(config, add.json))).exit ==
+          0);
+}
+
+TEST_CASE("diag reports the states of a network whose name starts with a dot") {
+  kt::Topology t;
+  json config = kt::PluginConfig({.name = ".hidden", .data_dir = t.DataDir(), .log_file = t.LogFile()});
+  const std::string cid = t.ContainerId("dot");
+  REQUIRE(kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config)).exit == 0);
+  json d = DiagJson(t, "--data-dir " + t.DataDir());
+  REQUIRE(d["states"].size() == 1);
+  CHECK(d["states"][0].value("network", "") == ".hidden");
+  CHECK(d["states"][0].value("containerID", "") == cid);
+  CHECK(DiagJson(t, "--container " + cid + " --data-dir " + t.DataDir()).value("netns", "") == t.PodPath());
+  REQUIRE(kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", config)).exit == 0);
+}

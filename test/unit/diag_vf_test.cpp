@@ -14,7 +14,7 @@ namespace {
 json Diagnose(VfNode& n) {
   cni::DiagOptions opts;
   opts.netns = "/run/netns/pod";
-  opts.data_dir = n.dir.path;
+  opts.data_dirs = {n.dir.path};
   opts.sysfs_root = n.sysfs_root;
   opts.proc_root = n.dir.path + "/noproc";
   cni::DiagSources src;
