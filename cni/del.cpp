@@ -196,7 +196,12 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
     claim->Clear();
   else  // a child's share of its parent, if this was one
     DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms, held ? held->device : "");
-  base::Log::Info("detached: " + st.origin.name + " is back on the node");
+  if (const StepChild* child = FindStep<StepChild>(st.steps))
+    base::Log::Info("detached: " + child->spec.kind + " child " + child->spec.name + " deleted; its parent " +
+                    child->parent + " was not touched");
+  else
+    base::Log::Info(st.origin.name.empty() ? std::string("detached: nothing of the node had moved")
+                                           : "detached: " + st.origin.name + " is back on the node");
   return base::Ok();
 }
 
