@@ -1,0 +1,67 @@
+// The config's keys end to end against the real binary: ADD refuses a key
+// erdma-cni does not know before it touches the node, and DEL of a live
+// attachment needs only the keys DEL uses.
+#include <catch2/catch.hpp>
+
+#include "test/kernel/harness.h"
+
+using nlohmann::json;
+
+TEST_CASE("ADD with a misspelt mode key is code 7 naming the key and leaves the node's device where it is") {
+  const std::string version = GENERATE(from_range(kt::kVersions));
+  CAPTURE(version);
+  kt::Topology t;
+  json config = kt::PluginConfig({.cni_version = version,
+                                  .data_dir = t.DataDir(),
+                                  .log_file = t.LogFile(),
+                                  .extra = {{"mdoe", "ipvlan"}}});
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string pod_before = kt::StableSnapshot(t.pod());
+  const std::string cid = t.ContainerId("mdoe");
+
+  kt::PluginResult r = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
+  INFO("ADD: " << kt::Describe(r));
+  CHECK(r.exit != 0);
+  kt::CheckError(r, 7, {"mdoe: not a key of erdma-cni; did you mean mode?"});
+  CHECK(kt::LinkExists(t.node(), t.eni(1).name));
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+  CHECK(kt::SettledDiff(pod_before, t.pod()) == "");
+  CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
+  CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
+}
+
+TEST_CASE("DEL of a live attachment whose config now has an mtu string succeeds and puts the device back") {
+  const std::string version = GENERATE(from_range(kt::kVersions));
+  CAPTURE(version);
+  kt::Topology t;
+  const kt::Eni& eni = t.eni(1);
+  const std::string cid = t.ContainerId("mtu");
+  json config = kt::PluginConfig(
+      {.cni_version = version, .data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string pod_before = kt::StableSnapshot(t.pod());
+
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
+  INFO("ADD: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+  REQUIRE_FALSE(kt::LinkExists(t.node(), eni.name));
+
+  // The NetworkAttachmentDefinition was edited after the pod started.
+  json edited = config;
+  edited["mtu"] = "9000";
+  json del_config = kt::AsRuntimeWouldForDel(edited, add.json);
+  kt::PluginResult del = kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", del_config));
+  INFO("DEL: " << kt::Describe(del));
+  CHECK(del.exit == 0);
+  CHECK(del.out.empty());
+  CHECK(kt::LinkExists(t.node(), eni.name));
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+  CHECK(kt::SettledDiff(pod_before, t.pod()) == "");
+  CHECK_FALSE(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", cid, "net1")));
+  CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
+
+  // ADD with the edited config is refused: only DEL lets it through.
+  kt::PluginResult again = kt::RunPlugin(kt::Call(t, "ADD", t.ContainerId("mtu2"), "net1", edited));
+  kt::CheckError(again, 7, {"mtu: must be an integer"});
+  CHECK(kt::LinkExists(t.node(), eni.name));
+}
