@@ -268,6 +268,7 @@ $after"
   [[ $err == *"$terway: the erdma-cni entry is not a valid erdma-cni config: mdoe: not a key of erdma-cni"* ]] ||
     fail "message: $err"
   cp "$root/before-bad-installed" "$terway"
+  state="$(stamp "$conf"/* "$bin/erdma-cni") $(listing "$conf")"
   run install --source "$PLUGIN" --conflist 30-none.conflist
   expect_rc 1 "install into a missing conflist"
   [[ $err == *"$conf/30-none.conflist does not exist"* ]] || fail "message: $err"
