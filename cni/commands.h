@@ -69,6 +69,11 @@ struct Context {
 base::Result<nlohmann::json> Add(Context& ctx);
 /// DEL: idempotent, best effort, keeps the state when something could not be undone.
 base::Status Del(Context& ctx);
+/// The part of DEL that needs no kernel: an attachment without a state file
+/// (a pod that passed through, a second DEL). The result when that settles
+/// it (nothing of ours, a leftover share dropped); nullopt when a state or a
+/// claim naming one exists and Del must run.
+std::optional<base::Status> DelWithoutState(const conf::Config& cfg, const Env& env, int lock_wait_ms);
 /// CHECK: verifies the attachment against its state and the kernel.
 base::Status Check(Context& ctx);
 /// GC (1.1.0): removes attachments not in cni.dev/valid-attachments.

@@ -331,6 +331,25 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
 
 }  // namespace
 
+std::optional<Status> DelWithoutState(const conf::Config& cfg, const Env& env, int lock_wait_ms) {
+  const StateStore store(cfg.data_dir, cfg.name);
+  // ADD makes the network's directory before it claims or shares anything.
+  if (!base::PathExists(store.Dir())) {
+    base::Log::Info("no state for this attachment: nothing to do");
+    return base::Ok();
+  }
+  if (Status s = store.Check(); !s.ok()) return s;
+  const std::string path = store.PathFor(env.container_id, env.ifname);
+  for (const std::string& p : {store.GroupPathFor(env.container_id, env.ifname), path,
+                               store.Dir() + "/" + StateStore::LegacyFileName(env.container_id, env.ifname)})
+    if (base::PathExists(p)) return std::nullopt;
+  // An ADD that died between its claim and its first state write.
+  if (ClaimOf(store.DevicesDir(), path)) return std::nullopt;
+  DropShares(store.DevicesDir(), store.ChildrenDir(), path, lock_wait_ms);
+  base::Log::Info("no state for this attachment: nothing to do");
+  return base::Ok();
+}
+
 Status Del(Context& ctx) {
   StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
   // Nothing is read, let alone acted on, from a directory others could write.

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <optional>
 #include <set>
+#include <unordered_set>
 
 #include "base/file.h"
 #include "base/log.h"
@@ -206,7 +207,7 @@ std::string MemberName(const std::string& base, size_t k) {
   return name.size() > 15 ? "" : name;
 }
 
-Result<DeviceChoice> ChooseDevices(Context& ctx) {
+Result<DeviceChoice> ChooseDevices(Context& ctx, std::optional<kubelet::PodAllocation> answer) {
   const conf::DeviceSelector& sel = ctx.cfg.device;
   const bool pool = sel.pool.has_value();
   const auto who = PodOf(ctx.env);
@@ -223,8 +224,12 @@ Result<DeviceChoice> ChooseDevices(Context& ctx) {
                        ": CNI_ARGS lacks K8S_POD_NAMESPACE and K8S_POD_NAME, which name the pod to ask the "
                        "kubelet about; runtimes under Kubernetes pass them, elsewhere select the device by "
                        "name, mac, pci, rdma or pool");
-    ASSIGN_OR_RETURN(alloc,
-                     kubelet::PodDevices(socket, {who->first, who->second, sel.value}, kKubeletTimeout));
+    if (answer) {
+      alloc = std::move(answer);
+    } else {
+      ASSIGN_OR_RETURN(alloc,
+                       kubelet::PodDevices(socket, {who->first, who->second, sel.value}, kKubeletTimeout));
+    }
   } else if (who) {
     auto a = kubelet::PodDevices(socket, {who->first, who->second, ""}, kKubeletTimeout);
     if (a.ok())
@@ -235,18 +240,29 @@ Result<DeviceChoice> ChooseDevices(Context& ctx) {
   }
   const std::string pod = who ? who->first + "/" + who->second : "";
 
-  // The devices the kubelet named, each once.
+  // The devices the kubelet named, each once, in its order.
   std::vector<std::pair<std::string, std::string>> given;  // key, first ID
-  if (alloc)
-    for (const auto& d : alloc->devices)
-      if (std::none_of(given.begin(), given.end(), [&](const auto& g) { return g.first == DeviceKey(d.id); }))
-        given.emplace_back(DeviceKey(d.id), d.id);
   std::vector<std::string> ids;
-  if (alloc)
-    for (const auto& d : alloc->devices) ids.push_back(d.id);
+  if (alloc) {
+    std::unordered_set<std::string> seen;
+    for (const auto& d : alloc->devices) {
+      ids.push_back(d.id);
+      if (std::string key = DeviceKey(d.id); seen.insert(key).second) given.emplace_back(std::move(key), d.id);
+    }
+  }
+  // "all" takes no more than a number may ask for.
+  auto bounded = [&](size_t matched, const std::string& of) -> base::Status {
+    if (!sel.all || matched <= conf::kMaxDevices) return base::Ok();
+    return Error(Code::kInvalidConfig,
+                 "device.count: \"all\" matched " + std::to_string(matched) + " devices (" + of +
+                     "), more than the " + std::to_string(conf::kMaxDevices) +
+                     " one attachment may take; set device.count to a number up to " +
+                     std::to_string(conf::kMaxDevices) + ", or narrow " + (pool ? "device.pool" : "the request"));
+  };
 
   DeviceChoice choice;
   if (!pool) {
+    RETURN_IF_ERROR(bounded(given.size(), "the kubelet gave pod " + pod + " as many"));
     choice.want = sel.all ? given.size() : sel.count;
     if (given.size() < choice.want)
       return Error(Code::kDeviceNotFound,
@@ -269,6 +285,8 @@ Result<DeviceChoice> ChooseDevices(Context& ctx) {
   // How many: the count, or with "all" as many as the kubelet gave the pod
   // of the resource (Terway's eni-<n>), or every free device of the pool.
   choice.want = !sel.all ? sel.count : sel.by == By::kResource ? given.size() : ranked.size();
+  RETURN_IF_ERROR(bounded(choice.want, sel.by == By::kResource ? "the kubelet gave pod " + pod + " as many"
+                                                                : "free devices of the pool"));
   std::vector<std::string> names;
   for (const DeviceCandidate& d : ranked) names.push_back(d.selector.value);
   if (choice.want == 0 || ranked.size() < choice.want)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,11 @@ struct DeviceChoice {
 /// asked; kTryAgainLater when the kubelet is not there or the pool has too
 /// few free devices; kDeviceNotFound when the pod has fewer devices of the
 /// resource than device.count asks for.
-base::Result<DeviceChoice> ChooseDevices(Context& ctx);
+/// `answer`: the kubelet's answer for device.resource where it was already
+/// asked (WhatThePodAsked); without it ChooseDevices asks. `count: "all"`
+/// that matches more than conf::kMaxDevices is kInvalidConfig naming both.
+base::Result<DeviceChoice> ChooseDevices(Context& ctx,
+                                         std::optional<kubelet::PodAllocation> answer = std::nullopt);
 
 /// The devices of `pool` on the node that are free (no live claim, for the
 /// modes that take a device alone; not the node's own, RefuseNodeOwnDevice),

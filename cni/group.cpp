@@ -222,7 +222,7 @@ Result<json> AddGroup(Context& ctx, const DeviceChoice& choice, netlink::Kernel&
 
 }  // namespace
 
-Result<json> AddChosen(Context& ctx) {
+Result<json> AddChosen(Context& ctx, std::optional<kubelet::PodAllocation> answer) {
   const conf::Config& cfg = ctx.cfg;
   // Bad input first, before the kubelet is asked.
   if (cfg.device.Several() && (cfg.mac || !cfg.requested_ips.empty()))
@@ -231,7 +231,7 @@ Result<json> AddChosen(Context& ctx) {
                      ": the pod gets several interfaces here (device.count), and one MAC or address cannot "
                      "go to all of them; remove the request, or take one device per attachment");
   ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
-  ASSIGN_OR_RETURN(DeviceChoice choice, ChooseDevices(ctx));
+  ASSIGN_OR_RETURN(DeviceChoice choice, ChooseDevices(ctx, std::move(answer)));
   if (choice.alternatives || cfg.device.Several()) return AddGroup(ctx, choice, *pod);
   // One device of a resource: the plain attachment of that device ID.
   conf::Config one = cfg;

@@ -9,18 +9,22 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "base/error.h"
 #include "cni/commands.h"
 #include "cni/state.h"
+#include "kubelet/pod_devices.h"
 
 namespace cni {
 
 /// ADD for device.resource and device.pool: the device(s) ChooseDevices
 /// names. One device of a resource is a plain attachment, as before groups
 /// existed; a pool, or several devices, make a group.
-base::Result<nlohmann::json> AddChosen(Context& ctx);
+/// `answer`: the kubelet's, where WhatThePodAsked already asked it.
+base::Result<nlohmann::json> AddChosen(Context& ctx,
+                                       std::optional<kubelet::PodAllocation> answer = std::nullopt);
 
 /// DEL of the group whose state is `st` at `path`: each member's DEL, last
 /// first (members the group file lost track of are found by their

@@ -5,6 +5,7 @@
 #include "cni/cni_result.h"
 #include "cni/commands.h"
 #include "cni/group.h"
+#include "cni/pod_request.h"
 #include "conf/config.h"
 #include "conf/node.h"
 #include "conf/version.h"
@@ -172,9 +173,6 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
       env->command == Command::kDel || env->command == Command::kGc || env->command == Command::kStatus;
   auto cfg = conf::Parse(stdin_bytes, lenient);
   if (!cfg.ok()) return Fail(out, BestEffortVersion(stdin_bytes), cfg.error());
-  if (env->command == Command::kAdd)
-    if (auto s = conf::ApplyRuntimeRequests(*cfg, env->args); !s.ok())
-      return Fail(out, cfg->cni_version, s.error());
   const std::string& version = cfg->cni_version;
 
   if ((env->command == Command::kGc || env->command == Command::kStatus) &&
@@ -190,15 +188,56 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
   base::phase::Begin("node-file");
   auto node = backend.NodePolicy(getenv);
   if (!node.ok()) return Fail(out, version, node.error());
-  if (auto s = conf::CheckNodePaths(*cfg, *node); !s.ok()) return Fail(out, version, s.error());
-
-  base::Log::Configure(cfg->log_file, cfg->log_level, cfg->log_max_bytes);
   std::string tag = "net=" + cfg->name;
   if (!env->container_id.empty()) tag += " cid=" + env->container_id;
   if (!env->ifname.empty()) tag += " if=" + env->ifname;
   if (std::string pod = env->PodName(); !pod.empty()) tag += " pod=" + pod;
+  if (auto s = conf::CheckNodePaths(*cfg, *node); !s.ok()) {
+    // DEL may not fail for a config edited since ADD: in a dataDir the node
+    // does not allow, ADD could never have left anything; a logFile it does
+    // not allow is left unopened.
+    if (env->command != Command::kDel) return Fail(out, version, s.error());
+    base::Log::SetTag(tag);
+    if (!conf::PathAllowed(node->data_dirs, cfg->data_dir)) {
+      base::Log::Warn("DEL: " + s.error().msg + "; no state of erdma-cni can be there: nothing to do");
+      return 0;
+    }
+    base::Log::Warn("DEL: " + s.error().msg + "; logging to stderr only");
+    cfg->log_file.clear();
+  }
+
+  base::Log::Configure(cfg->log_file, cfg->log_level, cfg->log_max_bytes);
   base::Log::SetTag(tag);
   base::Log::Debug(std::string(CommandName(env->command)) + " netns=" + env->netns);
+  // DEL and GC take the keys they use; the rest of a config edited since
+  // ADD is logged and left alone.
+  for (const std::string& w : cfg->del_warnings)
+    base::Log::Warn(std::string(CommandName(env->command)) + ": ignored: " + w);
+
+  // A pod that asked for nothing passes through before anything of the node
+  // is opened (pod_request.h); DEL without a state of ours needs no kernel.
+  std::optional<kubelet::PodAllocation> kubelet_answer;
+  if (env->command == Command::kAdd || env->command == Command::kCheck) {
+    base::phase::Begin("pod-request");
+    auto asked = WhatThePodAsked(*cfg, *env, &*node);
+    if (!asked.ok()) return Fail(out, version, asked.error());
+    if (!asked->asked) {
+      base::Log::Info(std::string(CommandName(env->command)) + " passed through: " + asked->why);
+      if (env->command == Command::kAdd) {
+        base::phase::Begin("result");
+        out += PassThroughResult(*cfg).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+      }
+      return 0;
+    }
+    kubelet_answer = std::move(asked->kubelet);
+  }
+  if (env->command == Command::kAdd)
+    if (auto s = conf::ApplyRuntimeRequests(*cfg, env->args); !s.ok()) return Fail(out, version, s.error());
+  if (env->command == Command::kDel && !env->container_id.empty()) {
+    base::phase::Begin("state-look");
+    if (auto done = DelWithoutState(*cfg, *env, static_cast<int>(cfg->lock_timeout_ms)))
+      return done->ok() ? 0 : Fail(out, version, done->error());
+  }
 
   base::phase::Begin("lookup");
   auto host = backend.OpenHost();
@@ -217,7 +256,7 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
       // ADD: the state records it for DEL and CHECK.
       const bool chosen = cfg->device.by == conf::DeviceSelector::By::kResource ||
                           cfg->device.by == conf::DeviceSelector::By::kPool;
-      auto result = chosen ? AddChosen(ctx) : Add(ctx);
+      auto result = chosen ? AddChosen(ctx, std::move(kubelet_answer)) : Add(ctx);
       if (!result.ok()) return Fail(out, version, result.error());
       base::phase::Begin("result");
       out += result->dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
