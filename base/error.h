@@ -49,6 +49,9 @@ struct Error {
   /// never started, a sysctl write the kernel refused): the journal drops its
   /// step, so that no undo of it is ever owed (cni/journal.h).
   bool changed_nothing = false;
+  /// An exec'd plugin ran to its end and answered with a CNI error of its
+  /// own (not killed, not timed out, not unparsable).
+  bool plugin_answered = false;
 
   Error() = default;
   Error(Code c, std::string m, std::string d = {}, int e = 0)

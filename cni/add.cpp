@@ -32,11 +32,21 @@ namespace {
 // Journals the IPAM step (unless `journaled`: the state on disk has it
 // already, a child's share wrote it) and runs IPAM ADD. A plugin that never
 // started (not on CNI_PATH) allocated nothing: no IPAM DEL is owed, not by
-// the rollback nor by any later DEL.
+// the rollback nor by any later DEL. A plugin that answered its ADD with an
+// error is owed one DEL, now (the CNI spec has it clean up after its own
+// failed ADD): a DEL that fails too is logged and owed no more, so that a
+// config the plugin refuses never blocks erdma-cni's rollback or DEL.
 Result<json> RunIpamAdd(Context& ctx, Journal& journal, StepEnv& env, const StepIpam& step, bool journaled) {
   RETURN_IF_ERROR(journaled ? journal.RunWritten(1, env) : journal.Run({step}, env));
   auto r = ctx.ipam.Run(step.type, "ADD", step.config.dump());
-  if (!r.ok() && r.error().changed_nothing) journal.DropLast();
+  if (!r.ok() && r.error().plugin_answered) {
+    if (auto del = ctx.ipam.Run(step.type, "DEL", step.config.dump()); !del.ok())
+      base::Log::Warn("ipam " + step.type + " ADD failed and its DEL failed too (" + del.error().msg +
+                      "); nothing more is owed to it");
+    journal.DropLast();
+  } else if (!r.ok() && r.error().changed_nothing) {
+    journal.DropLast();
+  }
   return r;
 }
 
@@ -254,6 +264,14 @@ Status RefuseExisting(const Context& ctx, const StateStore& store) {
     if (!existing.ok())
       return Error(Code::kState,
                    existing.error().msg + "; refusing to reuse the attachment: run DEL for it first");
+    // A group's member named after an attachment the pod already has: no
+    // retry frees the name, the names are the config's to change.
+    if (*existing && ctx.member_of)
+      return Error(Code::kInvalidConfig,
+                   (ctx.cfg.chained() ? "ifName" : "CNI_IFNAME") + std::string(" \"") + *ctx.member_of +
+                       "\": this attachment's interface " + ifname + " is already attachment " + cid + "/" +
+                       ifname + " of network " + ctx.cfg.name + " (" + p +
+                       "); choose a name whose numbered successors are free in the pod");
     if (*existing)
       return Error(Code::kTryAgainLater,
                    "attachment " + cid + "/" + ifname + " already exists (" + p + "); run DEL for it first");

@@ -262,8 +262,10 @@ Result<nlohmann::json> ReadOutput(const std::string& type, const std::string& co
     std::string details = parsed.contains("details") && parsed["details"].is_string()
                               ? parsed["details"].get<std::string>()
                               : "";
-    return Error(code == 11 ? Code::kTryAgainLater : Code::kIpam,
-                 what + " failed (code " + std::to_string(code) + "): " + msg, details);
+    Error e(code == 11 ? Code::kTryAgainLater : Code::kIpam,
+            what + " failed (code " + std::to_string(code) + "): " + msg, details);
+    e.plugin_answered = WIFEXITED(status);
+    return e;
   }
   return Error(Code::kIpam, what + " " + how, out.substr(0, 512));
 }
