@@ -247,17 +247,19 @@ Result<DeviceChoice> ChooseDevices(Context& ctx, std::optional<kubelet::PodAlloc
     std::unordered_set<std::string> seen;
     for (const auto& d : alloc->devices) {
       ids.push_back(d.id);
-      if (std::string key = DeviceKey(d.id); seen.insert(key).second) given.emplace_back(std::move(key), d.id);
+      if (std::string key = DeviceKey(d.id); seen.insert(key).second)
+        given.emplace_back(std::move(key), d.id);
     }
   }
   // "all" takes no more than a number may ask for.
   auto bounded = [&](size_t matched, const std::string& of) -> base::Status {
     if (!sel.all || matched <= conf::kMaxDevices) return base::Ok();
-    return Error(Code::kInvalidConfig,
-                 "device.count: \"all\" matched " + std::to_string(matched) + " devices (" + of +
-                     "), more than the " + std::to_string(conf::kMaxDevices) +
-                     " one attachment may take; set device.count to a number up to " +
-                     std::to_string(conf::kMaxDevices) + ", or narrow " + (pool ? "device.pool" : "the request"));
+    return Error(Code::kInvalidConfig, "device.count: \"all\" matched " + std::to_string(matched) +
+                                           " devices (" + of + "), more than the " +
+                                           std::to_string(conf::kMaxDevices) +
+                                           " one attachment may take; set device.count to a number up to " +
+                                           std::to_string(conf::kMaxDevices) + ", or narrow " +
+                                           (pool ? "device.pool" : "the request"));
   };
 
   DeviceChoice choice;
@@ -286,7 +288,7 @@ Result<DeviceChoice> ChooseDevices(Context& ctx, std::optional<kubelet::PodAlloc
   // of the resource (Terway's eni-<n>), or every free device of the pool.
   choice.want = !sel.all ? sel.count : sel.by == By::kResource ? given.size() : ranked.size();
   RETURN_IF_ERROR(bounded(choice.want, sel.by == By::kResource ? "the kubelet gave pod " + pod + " as many"
-                                                                : "free devices of the pool"));
+                                                               : "free devices of the pool"));
   std::vector<std::string> names;
   for (const DeviceCandidate& d : ranked) names.push_back(d.selector.value);
   if (choice.want == 0 || ranked.size() < choice.want)

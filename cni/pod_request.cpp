@@ -57,8 +57,7 @@ Result<PodRequest> WhatThePodAsked(const conf::Config& cfg, const Env& env, cons
                        "kubelet about; runtimes under Kubernetes pass them, elsewhere select the device by "
                        "name, mac, pci, rdma or pool");
     const std::string socket = node ? node->pod_resources_socket : std::string(kubelet::kDefaultSocket);
-    auto answer =
-        kubelet::PodDevices(socket, {ns->second, name->second, cfg.device.value}, kKubeletTimeout);
+    auto answer = kubelet::PodDevices(socket, {ns->second, name->second, cfg.device.value}, kKubeletTimeout);
     if (!answer.ok()) {
       if (answer.error().code == Code::kDeviceNotFound && may_pass) {
         r.asked = false;
@@ -84,8 +83,8 @@ Result<PodRequest> WhatThePodAsked(const conf::Config& cfg, const Env& env, cons
 }
 
 json PassThroughResult(const conf::Config& cfg) {
-  return conf::ConvertResult(cfg.prev_result.is_null() ? json{{"cniVersion", cfg.cni_version}} : cfg.prev_result,
-                             cfg.cni_version);
+  return conf::ConvertResult(
+      cfg.prev_result.is_null() ? json{{"cniVersion", cfg.cni_version}} : cfg.prev_result, cfg.cni_version);
 }
 
 }  // namespace cni

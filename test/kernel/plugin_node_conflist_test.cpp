@@ -139,8 +139,9 @@ void NeedPython() {
 
 }  // namespace
 
-TEST_CASE("every node-conflist recipe passes a pod that asked for nothing through untouched, CHECK and DEL "
-          "succeed") {
+TEST_CASE(
+    "every node-conflist recipe passes a pod that asked for nothing through untouched, CHECK and DEL "
+    "succeed") {
   NeedPython();
   const kt::TempDir dir;
   kubelet_test::FakeKubelet kubelet("get", Node::PodsFile(dir.path()));
@@ -216,8 +217,9 @@ TEST_CASE("every node-conflist recipe gives a pod that asked its rails, and DEL 
   }
 }
 
-TEST_CASE("device.required fails the ADD of a pod that holds no device, a bad opt-in annotation is code 7, "
-          "and a standalone config never passes through") {
+TEST_CASE(
+    "device.required fails the ADD of a pod that holds no device, a bad opt-in annotation is code 7, "
+    "and a standalone config never passes through") {
   NeedPython();
   const kt::TempDir dir;
   kubelet_test::FakeKubelet kubelet("get", Node::PodsFile(dir.path()));

@@ -45,8 +45,8 @@ TEST_CASE("mode none passes a pod through unless it asked for SMC-R") {
   CHECK(plain->why.find("default/web-0") != std::string::npos);
   CHECK(plain->why.find("erdma-smcr") != std::string::npos);
 
-  auto smcr = cni::WhatThePodAsked(
-      Parse(Annotated(none, {{"network.alibabacloud.com/erdma-smcr", "true"}})), PodEnv(), nullptr);
+  auto smcr = cni::WhatThePodAsked(Parse(Annotated(none, {{"network.alibabacloud.com/erdma-smcr", "true"}})),
+                                   PodEnv(), nullptr);
   REQUIRE(smcr.ok());
   CHECK(smcr->asked);
 }
