@@ -76,6 +76,30 @@ json ErdmaKubeletConfig(const Options& opt, const std::string& data_dir) {
   return c;
 }
 
+namespace {
+
+json TerwayResult() {
+  return {{"cniVersion", kVersion},
+          {"interfaces", json::array({{{"name", "eth0"}, {"sandbox", "x"}}})},
+          {"ips", json::array({{{"address", "172.16.0.5/24"}, {"gateway", "172.16.0.1"}, {"interface", 0}}})},
+          {"routes", json::array({{{"dst", "0.0.0.0/0"}}})},
+          {"dns", json::object()}};
+}
+
+}  // namespace
+
+json PassThroughConfig(const std::string& data_dir) {
+  return {{"cniVersion", kVersion},
+          {"name", "bench-chained"},
+          {"type", "erdma-cni"},
+          {"mode", "move"},
+          {"ifName", "erdma0"},
+          {"device", {{"resource", kKubeletResource}, {"count", "all"}}},
+          {"rdma", {{"netnsMode", "exclusive"}}},
+          {"dataDir", data_dir},
+          {"prevResult", TerwayResult()}};
+}
+
 // Mode none chained after Terway, SMC-R asked for through the pod annotation
 // (containerd's runtimeConfig), everything the kernel lacks only warned about.
 json NoneConfig(const Options& opt, const std::string& data_dir) {
@@ -83,12 +107,7 @@ json NoneConfig(const Options& opt, const std::string& data_dir) {
     std::ifstream in(opt.none_config);
     return json::parse(in);
   }
-  json prev = {
-      {"cniVersion", kVersion},
-      {"interfaces", json::array({{{"name", "eth0"}, {"sandbox", "x"}}})},
-      {"ips", json::array({{{"address", "172.16.0.5/24"}, {"gateway", "172.16.0.1"}, {"interface", 0}}})},
-      {"routes", json::array({{{"dst", "0.0.0.0/0"}}})},
-      {"dns", json::object()}};
+  const json prev = TerwayResult();
   return {{"cniVersion", kVersion},
           {"name", "bench-none"},
           {"type", "erdma-cni"},

@@ -46,6 +46,11 @@ nlohmann::json ErdmaKubeletConfig(const Options& opt, const std::string& data_di
 inline constexpr const char* kKubeletResource = "aliyun/erdma";
 /// The pod the fake kubelet serves, as CNI_ARGS names it.
 inline constexpr const char* kKubeletPodArgs = "K8S_POD_NAMESPACE=bench;K8S_POD_NAME=pod";
+/// The pod the fake kubelet serves without any device.
+inline constexpr const char* kKubeletPlainPodArgs = "K8S_POD_NAMESPACE=bench;K8S_POD_NAME=plain";
+/// The ACK controller's node-conflist recipe (docs/deploy.md) chained after
+/// Terway: a pod of kKubeletPlainPodArgs passes through it.
+nlohmann::json PassThroughConfig(const std::string& data_dir);
 /// erdma-cni mode none chained after Terway with SMC-R from the pod annotation
 /// (or the file given with --none-config).
 nlohmann::json NoneConfig(const Options& opt, const std::string& data_dir);

@@ -19,6 +19,8 @@ namespace bench {
 
 namespace {
 
+nlohmann::json json_array() { return nlohmann::json::array(); }
+
 bool Answers(const std::string& path) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
@@ -50,7 +52,11 @@ std::string FakeKubelet::Start(const std::string& device) {
          {"name", "pod"},
          {"containers",
           {{{"name", "main"},
-            {"devices", {{{"resource", kKubeletResource}, {"ids", {device}}, {"numa", {0}}}}}}}}}}}};
+            {"devices", {{{"resource", kKubeletResource}, {"ids", {device}}, {"numa", {0}}}}}}}}},
+        // A pod that asked for no device: what a chained entry passes through.
+        {{"namespace", "bench"},
+         {"name", "plain"},
+         {"containers", {{{"name", "main"}, {"devices", json_array()}}}}}}}};
   std::ofstream(dir_ + "/pods.json") << pods.dump();
   const std::string& sock = KubeletSocketPath();
   ::unlink(sock.c_str());

@@ -1,7 +1,8 @@
 // The fake kubelet the "kubelet" rows ask: the test suite's pod-resources
 // server (test/fake_kubelet/fake_kubelet.py, python3-grpcio) on the socket the
 // bench's node file names, serving one pod (kKubeletPodArgs) that was given
-// one device of kKubeletResource.
+// one device of kKubeletResource, and another (kKubeletPlainPodArgs) that was
+// given none.
 #pragma once
 
 #include <sys/types.h>

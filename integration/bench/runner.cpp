@@ -304,6 +304,32 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
       return true;
     });
   }
+  // A chained pod that asked for nothing: every pod of the node pays this.
+  if (opt.Wants("kubelet") && r.kubelet_unavailable.empty()) {
+    const json pcfg = PassThroughConfig(data_dir);
+    units.push_back([&, pcfg](int it, bool rec, bool verify) {
+      const std::string cid = "bench-pass-" + std::to_string(it);
+      Settle(opt);
+      Outcome add = Spawn(
+          Make(opt, opt.plugin, {"ADD", cid, topo.TerwayPodPath(), "eth0", pcfg, kKubeletPlainPodArgs}));
+      if (!Ok(add, "pass-through ADD")) return false;
+      if (verify && Parsed(add) != pcfg["prevResult"]) {
+        std::cerr << "erdma-bench: the pass-through ADD changed prevResult: " << add.out << "\n";
+        return false;
+      }
+      Settle(opt);
+      Outcome del = Spawn(
+          Make(opt, opt.plugin, {"DEL", cid, topo.TerwayPodPath(), "eth0", pcfg, kKubeletPlainPodArgs}));
+      if (!Ok(del, "pass-through DEL")) return false;
+      if (rec) {
+        r.rows["pass ADD"].Add(add.wall_ms, add.cpu_ms, static_cast<double>(add.maxrss_kib));
+        r.rows["pass DEL"].Add(del.wall_ms, del.cpu_ms, static_cast<double>(del.maxrss_kib));
+        AddPhases(r, "pass-through ADD", add);
+        AddPhases(r, "pass-through DEL", del);
+      }
+      return true;
+    });
+  }
   if (macvlan) macvlan->AddUnits(units);
   // Calibration: the process alone (start, answer VERSION, exit) and a trivial exec.
   units.push_back([&](int, bool rec, bool) {
