@@ -20,6 +20,11 @@
 #   3. StopPodSandbox brings the ENI home; RemovePodSandbox makes containerd
 #      DEL again with an empty netns and no prevResult, which succeeds
 #   4. a sandbox without the annotation gets the ENI and no SMC-R step
+#   5. one node conflist for every pod: erdma-cni's entry becomes a pool a pod
+#      asks for by annotation (network.alibabacloud.com/erdma=true); a plain
+#      sandbox and a GPU-shaped one run side by side: the plain one passes
+#      through (the ptp result alone, eth1 stays on the node, no state), the
+#      other gets the ENI
 #
 # Environment: ERDMA_CNI (the binary; default BUILD_DIR/erdma-cni), BUILD_DIR
 # (default <repo>/build; the CRI stubs are cached in BUILD_DIR/clients-cache/cri),
@@ -377,6 +382,44 @@ check "plain: $smc_sysctl keeps a new netns's default ($node_ecn)" eq "$(in_pod 
 check "plain: IPv6 stays on" eq "$(in_pod "$pid_c" cat /proc/sys/net/ipv6/conf/all/disable_ipv6)" 0
 check "plain: erdma-cni did no SMC-R step (log)" eq "$(log_of "$id_c" | grep -F 'SMC' || true)" ""
 lifecycle_end "$id_c" plain
+
+# ---------------------------------------------------------------- 5. every pod of the node
+echo "== 5. the pool recipe: a plain sandbox passes through, an annotated one gets the ENI"
+conflist="$scratch/cni/net.d/10-erdma-cri-test.conflist"
+"$py" - "$conflist" >"$scratch/pool.conflist" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+e = c["plugins"][1]
+e["device"] = {"pool": {"names": ["eth1"]}}
+print(json.dumps(c, indent=2))
+PY
+events_before="$(grep -c 'receiving change event from cni conf dir' "$scratch/containerd.log" || true)"
+mv "$scratch/pool.conflist" "$conflist"
+for _ in $(seq 50); do
+  (($(grep -c 'receiving change event from cni conf dir' "$scratch/containerd.log" || true) > events_before)) && break
+  sleep 0.1
+done
+sleep 0.5 # the reload follows the event
+id_p="$(run_sandbox web)" || die "RunPodSandbox (plain, pool recipe)"
+pid_p="$(pause_pid "$id_p")"
+id_g="$(run_sandbox gpu network.alibabacloud.com/erdma=true)" || die "RunPodSandbox (annotated, pool recipe)"
+pid_g="$(pause_pid "$id_g")"
+check "pool: both sandboxes are READY side by side" \
+  eq "$(sandbox_field "$id_p" state) $(sandbox_field "$id_g" state)" "SANDBOX_READY SANDBOX_READY"
+check "pool: the plain sandbox has the primary plugin's IP" eq "$(sandbox_field "$id_p" ip | cut -d. -f1-3)" 172.30.99
+check "pool: the plain sandbox has no erdma0" eq "$(in_pod "$pid_p" ip -o link show dev erdma0 2>/dev/null || true)" ""
+check "pool: erdma-cni passed the plain sandbox through (one log line)" \
+  eq "$(log_of "$id_p" | grep -c 'ADD passed through' || true)" 1
+check "pool: the annotated sandbox has the ENI as erdma0 with its rule and table" pod_has_eni "$pid_g"
+check "pool: eth1 left the node for the annotated sandbox" eq "$(ip -n "$node" link show dev eth1 2>/dev/null || true)" ""
+check "pool: StopPodSandbox of the plain sandbox succeeds" cri stop "$id_p"
+check "pool: RemovePodSandbox of the plain sandbox succeeds" cri remove "$id_p"
+check "pool: the plain sandbox's DELs found nothing to do" \
+  eq "$(log_of "$id_p" | grep -c 'no state for this attachment: nothing to do' || true)" 2
+check "pool: erdma-cni logged no warning or error for the plain sandbox" \
+  eq "$(log_of "$id_p" | grep -E 'Z (warn|error) \[' || true)" ""
+check "pool: the annotated sandbox still has the ENI" pod_has_eni "$pid_g"
+lifecycle_end "$id_g" gpu
 
 echo "cri: $((SECONDS - start)) s"
 ((failed == 0)) || dump_logs
