@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <optional>
 
+#include "base/log.h"
 #include "cni/commands.h"
 #include "cni/group.h"
+#include "cni/pod_request.h"
 #include "cni/rdma_attach.h"
 #include "cni/state.h"
 #include "conf/names.h"
@@ -44,6 +46,16 @@ Status Check(Context& ctx) {
   }
   std::string path;
   ASSIGN_OR_RETURN(auto loaded, store.LoadLocated(ctx.env.container_id, ctx.env.ifname, &path));
+  // No state: a pod that asked for nothing passed through its ADD. (CHECK
+  // always carries a prevResult, the cached ADD result, so the decision is
+  // made only where no attachment of ours exists.)
+  if (!loaded && !ctx.member_of) {
+    ASSIGN_OR_RETURN(PodRequest request, WhatThePodAsked(ctx.cfg, ctx.env, ctx.node));
+    if (!request.asked) {
+      base::Log::Info("CHECK passed through: " + request.why);
+      return base::Ok();
+    }
+  }
   if (!loaded || !loaded->complete)
     return Error(Code::kUnknownContainer, "CHECK: no completed attachment for container " +
                                               ctx.env.container_id + " interface " + ctx.env.ifname +

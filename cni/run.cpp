@@ -5,16 +5,13 @@
 #include "cni/cni_result.h"
 #include "cni/commands.h"
 #include "cni/group.h"
+#include "cni/node_netns.h"
 #include "cni/pod_request.h"
 #include "conf/config.h"
 #include "conf/node.h"
 #include "conf/version.h"
 #include "ipam/negotiate.h"
-#include "netlink/netns.h"
-#include "netlink/rdma_socket.h"
 #include "netlink/rtnl_kernel.h"
-#include "netlink/smc_socket.h"
-#include "netlink/vf_socket.h"
 
 namespace cni {
 
@@ -23,70 +20,6 @@ using base::Error;
 using nlohmann::json;
 
 namespace {
-
-// Every path it is given names a pod's netns: the node's own is refused
-// (Netns::OpenForeign), so that no command acts on node objects as a pod's.
-// Each namespace is opened once per invocation (the pod's checked then) and
-// its handles are duplicates: every handle of one command names the same
-// namespace, whatever the path names by then. While it lives, switches into
-// the pod return to the node's handle (NetnsHome).
-class RtnlNetnsOpener : public NetnsOpener {
- public:
-  base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) override {
-    ASSIGN_OR_RETURN(auto ns, Pod(path));
-    return netlink::OpenRtnl(std::move(ns));
-  }
-  base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) override {
-    ASSIGN_OR_RETURN(auto ns, path.empty() ? Node() : Pod(path));
-    return netlink::OpenRdma(ns);
-  }
-  base::Result<std::unique_ptr<netlink::Sysctl>> OpenSysctl(const std::string& path) override {
-    ASSIGN_OR_RETURN(auto ns, Pod(path));
-    return netlink::OpenSysctl(ns);
-  }
-  base::Result<std::unique_ptr<netlink::Smc>> OpenSmc(const std::string& path) override {
-    ASSIGN_OR_RETURN(auto ns, path.empty() ? Node() : Pod(path));
-    return netlink::OpenSmc(ns);
-  }
-  /// The node's netns: the one this thread runs in.
-  base::Result<netlink::Netns> Node() {
-    RETURN_IF_ERROR(OpenNode());
-    return node_->Dup();
-  }
-  base::Result<std::unique_ptr<netlink::Vf>> OpenVf() override {
-    ASSIGN_OR_RETURN(auto ns, Node());
-    return netlink::OpenVf(ns);
-  }
-  std::optional<netlink::NetnsId> Identify(const netlink::Kernel& pod) override {
-    auto id = netlink::NetnsIdOf(pod.NetnsFd(), pod.NetnsCookie());
-    return id.ok() ? std::optional<netlink::NetnsId>(*id) : std::nullopt;
-  }
-  bool MayExist(const std::string& path, const std::optional<netlink::NetnsId>& id,
-                std::string* kept_by) override {
-    return netlink::NetnsMayExist(id, path, "/proc", kept_by);
-  }
-
- private:
-  base::Status OpenNode() {
-    if (node_) return base::Ok();
-    ASSIGN_OR_RETURN(node_, netlink::Netns::Current());
-    home_.emplace(*node_);
-    return base::Ok();
-  }
-  base::Result<netlink::Netns> Pod(const std::string& path) {
-    if (pod_ && pod_path_ == path) return pod_->Dup();
-    RETURN_IF_ERROR(OpenNode());
-    ASSIGN_OR_RETURN(auto ns, netlink::Netns::OpenForeign(path, "CNI_NETNS", *node_));
-    pod_path_ = path;
-    pod_ = std::move(ns);
-    return pod_->Dup();
-  }
-
-  std::optional<netlink::Netns> node_;
-  std::optional<netlink::NetnsHome> home_;  // declared after node_: gone before it
-  std::string pod_path_;
-  std::optional<netlink::Netns> pod_;
-};
 
 // The version to answer in when we could not (fully) parse the config.
 std::string BestEffortVersion(const std::string& stdin_bytes) {
@@ -133,7 +66,9 @@ class RealBackend : public Backend {
   }
 
  private:
-  RtnlNetnsOpener opener_;
+  // Every path it is given names a pod's netns: the node's own is refused,
+  // so that no command acts on node objects as a pod's.
+  NodeNetnsOpener opener_{"CNI_NETNS"};
 };
 
 int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string& out, Backend& backend);
@@ -214,19 +149,18 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
   for (const std::string& w : cfg->del_warnings)
     base::Log::Warn(std::string(CommandName(env->command)) + ": ignored: " + w);
 
-  // A pod that asked for nothing passes through before anything of the node
-  // is opened (pod_request.h); DEL without a state of ours needs no kernel.
+  // A pod that asked for nothing passes through its ADD before anything of
+  // the node is opened (pod_request.h; CHECK decides where it finds no
+  // state); DEL without a state of ours needs no kernel.
   std::optional<kubelet::PodAllocation> kubelet_answer;
-  if (env->command == Command::kAdd || env->command == Command::kCheck) {
+  if (env->command == Command::kAdd) {
     base::phase::Begin("pod-request");
     auto asked = WhatThePodAsked(*cfg, *env, &*node);
     if (!asked.ok()) return Fail(out, version, asked.error());
     if (!asked->asked) {
-      base::Log::Info(std::string(CommandName(env->command)) + " passed through: " + asked->why);
-      if (env->command == Command::kAdd) {
-        base::phase::Begin("result");
-        out += PassThroughResult(*cfg).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-      }
+      base::Log::Info("ADD passed through: " + asked->why);
+      base::phase::Begin("result");
+      out += PassThroughResult(*cfg).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
       return 0;
     }
     kubelet_answer = std::move(asked->kubelet);

@@ -401,7 +401,8 @@ std::string RenderReport(const Results& r) {
     const double over = Med(pa->cpu_ms) - Med(ver->cpu_ms);
     const double lookup = Med(Row(r, "kubelet ADD")->cpu_ms) - Med(ea->cpu_ms);
     target("issue 34: a pass-through ADD ≤ VERSION + the kubelet lookup (+0.1 ms)",
-           Fmt("%+.2f ms over VERSION; the lookup %.2f ms", over, lookup), over <= lookup + kPassSlackMs);
+           Fmt("%+.2f ms over VERSION", over) + Fmt("; the lookup %.2f ms", lookup),
+           over <= lookup + kPassSlackMs);
   } else {
     target("issue 34: a pass-through ADD ≤ VERSION + the kubelet lookup (+0.1 ms)", "n/a", std::nullopt);
   }

@@ -180,7 +180,9 @@ TEST_CASE("diag names a chained group after its first rail and not after the CNI
                                   .log_file = t.LogFile(),
                                   .addresses = "inherit",
                                   .prev_result = kt::TerwayPrevResult("1.0.0", cid)});
-  config["device"] = {{"pool", {{"names", {t.eni(1).name, t.eni(2).name}}}}, {"count", "all"}};
+  // required: chained, a pool otherwise attaches only to a pod that asked by annotation.
+  config["device"] = {
+      {"pool", {{"names", {t.eni(1).name, t.eni(2).name}}}}, {"count", "all"}, {"required", true}};
   config["ifName"] = "erdma0";
   kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", cid, "eth0", config));
   INFO("ADD: " << kt::Describe(add));

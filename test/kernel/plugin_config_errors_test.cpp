@@ -55,6 +55,9 @@ TEST_CASE(
   const std::string cid = t.ContainerId("clash");
   json one = kt::PluginConfig(
       {.device = t.eni(3).name, .data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
+  // Its subnet route in main at a metric of its own: the group's first
+  // member, in the same subnet, takes 200.
+  one["routing"] = {{"routeMetric", 300}};
   kt::PluginResult net2 = kt::RunPlugin(kt::Call(t, "ADD", cid, "net2", one));
   INFO("ADD net2: " << kt::Describe(net2));
   REQUIRE(net2.exit == 0);

@@ -368,6 +368,7 @@ TEST_CASE("DEL of a group whose file is corrupt finds its members by memberOf an
 TEST_CASE("ADD of an attachment whose group exists is refused with code 11, whatever device it names") {
   Group g(3, 1, true);
   g.Pool(1, 2, 2);
+  g.config["device"]["required"] = true;  // chained: no opt-in annotation needed
   const std::string cid = g.t.ContainerId("again");
   g.config["ifName"] = "erdma0";
   g.config["prevResult"] = kt::TerwayPrevResult("1.0.0", cid);
