@@ -150,7 +150,8 @@ expect_eq a-no-state "" "$(find "$DATA" -type f 2>/dev/null)"
 
 # --- B: device.pool, by the GPUs' NUMA node ---------------------------------------------
 # device.pool chosen by names or pciVendor, count; pod-side names erdma0, erdma1.
-pool_conf() { terway_conf "{\"pool\": $1, \"count\": $2}" | jq -c 'del(.rdma)'; }
+# required: chained, a pool otherwise attaches only to a pod that opted in by annotation.
+pool_conf() { terway_conf "{\"pool\": $1, \"count\": $2, \"required\": true}" | jq -c 'del(.rdma)'; }
 NAMES='{"names": ["nic0", "nic1", "nic2", "nic3"]}'
 B_CONF="$(pool_conf "$NAMES" 2)"
 B1_CONF="$(pool_conf "$NAMES" 1)"
