@@ -73,7 +73,8 @@ TEST_CASE("device.count and device.pool refuse what they cannot do, naming the k
       {R"({"pool":{"pciVendor":"ded"}})", "move", "device.pool.pciVendor: must be a PCI vendor ID"},
       {R"({"pool":{"pciVendor":"0xzzzz"}})", "move", "device.pool.pciVendor: "},
       {R"({"pool":{"rdmaDriver":""}})", "move", "device.pool.rdmaDriver: must be a kernel driver name"},
-      {R"({"pool":{"names":["eth1"],"speed":1}})", "move", "device.pool.speed: not a key of erdma-cni's device.pool"},
+      {R"({"pool":{"names":["eth1"],"speed":1}})", "move",
+       "device.pool.speed: not a key of erdma-cni's device.pool"},
       {R"({"pool":{"names":["eth1"]},"name":"eth1"})", "move", "device: set exactly one of"},
       {R"({"pool":{"names":["eth1"]}})", "vf", "device.pool: mode vf takes no device from a pool"},
       {R"({"pool":{"names":["eth1"]}})", "none", "device.pool: mode none"},
@@ -207,4 +208,43 @@ TEST_CASE(
     CHECK(names(*c) == std::vector<std::string>{"eth4", "other0"});
     CHECK(passed == "eth3 (held by container holder)");
   }
+}
+
+TEST_CASE(
+    "count all takes no more devices than a number may ask for: past kMaxDevices it is code 7 naming "
+    "the bound and how many matched") {
+  Node node;
+  json names = json::array({"eth1"});
+  for (int i = 2; i <= 40; ++i) {
+    char mac[18];
+    std::snprintf(mac, sizeof mac, "02:00:00:00:01:%02x", i);
+    const std::string name = "eth" + std::to_string(i);
+    node.world.AddLink(fake::World::kRoot, {0, name, mac, 1500, true, ""});
+    names.push_back(name);
+  }
+  const json c = {{"cniVersion", "1.0.0"},
+                  {"name", "erdma"},
+                  {"type", "erdma-cni"},
+                  {"device", {{"pool", {{"names", names}}}, {"count", "all"}}},
+                  {"dataDir", node.dir.path}};
+  auto cfg = conf::Parse(c.dump());
+  REQUIRE(cfg.ok());
+  cni::Env env = node.MakeEnv(cni::Command::kAdd);
+  cni::Context ctx{*cfg, env, *node.host, node.opener, node.ipam};
+  auto choice = cni::ChooseDevices(ctx);
+  REQUIRE_FALSE(choice.ok());
+  CHECK(choice.error().code == base::Code::kInvalidConfig);
+  CHECK(choice.error().msg.find("matched 40 devices") != std::string::npos);
+  CHECK(choice.error().msg.find(std::to_string(conf::kMaxDevices)) != std::string::npos);
+
+  // Up to the bound, "all" takes them all.
+  json fewer = c;
+  fewer["device"]["pool"]["names"] =
+      json(std::vector<json>(names.begin(), names.begin() + conf::kMaxDevices));
+  auto cfg32 = conf::Parse(fewer.dump());
+  REQUIRE(cfg32.ok());
+  cni::Context ctx32{*cfg32, env, *node.host, node.opener, node.ipam};
+  auto all = cni::ChooseDevices(ctx32);
+  REQUIRE(all.ok());
+  CHECK(all->want == conf::kMaxDevices);
 }
