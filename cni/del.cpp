@@ -333,8 +333,10 @@ Status Salvage(Context& ctx, const StateStore& store, const std::string& path, c
 
 std::optional<Status> DelWithoutState(const conf::Config& cfg, const Env& env, int lock_wait_ms) {
   const StateStore store(cfg.data_dir, cfg.name);
-  // ADD makes the network's directory before it claims or shares anything.
-  if (!base::PathExists(store.Dir())) {
+  // Without dataDir nothing of ours exists. (The network's directory is no
+  // such sign: a DEL that removed the last state removes it too, and may
+  // have died before its claim went.)
+  if (!base::PathExists(store.DataDir())) {
     base::Log::Info("no state for this attachment: nothing to do");
     return base::Ok();
   }
