@@ -303,8 +303,8 @@ int ReadEntries(int fd, unsigned char type, std::vector<std::string>& names) {
       const char* name = buf + off + kName;
       // Hidden files are left out (a dot names none of ours); directories
       // only lose "." and "..": a network may be named ".hidden".
-      const bool listed = type == DT_DIR ? std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0
-                                         : name[0] != '.';
+      const bool listed =
+          type == DT_DIR ? std::strcmp(name, ".") != 0 && std::strcmp(name, "..") != 0 : name[0] != '.';
       if (static_cast<unsigned char>(buf[off + kType]) == type && listed) names.emplace_back(name);
       off += reclen;
     }

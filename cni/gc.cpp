@@ -58,7 +58,8 @@ Status Gc(Context& ctx) {
                      "mandatory; nothing was removed. Pass the attachments that are still in use, or [] "
                      "when none are");
   if (!it->is_array())
-    return Error(Code::kInvalidConfig, "cni.dev/valid-attachments: must be an array of {containerID, ifname}");
+    return Error(Code::kInvalidConfig,
+                 "cni.dev/valid-attachments: must be an array of {containerID, ifname}");
   for (const auto& a : *it) {
     if (!a.is_object() || !a.contains("containerID") || !a["containerID"].is_string() ||
         !a.contains("ifname") || !a["ifname"].is_string())

@@ -450,7 +450,8 @@ Status ParseModeBlocks(const json& root, Config& c) {
 Status ParseRdmaGroup(const json& root, Config& c) {
   RETURN_IF_ERROR(ParseRdma(root, c.rdma));
   if (c.mode == Mode::kNone && c.rdma.netns_mode == RdmaConfig::NetnsMode::kExclusive)
-    return Invalid("rdma.netnsMode: mode \"none\" leaves the RDMA device on the node; use \"shared\" or \"auto\"");
+    return Invalid(
+        "rdma.netnsMode: mode \"none\" leaves the RDMA device on the node; use \"shared\" or \"auto\"");
   return base::Ok();
 }
 

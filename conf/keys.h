@@ -23,11 +23,12 @@ struct Level {
 /// Multus add (cniVersion, name, type, prevResult, runtimeConfig,
 /// capabilities, args, dns, deviceID, pciBusID, cni.dev/valid-attachments).
 inline constexpr std::string_view kTopKeys[] = {
-    "cniVersion", "cniVersions", "name",   "type",     "mode",          "device",      "deviceID",
-    "pciBusID",   "ifName",      "mtu",    "ipam",     "addresses",     "macvlan",     "ipvlan",
-    "vf",         "routing",     "rdma",   "smcr",     "dataDir",       "logFile",     "logLevel",
-    "logMaxBytes", "lockTimeoutMs", "ipamTimeoutMs", "prevResult", "runtimeConfig", "capabilities",
-    "args",       "dns",         "cni.dev/valid-attachments"};
+    "cniVersion",    "cniVersions",  "name",          "type",          "mode",
+    "device",        "deviceID",     "pciBusID",      "ifName",        "mtu",
+    "ipam",          "addresses",    "macvlan",       "ipvlan",        "vf",
+    "routing",       "rdma",         "smcr",          "dataDir",       "logFile",
+    "logLevel",      "logMaxBytes",  "lockTimeoutMs", "ipamTimeoutMs", "prevResult",
+    "runtimeConfig", "capabilities", "args",          "dns",           "cni.dev/valid-attachments"};
 inline constexpr Level kTop{"", kTopKeys};
 
 inline constexpr std::string_view kDeviceKeys[] = {"name",     "mac",  "pci",   "rdma",

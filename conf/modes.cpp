@@ -146,9 +146,10 @@ Status ParseVf(const json& b, VfConfig& out, std::optional<std::string>& mac) {
   RETURN_IF_ERROR(ParseU32(b, Key(kVf, "vlanQoS"), 7, "", out.vlan_qos));
   if (out.vlan_qos && !out.vlan)
     return Invalid("vf.vlanQoS: needs vf.vlan; set the VLAN the priority is for");
-  RETURN_IF_ERROR(ParseU32(b, Key(kVf, "minTxRate"), std::numeric_limits<uint32_t>::max(), " (Mbps)", out.min_tx_rate));
-  RETURN_IF_ERROR(ParseU32(b, Key(kVf, "maxTxRate"), std::numeric_limits<uint32_t>::max(), " (Mbps, 0 = unlimited)",
-                           out.max_tx_rate));
+  RETURN_IF_ERROR(
+      ParseU32(b, Key(kVf, "minTxRate"), std::numeric_limits<uint32_t>::max(), " (Mbps)", out.min_tx_rate));
+  RETURN_IF_ERROR(ParseU32(b, Key(kVf, "maxTxRate"), std::numeric_limits<uint32_t>::max(),
+                           " (Mbps, 0 = unlimited)", out.max_tx_rate));
   if (out.min_tx_rate && out.max_tx_rate && *out.max_tx_rate != 0 && *out.min_tx_rate > *out.max_tx_rate)
     return Invalid("vf.minTxRate: must not exceed vf.maxTxRate");
   bool flag = false;

@@ -31,7 +31,8 @@ base::Result<Json> ParseEntry(std::string_view text) {
 }
 
 base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::string& cni_version,
-                                                  const std::string& network_name, const conf::NodePolicy& node) {
+                                                  const std::string& network_name,
+                                                  const conf::NodePolicy& node) {
   // What libcni hands each plugin of a list: the entry with the list's
   // cniVersion and name put in.
   Json as_run = entry;
@@ -44,7 +45,8 @@ base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::
                  e.details);
   }
   if (auto s = conf::CheckNodePaths(*parsed, node); !s.ok())
-    return Error(Code::kInvalidConfig, "the erdma-cni entry would fail every call on this node: " + s.error().msg);
+    return Error(Code::kInvalidConfig,
+                 "the erdma-cni entry would fail every call on this node: " + s.error().msg);
   std::vector<std::string> warnings;
   bool annotations = false;
   if (auto caps = entry.find("capabilities"); caps != entry.end() && caps->is_object()) {
@@ -58,10 +60,12 @@ base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::
   return warnings;
 }
 
-base::Result<std::vector<std::string>> CheckInstalledEntry(const Json& conflist, const conf::NodePolicy& node) {
+base::Result<std::vector<std::string>> CheckInstalledEntry(const Json& conflist,
+                                                           const conf::NodePolicy& node) {
   for (const Json& e : conflist["plugins"])
     if (e.value("type", "") == kPluginType)
-      return CheckEntry(e, conflist["cniVersion"].get<std::string>(), conflist["name"].get<std::string>(), node);
+      return CheckEntry(e, conflist["cniVersion"].get<std::string>(), conflist["name"].get<std::string>(),
+                        node);
   return std::vector<std::string>();
 }
 

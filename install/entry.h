@@ -27,11 +27,13 @@ base::Result<Json> ParseEntry(std::string_view text);
 /// and logFile. Code 7 with the plugin's own message on a bad entry;
 /// otherwise the warnings an operator should see (none when all is well).
 base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::string& cni_version,
-                                                  const std::string& network_name, const conf::NodePolicy& node);
+                                                  const std::string& network_name,
+                                                  const conf::NodePolicy& node);
 
 /// CheckEntry on the erdma-cni entry `conflist` holds, with the conflist's
 /// cniVersion and name (no entry: no warnings). `conflist` has passed
 /// Validate.
-base::Result<std::vector<std::string>> CheckInstalledEntry(const Json& conflist, const conf::NodePolicy& node);
+base::Result<std::vector<std::string>> CheckInstalledEntry(const Json& conflist,
+                                                           const conf::NodePolicy& node);
 
 }  // namespace install

@@ -21,8 +21,9 @@ bool ParseCount(std::string_view s, uint64_t max, uint64_t* out) {
 }
 
 // Options that take a value, and the commands that accept each option.
-const std::set<std::string_view> kWithValue = {"--bin-dir", "--conf-dir", "--conflist", "--after",      "--position",
-                                               "--entry",   "--source",   "--every",    "--node-config"};
+const std::set<std::string_view> kWithValue = {"--bin-dir", "--conf-dir", "--conflist",
+                                               "--after",   "--position", "--entry",
+                                               "--source",  "--every",    "--node-config"};
 const std::map<std::string_view, std::set<Command>> kAccepted = {
     {"--bin-dir", {Command::kInstall, Command::kUninstall, Command::kCheck}},
     {"--conf-dir", {Command::kInstall, Command::kUninstall, Command::kCheck}},
@@ -132,7 +133,8 @@ base::Result<Options> ParseArgs(const std::vector<std::string>& args) {
       o.entry_file = *value;
     } else if (flag == "--node-config") {
       if (value->empty() || (*value)[0] != '/')
-        return UsageError("--node-config: must be the absolute path of the node file, got \"" + *value + "\"");
+        return UsageError("--node-config: must be the absolute path of the node file, got \"" + *value +
+                          "\"");
       o.node_config = *value;
     } else if (flag == "--source") {
       o.source = *value;

@@ -277,7 +277,8 @@ base::Result<PodAllocation> PodDevices(const std::string& socket_path, const Pod
   auto decoded = [&](base::Result<PodAllocation> a, const char* method) -> base::Result<PodAllocation> {
     if (!a.ok()) return std::move(a).error().WithContext(context);
     if (Clock::now() > deadline)
-      return Error(Code::kTryAgainLater, std::string(method) + " and the decoding of its answer took longer than " +
+      return Error(Code::kTryAgainLater, std::string(method) +
+                                             " and the decoding of its answer took longer than " +
                                              std::to_string(timeout.count()) + " ms")
           .WithContext(context);
     return a;

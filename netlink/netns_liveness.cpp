@@ -204,14 +204,11 @@ bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path, co
         if (!sockets) sockets.emplace(static_cast<pid_t>(std::stoul(pid)));
         std::string failed;
         switch (sockets->Of(std::stoi(fd), *id, &failed)) {
-          case SocketVerdict::kOther:
-            break;
+          case SocketVerdict::kOther: break;
           case SocketVerdict::kOurs:
             why = "a socket made in it, descriptor " + fd + " of task " + pid;
             return true;
-          case SocketVerdict::kReused:
-            why.clear();
-            return false;
+          case SocketVerdict::kReused: why.clear(); return false;
           case SocketVerdict::kUnknown:
             why = "a socket that cannot be looked at (" + failed + ")";
             return true;

@@ -32,7 +32,8 @@ TEST_CASE("DEL with an mtu edited into a string succeeds, keeps the default and 
   CHECK_THAT(r->del_warnings[0], Catch::StartsWith("mtu: must be an integer 68..65535"));
 }
 
-TEST_CASE("DEL with a broken device, routing, ifName, mode block, rdma or smcr succeeds with a warning each") {
+TEST_CASE(
+    "DEL with a broken device, routing, ifName, mode block, rdma or smcr succeeds with a warning each") {
   auto r = ParseForDel(R"({"device": {"name": "eth1", "mac": "02:00:00:00:00:01"}, "ifName": "a/b",
                           "routing": {"rulePriority": 99999, "x": 1}, "rdma": {"netnsMode": "own"},
                           "smcr": {"enable": "sometimes"}, "macvlan": {"mode": "bridge"},
@@ -56,7 +57,8 @@ TEST_CASE("DEL with unknown keys succeeds and names each in a warning") {
   auto r = ParseForDel(R"({"mdoe": "ipvlan", "routing": {"rulePriorty": 300}})");
   REQUIRE(r.ok());
   CHECK(Warned(*r, "mdoe: not a key of erdma-cni; did you mean mode?"));
-  CHECK(Warned(*r, "routing.rulePriorty: not a key of erdma-cni's routing; did you mean routing.rulePriority?"));
+  CHECK(Warned(*r,
+               "routing.rulePriorty: not a key of erdma-cni's routing; did you mean routing.rulePriority?"));
   CHECK(r->del_warnings.size() == 2);
 }
 
@@ -81,12 +83,13 @@ TEST_CASE("DEL of a clean config records no warning") {
   CHECK(r->routing.rule_priority == 300u);
 }
 
-TEST_CASE("DEL still fails on the keys it uses: name, dataDir, logFile, lockTimeoutMs, the runtime's objects") {
-  for (const char* patch : {R"({"name": "a/b"})", R"({"name": null})", R"({"dataDir": "run/erdma-cni"})",
-                            R"({"dataDir": 5})", R"({"logFile": "log"})", R"({"logLevel": "loud"})",
-                            R"({"logMaxBytes": -1})", R"({"lockTimeoutMs": "10"})", R"({"ipamTimeoutMs": 0})",
-                            R"({"type": 5})", R"({"prevResult": []})", R"({"runtimeConfig": "x"})",
-                            R"({"args": 1})"}) {
+TEST_CASE(
+    "DEL still fails on the keys it uses: name, dataDir, logFile, lockTimeoutMs, the runtime's objects") {
+  for (const char* patch :
+       {R"({"name": "a/b"})", R"({"name": null})", R"({"dataDir": "run/erdma-cni"})", R"({"dataDir": 5})",
+        R"({"logFile": "log"})", R"({"logLevel": "loud"})", R"({"logMaxBytes": -1})",
+        R"({"lockTimeoutMs": "10"})", R"({"ipamTimeoutMs": 0})", R"({"type": 5})", R"({"prevResult": []})",
+        R"({"runtimeConfig": "x"})", R"({"args": 1})"}) {
     INFO(patch);
     auto r = ParseForDel(patch);
     REQUIRE_FALSE(r.ok());

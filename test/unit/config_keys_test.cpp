@@ -29,12 +29,15 @@ struct Unknown {
 
 const std::vector<Unknown> kUnknown = {
     {R"({"mdoe": "ipvlan"})", R"(mdoe: not a key of erdma-cni; did you mean mode? Correct it or remove it)"},
-    {R"({"ipma": {"type": "host-local"}})", "ipma: not a key of erdma-cni; did you mean ipam? Correct it or remove it"},
-    {R"({"devcie": {"name": "eth2"}})", "devcie: not a key of erdma-cni; did you mean device? Correct it or remove it"},
+    {R"({"ipma": {"type": "host-local"}})",
+     "ipma: not a key of erdma-cni; did you mean ipam? Correct it or remove it"},
+    {R"({"devcie": {"name": "eth2"}})",
+     "devcie: not a key of erdma-cni; did you mean device? Correct it or remove it"},
     {R"({"logfile": "/var/log/erdma-cni.log"})",
      "logfile: not a key of erdma-cni; did you mean logFile? Correct it or remove it"},
     {R"({"device": {"name": "eth1", "requried": true}})",
-     "device.requried: not a key of erdma-cni's device; did you mean device.required? Correct it or remove it"},
+     "device.requried: not a key of erdma-cni's device; did you mean device.required? Correct it or remove "
+     "it"},
     {R"({"device": {"name": null, "pool": {"names": ["eth1"], "name": ["eth2"]}}})",
      "device.pool.name: not a key of erdma-cni's device.pool; did you mean device.pool.names? Correct it or "
      "remove it"},
@@ -43,7 +46,8 @@ const std::vector<Unknown> kUnknown = {
     {R"({"smcr": {"pnetID": "AB"}})",
      "smcr.pnetID: not a key of erdma-cni's smcr; did you mean smcr.pnetId? Correct it or remove it"},
     {R"({"routing": {"rulePriorty": 300}})",
-     "routing.rulePriorty: not a key of erdma-cni's routing; did you mean routing.rulePriority? Correct it or "
+     "routing.rulePriorty: not a key of erdma-cni's routing; did you mean routing.rulePriority? Correct it "
+     "or "
      "remove it"},
     {R"({"mode": "macvlan", "macvlan": {"mdoe": "passthru"}})",
      "macvlan.mdoe: not a key of erdma-cni's macvlan; did you mean macvlan.mode? Correct it or remove it"},
@@ -77,7 +81,8 @@ TEST_CASE("an unknown top-level key with no near one lists the keys erdma-cni ta
   auto r = ParsePatched(R"({"vendorThing": [1, "two"]})");
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == Code::kInvalidConfig);
-  CHECK_THAT(r.error().msg, Catch::StartsWith("vendorThing: not a key of erdma-cni, which takes cniVersion, "));
+  CHECK_THAT(r.error().msg,
+             Catch::StartsWith("vendorThing: not a key of erdma-cni, which takes cniVersion, "));
   CHECK_THAT(r.error().msg, Catch::Contains("rdma, smcr, dataDir") && Catch::EndsWith("; remove it"));
 }
 
@@ -149,7 +154,8 @@ TEST_CASE("mode none with rdma.netnsMode exclusive is a config error") {
 
 TEST_CASE("a conflist entry is checked like ADD except that the runtime may supply the device") {
   CHECK(conf::ParseChainEntry(R"({"cniVersion": "1.0.0", "name": "n", "type": "erdma-cni"})").ok());
-  auto r = conf::ParseChainEntry(R"({"cniVersion": "1.0.0", "name": "n", "type": "erdma-cni", "mdoe": "none"})");
+  auto r =
+      conf::ParseChainEntry(R"({"cniVersion": "1.0.0", "name": "n", "type": "erdma-cni", "mdoe": "none"})");
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.error().msg, Catch::StartsWith("mdoe: not a key of erdma-cni; did you mean mode?"));
   r = conf::ParseChainEntry(R"({"cniVersion": "1.0.0", "name": "n", "type": "erdma-cni", "mtu": "9000"})");

@@ -65,7 +65,8 @@ TEST_CASE("installer options: --node-config names the node file install and chec
   CHECK(MustParse({"check", "--node-config=/n.json"}).node_config == "/n.json");
   CHECK_THAT(MustFail({"install", "--node-config", "node.json"}),
              Catch::StartsWith("--node-config: must be the absolute path"));
-  CHECK_THAT(MustFail({"uninstall", "--node-config", "/n.json"}), Catch::StartsWith("--node-config is not an option"));
+  CHECK_THAT(MustFail({"uninstall", "--node-config", "/n.json"}),
+             Catch::StartsWith("--node-config is not an option"));
 }
 
 TEST_CASE("installer options: mistakes are refused with what to do") {
