@@ -127,22 +127,21 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
   if (!env->container_id.empty()) tag += " cid=" + env->container_id;
   if (!env->ifname.empty()) tag += " if=" + env->ifname;
   if (std::string pod = env->PodName(); !pod.empty()) tag += " pod=" + pod;
-  if (auto s = conf::CheckNodePaths(*cfg, *node); !s.ok()) {
-    // DEL may not fail for a config edited since ADD: in a dataDir the node
-    // does not allow, ADD could never have left anything; a logFile it does
-    // not allow is left unopened.
-    if (env->command != Command::kDel) return Fail(out, version, s.error());
-    base::Log::SetTag(tag);
-    if (!conf::PathAllowed(node->data_dirs, cfg->data_dir)) {
-      base::Log::Warn("DEL: " + s.error().msg + "; no state of erdma-cni can be there: nothing to do");
-      return 0;
-    }
-    base::Log::Warn("DEL: " + s.error().msg + "; logging to stderr only");
-    cfg->log_file.clear();
-  }
-
+  auto paths = conf::CheckNodePaths(*cfg, *node);
+  if (!paths.ok() && env->command != Command::kDel) return Fail(out, version, paths.error());
+  // DEL may not fail for a config edited since ADD: a logFile the node does
+  // not allow is left unopened, and in a dataDir it does not allow ADD could
+  // never have left anything. The refusal goes to stderr and the log.
+  const bool data_dir_allowed = conf::PathAllowed(node->data_dirs, cfg->data_dir);
+  if (!cfg->log_file.empty() && !conf::PathAllowed(node->log_files, cfg->log_file)) cfg->log_file.clear();
   base::Log::Configure(cfg->log_file, cfg->log_level, cfg->log_max_bytes);
   base::Log::SetTag(tag);
+  if (!paths.ok()) {
+    base::Log::Error("DEL: " + paths.error().msg + (data_dir_allowed ? "; logging to stderr only"
+                                                                       : "; no state of erdma-cni can be there: "
+                                                                         "nothing to do"));
+    if (!data_dir_allowed) return 0;
+  }
   base::Log::Debug(std::string(CommandName(env->command)) + " netns=" + env->netns);
   // DEL and GC take the keys they use; the rest of a config edited since
   // ADD is logged and left alone.

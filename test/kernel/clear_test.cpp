@@ -25,7 +25,7 @@ std::string Describe(const kt::ShResult& r) {
 
 // An IPAM plugin whose ADD gives 10.9.0.50/24 and whose DEL always fails.
 std::string FailingDelIpam(const kt::Topology& t) {
-  const std::string dir = t.tmp() + "/bin";
+  std::string dir = t.tmp() + "/bin";
   fs::create_directories(dir);
   const std::string path = dir + "/stuck-ipam";
   std::ofstream(path)

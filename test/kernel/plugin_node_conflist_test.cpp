@@ -97,7 +97,7 @@ struct Node {
                                      .dump());
   }
   static std::string PodsFile(const std::string& dir) {
-    const std::string path = dir + "/pods.json";
+    std::string path = dir + "/pods.json";
     std::ofstream(path) << kPods;
     return path;
   }

@@ -72,7 +72,7 @@ void Refused(const kt::Topology& t, const kt::PluginCall& call, int code,
 
 }  // namespace
 
-TEST_CASE("a dataDir or logFile the node file does not allow is refused with code 7 and nothing changes") {
+TEST_CASE("a dataDir or logFile the node file does not allow is refused at ADD with code 7, passed over by DEL, and nothing changes") {
   kt::Topology t;
   const std::string node = t.tmp() + "/node.json";
   kt::WriteNodeFile(
@@ -94,16 +94,37 @@ TEST_CASE("a dataDir or logFile the node file does not allow is refused with cod
            {"logFile on another file (the issue's rotation victim)", "logFile", victim},
            {"logFile in /etc", "logFile", "/etc/erdma-cni-test.log"},
        }) {
-    for (const char* command : {"ADD", "DEL"}) {
-      INFO(row.what << ", " << command);
-      json config =
-          kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
-      config[row.key] = row.value;
-      config["logMaxBytes"] = 1;
-      Refused(t, WithNode(kt::Call(t, command, t.ContainerId("paths"), "net1", config), node), 7,
-              {std::string(row.key) + ": " + json(row.value).dump() + " is not allowed on this node (" +
-               node + ")"});
-    }
+    INFO(row.what);
+    json config = kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
+    config[row.key] = row.value;
+    config["logMaxBytes"] = 1;
+    const std::string refusal =
+        std::string(row.key) + ": " + json(row.value).dump() + " is not allowed on this node (" + node + ")";
+    Refused(t, WithNode(kt::Call(t, "ADD", t.ContainerId("paths"), "net1", config), node), 7, {refusal});
+
+    // DEL may not fail on a config edited since ADD: in a dataDir the node
+    // does not allow there can be no state of erdma-cni, and a logFile it
+    // does not allow is left unopened. It succeeds, says why on stderr and
+    // changes nothing.
+    // The allowed log file (and its rotation) takes the line where the
+    // config names it: everything else stays as it was.
+    const bool data_dir_row = std::string(row.key) == "dataDir";
+    const std::vector<std::string> skip = {t.LogFile()};
+    const std::string node_before = kt::StableSnapshot(t.node());
+    const std::string pod_before = kt::StableSnapshot(t.pod());
+    const std::string tree_before = Tree(t.tmp(), skip);
+    const kt::PluginResult r =
+        kt::RunPlugin(WithNode(kt::Call(t, "DEL", t.ContainerId("paths"), "net1", config), node));
+    INFO(kt::Describe(r));
+    CHECK(r.exit == 0);
+    CHECK(r.out.empty());
+    const std::string suffix = data_dir_row ? "nothing to do" : "logging to stderr only";
+    CHECK(r.err.find(refusal) != std::string::npos);
+    CHECK(r.err.find(suffix) != std::string::npos);
+    if (data_dir_row) CHECK(Read(t.LogFile()).find(refusal + "; the node admin") != std::string::npos);
+    CHECK(kt::SettledDiff(node_before, t.node()) == "");
+    CHECK(kt::SettledDiff(pod_before, t.pod()) == "");
+    CHECK(Tree(t.tmp(), skip) == tree_before);
   }
   CHECK_FALSE(kt::FileExists("/etc/erdma-cni-test.log"));
   CHECK(Read(victim) == "not the plugin's\n");
