@@ -45,9 +45,8 @@ struct Error {
   std::string msg;
   std::string details;
   int sys_errno = 0;  ///< errno from the kernel or libc, 0 when not a system error
-  /// The failing operation is known to have changed nothing (a plugin that
-  /// never started, a sysctl write the kernel refused): the journal drops its
-  /// step, so that no undo of it is ever owed (cni/journal.h).
+  /// The failing operation is known to have changed nothing (a plugin that never started, a sysctl write the
+  /// kernel refused): the journal drops its step, so that no undo of it is ever owed (cni/journal/journal.h).
   bool changed_nothing = false;
   /// An exec'd plugin ran to its end and answered with a CNI error of its
   /// own (not killed, not timed out, not unparsable).

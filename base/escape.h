@@ -1,7 +1,6 @@
-// What a person reads (log lines, `erdma-cni diag`) carries text from the
-// runtime (CNI_ARGS, container IDs), the kernel (interface names, sysctl
-// values) and pods. Escaped, none of it can start a new log line or send an
-// escape sequence to a terminal.
+// What a person reads (log lines, `erdma-cni diag`) carries text from the runtime (CNI_ARGS, container IDs),
+// the kernel (interface names, sysctl values) and pods. Escaped, none of it can start a new log line or send
+// an escape sequence to a terminal.
 #pragma once
 
 #include <string>
@@ -9,11 +8,10 @@
 
 namespace base {
 
-/// `s` with every byte that could forge a line or drive a terminal written as
-/// an escape: \n \r \t and \\ as themselves, other C0 controls, DEL, the C1
-/// controls (U+0080..U+009F) and bytes that are not valid UTF-8 as \xNN.
-/// Printable ASCII and valid UTF-8 otherwise pass unchanged; the result is
-/// unambiguous (a backslash in the input becomes \\).
+/// `s` with every byte that could forge a line or drive a terminal written as an escape: \n \r \t and \\ as
+/// themselves, other C0 controls, DEL, the C1 controls (U+0080..U+009F) and bytes that are not valid UTF-8 as
+/// \xNN. Printable ASCII and valid UTF-8 otherwise pass unchanged; the result is unambiguous (a backslash in
+/// the input becomes \\).
 std::string EscapeForDisplay(std::string_view s);
 
 }  // namespace base

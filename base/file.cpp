@@ -23,10 +23,9 @@ Error SysError(const std::string& what, int err) {
 
 namespace {
 
-// Whether a directory root keeps state in (or under) may be trusted: real,
-// owned by root (or us), and writable by nobody else. An ancestor that others
-// may write is still fine when it is sticky (/tmp): they cannot rename or
-// remove our entries there, and a directory they planted fails the owner check.
+// Whether a directory root keeps state in (or under) may be trusted: real, owned by root (or us), and
+// writable by nobody else. An ancestor that others may write is still fine when it is sticky (/tmp): they
+// cannot rename or remove our entries there, and a directory they planted fails the owner check.
 Status CheckDirStat(const std::string& path, const struct stat& st, bool last) {
   if (S_ISLNK(st.st_mode))
     return Error(Code::kIo,
@@ -49,14 +48,12 @@ Status CheckDirStat(const std::string& path, const struct stat& st, bool last) {
   return Ok();
 }
 
-// A directory this process checked (WalkPrivateDirs): every file operation
-// below is relative to the descriptor of the checked inode, so a directory
+// A directory this process checked. Every file operation below is relative to its descriptor, so a directory
 // swapped for a symlink after the check cannot redirect it.
 struct CheckedDir {
   std::shared_ptr<const UniqueFd> fd;  // shared with the FileLocks taken in it
-  // Passed the check of a directory that holds files (CheckDirStat's `last`).
-  // One that passed only as an ancestor (a sticky directory others may
-  // write, /tmp) is where a later walk may start, never a place for files.
+  // Passed the check as a directory that holds files (CheckDirStat's `last`). One checked only as an ancestor
+  // (sticky, others may write: /tmp) may start a later walk but never holds files.
   bool holds_files = false;
 };
 
@@ -84,14 +81,10 @@ std::shared_ptr<const UniqueFd> Keep(const std::string& key, UniqueFd fd, bool h
   return shared;
 }
 
-// After an operation in the checked directory open at `fd` failed with
-// ENOENT: whether that is because the directory was removed since it was
-// checked (an empty network directory another DEL removed). A removed
-// directory has no links left and nothing in it: every lookup and every
-// creation in it fails with ENOENT, whatever is at its path now. It is
-// forgotten, so that the next use walks the path again. One fstat, and only
-// on ENOENT: a removed directory never gets a link back, so a directory
-// with links after the ENOENT had them during the operation.
+// After an operation in the checked directory open at `fd` failed with ENOENT: whether the directory was
+// removed since it was checked (an empty network directory another DEL removed). A removed directory never
+// gets a link back, so one with links now had them during the operation. A removed one is forgotten, so that
+// the next use walks the path again.
 bool Removed(const std::string& key, int fd) {
   struct stat st {};
   if (::fstat(fd, &st) == 0 && st.st_nlink > 0) return false;
@@ -123,11 +116,9 @@ Result<std::shared_ptr<const UniqueFd>> Root(bool last) {
   return Keep("/", std::move(root), last || (st.st_mode & (S_IWGRP | S_IWOTH)) == 0);
 }
 
-// Walks `path` (Normalized) one component at a time, never following a
-// symlink, checking each directory (CheckDirStat) on the descriptor opened
-// for it, and keeps each (Checked). `create` makes missing components (0700).
-// Returns the final directory's descriptor, or none when a component is
-// missing and `create` is off.
+// Walks `path` (Normalized) one component at a time without following a symlink, checks each directory on its
+// own descriptor and keeps it (Checked). `create` makes missing components (0700). Returns the final
+// directory, or none when a component is missing and `create` is off.
 Result<std::shared_ptr<const UniqueFd>> WalkPrivateDirs(const std::string& path, bool create) {
   if (path.empty() || path[0] != '/') return Error(Code::kIo, "not an absolute path: " + path);
   constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
@@ -152,9 +143,8 @@ Result<std::shared_ptr<const UniqueFd>> WalkPrivateDirs(const std::string& path,
       walked += "/" + comp;
       const bool last = next == path.size();
       if (comp == "." || comp == "..") return Error(Code::kIo, path + ": \".\" and \"..\" are not allowed");
-      // Opened first and checked on the descriptor (nothing can be swapped
-      // between the check and the open); O_DIRECTORY | O_NOFOLLOW opens
-      // neither a symlink nor anything but a directory.
+      // Checked on the opened descriptor, so nothing can be swapped in between.
+      // O_DIRECTORY | O_NOFOLLOW opens only a real directory.
       int fd = ::openat(cur->get(), comp.c_str(), kDirFlags);
       if (fd < 0 && errno == ENOENT && create) {
         if (::mkdirat(cur->get(), comp.c_str(), 0700) == 0 || errno == EEXIST)
@@ -252,9 +242,8 @@ Status WaitForFlock(int fd, int wait_ms, const std::string& what, const std::fun
 
 namespace {
 
-// The checked descriptor of `dir` (Normalized); none when it (or a parent)
-// does not exist. A cached one is used as it is: a directory removed since is
-// noticed by the operation that fails in it (Removed).
+// The checked descriptor of `dir` (Normalized); none when it (or a parent) does not exist. A cached one is
+// used as it is: a directory removed since is noticed by the operation that fails in it (Removed).
 Result<std::shared_ptr<const UniqueFd>> DirFd(const std::string& dir, bool create) {
   if (auto it = Checked().find(dir); it != Checked().end() && it->second.holds_files) return it->second.fd;
   return WalkPrivateDirs(dir, create);
@@ -267,9 +256,8 @@ struct Entry {
   std::string dir_path;
   std::string name;
   int fd() const { return dir->get(); }
-  // After the operation failed with `err`: whether to run it once more, in
-  // what a new Split finds, because the directory was removed since it was
-  // checked (re-created meanwhile, or missing: kNoDir).
+  // After the operation failed with `err`: whether to run it once more, in what a new Split finds, because
+  // the directory was removed since it was checked (re-created meanwhile, or missing: kNoDir).
   bool Gone(int err) const { return err == ENOENT && Removed(dir_path, fd()); }
 };
 
@@ -284,10 +272,9 @@ Result<Entry> Split(const std::string& path) {
   return Entry{std::move(fd), std::move(dir), std::move(name)};
 }
 
-// Entries of one d_type directly in the directory open at `fd` (read from
-// its start), appended to `names`; 0, or the errno of getdents64 (ENOENT:
-// the directory was removed). getdents64 itself, not opendir: the listing
-// needs none of the stat and fcntl calls fdopendir makes.
+// Appends the entries of one d_type in the directory open at `fd` (read from
+// its start) to `names`. Returns 0 or the errno of getdents64 (ENOENT: the
+// directory was removed). getdents64, not fdopendir, which adds stat and fcntl calls.
 int ReadEntries(int fd, unsigned char type, std::vector<std::string>& names) {
   // struct linux_dirent64, the kernel's record: d_ino, d_off, d_reclen, d_type, d_name.
   constexpr size_t kReclen = 16, kType = 18, kName = 19;
@@ -332,7 +319,7 @@ Result<std::vector<std::string>> ListPrivate(const std::string& dir, unsigned ch
       return SysError("opendir " + dir, err);
     }
     std::vector<std::string> names;
-    // Other errors end the listing where they happen, as readdir's did.
+    // Other errors end the listing where they happen.
     if (const int err = ReadEntries(fd.get(), type, names); again && at.Gone(err)) continue;
     return Sorted(std::move(names));
   }
@@ -501,8 +488,7 @@ Result<FileLock> FileLock::Acquire(const std::string& path, int wait_ms) {
                ::fstatat(at.fd(), at.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
                held.st_ino == now.st_ino && held.st_dev == now.st_dev;
       });
-      // The directory's descriptor stays with the lock, for Unlink after the
-      // cache moved on.
+      // The lock keeps the directory's descriptor, for Unlink after the cache moved on.
       if (locked.ok()) return FileLock(std::move(fd), std::move(at.dir), std::move(at.name), path);
       if (locked.error().sys_errno == EAGAIN) continue;
       if (locked.error().code == Code::kTryAgainLater)

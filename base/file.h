@@ -1,18 +1,11 @@
-// Files the plugin owns: state, claims. Never follows symlinks, writes
-// atomically (temp + rename; no fsync: state only has to survive the process
-// being killed, a reboot destroys every pod netns anyway).
+// Files the plugin owns: state, claims. Writes are atomic (temp + rename) and not fsynced: state only has to
+// survive the process being killed; a reboot destroys every pod netns anyway.
 //
-// A `path` given to the functions below names a file (or directory) directly
-// in a private directory: that directory is walked from "/" and checked once
-// per process (as MakePrivateDirs says; a walk starts from the deepest
-// directory above it this process already checked, through its descriptor), and the file is then opened,
-// created, renamed, removed, listed and locked relative to the checked directory's descriptor (openat,
-// renameat, unlinkat), with O_NOFOLLOW. A directory that fails the check makes every operation in it fail
-// (kIo) instead. A checked directory that another process removed since (an
-// empty network directory, by a DEL) fails every operation in it with ENOENT:
-// that ENOENT is followed by an fstat, and when the directory has no links
-// left the path is walked again and the operation runs once more, in the
-// directory made again meanwhile or (none) as in a missing one.
+// A `path` below names an entry of a private directory. That directory is walked from "/" without following
+// symlinks and checked once per process (MakePrivateDirs); every operation then runs relative to its
+// descriptor, with O_NOFOLLOW. A directory that fails the check fails every operation in it (kIo). When a
+// checked directory was removed since (an empty network directory, by a DEL), an operation that fails with
+// ENOENT walks the path again and runs once more.
 #pragma once
 
 #include <functional>
@@ -34,19 +27,16 @@ Status WriteAll(int fd, std::string_view data, const std::string& what);
 Result<std::string> ReadAll(int fd, const std::string& path, size_t max_bytes);
 /// ReadAll for a caller that has already fstat'ed `fd` and found a regular file.
 Result<std::string> ReadRest(int fd, const std::string& path, size_t max_bytes);
-/// An exclusive flock(2) on `fd`, retried with back-off for at most
-/// `wait_ms` (then kTryAgainLater). `held`, when given, is asked once the
-/// lock is taken whether it is on the right file; if not, an error with
+/// An exclusive flock(2) on `fd`, retried with back-off for at most `wait_ms` (then kTryAgainLater). `held`,
+/// when given, is asked once the lock is taken whether it is on the right file; if not, an error with
 /// sys_errno EAGAIN (the caller opens the file again).
 Status WaitForFlock(int fd, int wait_ms, const std::string& what,
                     const std::function<bool()>& held = nullptr);
 
-/// Creates `path` and its missing parents with mode 0700, walking from "/"
-/// one component at a time without following symlinks. Fails (kIo) when a
-/// component is a symlink or not a directory (a symlink anywhere on the path
-/// could redirect root's writes), is owned by neither root nor us, or may be
-/// written by others (an ancestor may, when it is sticky, as /tmp is; `path`
-/// itself never).
+/// Creates `path` and its missing parents with mode 0700, walking from "/" one component at a time without
+/// following symlinks. Fails (kIo) when a component is a symlink or not a directory (a symlink anywhere on
+/// the path could redirect root's writes), is owned by neither root nor us, or may be written by others (an
+/// ancestor may, when it is sticky, as /tmp is; `path` itself never).
 Status MakePrivateDirs(const std::string& path);
 
 /// Ok when `path` is such a directory or does not exist (nor a parent of it);

@@ -5,11 +5,8 @@ namespace base {
 namespace {
 struct TooDeep {};
 
-// nlohmann's own tree builder (the one json::parse uses), told how deep the
-// value is at every event: one more container past `max` stops the parse
-// there, before the tree grows. The same bound as the parse callback had
-// (an event at a depth above `max` fails), without the callback parser's
-// keep-or-discard bookkeeping at every event.
+// nlohmann's own tree builder (the one json::parse uses), told the depth at every event: a container past
+// `max` stops the parse before the tree grows (docs/decisions/json-reads-through-a-tree.md).
 class BoundedDom : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
  public:
   using Base = nlohmann::detail::json_sax_dom_parser<nlohmann::json>;
@@ -57,9 +54,8 @@ class BoundedDom : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> 
 
 Result<nlohmann::json> ParseJson(std::string_view text, const std::string& what, int max_depth) {
   using nlohmann::json;
-  // JSON text has no raw NUL anywhere (in strings it must be escaped), and
-  // nlohmann's lexer takes one for the end of input: `{...}\0<anything>`
-  // would pass as the object alone.
+  // JSON text has no raw NUL anywhere (in strings it must be escaped), and nlohmann's lexer takes one for the
+  // end of input: `{...}\0<anything>` would pass as the object alone.
   if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
     return Error(Code::kDecoding,
                  what + " holds a NUL byte at offset " + std::to_string(nul) + "; it must be JSON text");

@@ -54,9 +54,8 @@ bool ParseLogLevel(std::string_view s, LogLevel* out) {
 
 namespace {
 
-// An existing log file is appended to and rotated only when it is ours: a
-// regular file of our user with one link. Anything else at the path (a
-// FIFO, a device, another program's log, a hard link to a file elsewhere)
+// An existing log file is appended to and rotated only when it is ours: a regular file of our user with one
+// link. Anything else at the path (a FIFO, a device, another program's log, a hard link to a file elsewhere)
 // is left alone.
 bool IsOurLog(const struct stat& st) {
   return S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && st.st_nlink == 1;
@@ -94,9 +93,8 @@ void Log::Configure(const std::string& path, LogLevel level, uint64_t max_bytes)
   if (::fstat(fd->get(), &st) != 0 || !IsOurLog(st))
     return CannotLog(path, "not a regular file of ours with a single link");
   if (max_bytes > 0 && static_cast<uint64_t>(st.st_size) >= max_bytes) {
-    // Size cap: the full file becomes <path>.1 (replacing the previous
-    // one) and a new one starts. rename() is atomic; two plugins rotating at
-    // once cost at most one old generation, never a torn line.
+    // Size cap: the full file becomes <path>.1 (replacing the previous one) and a new one starts. rename() is
+    // atomic; two plugins rotating at once cost at most one old generation, never a torn line.
     const std::string old = name + ".1";
     if (::renameat(dir->get(), name.c_str(), dir->get(), old.c_str()) == 0) {
       fd = open_log();

@@ -16,11 +16,10 @@ bool ParseLogLevel(std::string_view s, LogLevel* out);
 /// Process-wide logger; an exec plugin has exactly one attachment per run.
 class Log {
  public:
-  /// Opens `path` for append (empty: no file), refusing a symlink anywhere
-  /// along it and any existing file that is not a regular file of ours with
-  /// one link. When it has reached `max_bytes` (0: no cap) it is first
-  /// renamed to `<path>.1` within its directory. Never fails the plugin: a
-  /// log file that cannot be opened is reported once on stderr.
+  /// Opens `path` for append (empty: no file), refusing a symlink anywhere along it and any existing file
+  /// that is not a regular file of ours with one link. When it has reached `max_bytes` (0: no cap) it is
+  /// first renamed to `<path>.1` within its directory. Never fails the plugin: a log file that cannot be
+  /// opened is reported once on stderr.
   static void Configure(const std::string& path, LogLevel level, uint64_t max_bytes = 0);
   /// Tag put on every line, e.g. "net=erdma cid=abc123 if=erdma0 pod=ns/name".
   static void SetTag(std::string tag);

@@ -1,13 +1,11 @@
-// Where an invocation's CPU time goes, phase by phase: with ERDMA_CNI_PHASES
-// set in its environment, the plugin reads its process CPU clock at each
-// phase boundary and prints one line on stderr before it exits,
-//   erdma-cni phases (CPU us): start-up=1012 config=61 ... netlink=702 ...
-// (integration/bench, `erdma-bench --phases`, turns them into a table:
-// docs/performance.md). A phase named twice adds up; a Scope (a state write,
-// a netlink request) is taken out of whatever phase is running and goes on
-// it when it ends. The time before main is "start-up"; the exit is not
-// included. A child's CPU (the IPAM plugin's) is charged to a phase of its
-// own from its rusage. Without the variable, Begin and Scope test one flag.
+// Where an invocation's CPU time goes, phase by phase. With ERDMA_CNI_PHASES set,
+// the plugin reads its process CPU clock at each phase boundary and prints one
+// line on stderr before it exits (`erdma-bench --phases` tabulates it):
+//   erdma-cni phases (CPU us): start-up=<us> config=<us> ...
+// A phase named twice adds up. A Scope's time (a state write, a netlink request) counts to its own name, not
+// to the phase running around it. The time before main is "start-up"; the exit is not counted. A child's CPU
+// (the IPAM plugin's) counts to a phase of its own, from its rusage. Without the variable, Begin and Scope
+// test one flag.
 #pragma once
 
 #include <string>
@@ -17,8 +15,7 @@ namespace base::phase {
 
 /// Whether ERDMA_CNI_PHASES was set when main called Enable.
 bool Enabled();
-/// Starts counting (the CPU time so far is "start-up"); main calls it when
-/// the variable is set.
+/// Starts counting (the CPU time so far is "start-up"); main calls it when the variable is set.
 void Enable();
 /// The time from now to the next Begin (or a Scope) counts to `name` (a
 /// string literal: names are kept by pointer).
@@ -43,8 +40,7 @@ void Charge(const char* name, long ns);
 /// How the report line starts (the benchmark finds it on stderr by it).
 inline constexpr std::string_view kReportHead = "erdma-cni phases (CPU us):";
 
-/// kReportHead, then " name=us" per phase and "\n", the running phase closed
-/// now; empty when not enabled.
+/// kReportHead, then " name=us" per phase and "\n", the running phase closed now; empty when not enabled.
 std::string Report();
 
 }  // namespace base::phase

@@ -11,10 +11,11 @@
 
 #include "base/fault.h"
 #include "base/phase.h"
-#include "cni/clear.h"
-#include "cni/diag.h"
-#include "cni/help.h"
-#include "cni/run.h"
+#include "cni/admin/clear.h"
+#include "cni/admin/diag.h"
+#include "cni/admin/diag_run.h"
+#include "cni/admin/help.h"
+#include "cni/command/run.h"
 #include "conf/config.h"
 
 // Set by CMake for the shipped target; other builds of this file say so.
@@ -36,10 +37,8 @@ void WriteAll(int fd, const std::string& s) {
   }
 }
 
-// One invocation lives a few milliseconds and frees little: the heap is
-// never given back to the kernel (no brk shrink and regrow, each regrown
-// page faulted in again), and libnl's 128 KiB receive buffers come from the
-// heap, not from an mmap and munmap per datagram.
+// A short-lived process that frees little: the heap is never given back to the kernel, and libnl's 128 KiB
+// receive buffers come from it, not from an mmap and munmap per datagram.
 void TuneMalloc() {
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
   mallopt(M_TOP_PAD, 1 << 20);

@@ -14,6 +14,7 @@
 #include "conf/rdma_config.h"
 #include "conf/smcr_config.h"
 #include "conf/version.h"
+#include "netlink/kernel.h"
 
 namespace conf {
 namespace {
@@ -96,17 +97,12 @@ Status ParseIdentity(const json& root, Config& c) {
 
 Status ParseMode(const json& root, Config& c) {
   if (const json* mode = Get(root, Key(kTop, "mode"))) {
-    const char* fix = "use \"move\", \"macvlan\", \"ipvlan\", \"vf\" or \"none\"";
-    if (!mode->is_string()) return Invalid(std::string("mode: must be a string; ") + fix);
+    const std::string fix = "use " + ModeList(nullptr);
+    if (!mode->is_string()) return Invalid("mode: must be a string; " + fix);
     const auto& m = mode->get_ref<const std::string&>();
-    bool known = false;
-    for (Mode candidate : {Mode::kMove, Mode::kMacvlan, Mode::kIpvlan, Mode::kVf, Mode::kNone}) {
-      if (m == ModeName(candidate)) {
-        c.mode = candidate;
-        known = true;
-      }
-    }
+    const std::optional<Mode> known = ModeNamed(m);
     if (!known) return Invalid("mode: " + Quote(m) + " is not supported; " + fix);
+    c.mode = *known;
   }
   return base::Ok();
 }
@@ -189,10 +185,10 @@ Status ParseDevice(const json& root, bool device_optional, Config& c) {
           "device: set exactly one of name, mac, pci, rdma, resource, pool (pool may go with resource)");
     std::optional<DevicePool> parsed_pool;
     if (pool) {
-      if (c.mode == Mode::kVf || c.mode == Mode::kNone)
-        return Invalid(
-            "device.pool: mode " + std::string(ModeName(c.mode)) +
-            " takes no device from a pool; use mode move, macvlan or ipvlan, or remove device.pool");
+      if (!SpecOf(c.mode).from_pool)
+        return Invalid("device.pool: mode " + std::string(ModeName(c.mode)) +
+                       " takes no device from a pool; use mode " +
+                       ModeList([](const ModeSpec& s) { return s.from_pool; }) + ", or remove device.pool");
       ASSIGN_OR_RETURN(parsed_pool, ParsePool(*pool));
     }
     if (resource) {
@@ -239,8 +235,9 @@ Status ParseDevice(const json& root, bool device_optional, Config& c) {
             "device.count: only device.resource and device.pool give several devices; remove "
             "count, or select by resource or pool");
       RETURN_IF_ERROR(ParseCount(*count, c.device));
-      if (c.device.Several() && c.mode == Mode::kNone)
-        return Invalid("device.count: mode none takes no device; remove count");
+      if (c.device.Several() && !SpecOf(c.mode).takes_device)
+        return Invalid("device.count: mode " + std::string(ModeName(c.mode)) +
+                       " takes no device; remove count");
     }
     return GetBool(*d, Key(kDevice, "required"), "device.required", &c.device.required);
   }
@@ -248,7 +245,7 @@ Status ParseDevice(const json& root, bool device_optional, Config& c) {
   if (const json* rc = Get(root, Key(kTop, "runtimeConfig")); rc && rc->is_object()) {
     if (const json* id = Get(*rc, "deviceID")) return ParseDeviceId(*id, "runtimeConfig.deviceID", c);
   }
-  if (device_optional || c.mode == Mode::kNone) return base::Ok();  // mode none needs no device
+  if (device_optional || !SpecOf(c.mode).takes_device) return base::Ok();
   return Invalid(
       "device: missing; set device.name, device.mac or device.pci, or let the runtime pass "
       "deviceID");
@@ -331,7 +328,8 @@ Status ParseRouting(const json& root, Config& c) {
       c.routing.table = std::nullopt;
     } else {
       uint64_t n = 0;
-      if (!GetUint(*v, 1, std::numeric_limits<uint32_t>::max(), &n) || (n >= 253 && n <= 255))
+      if (!GetUint(*v, 1, std::numeric_limits<uint32_t>::max(), &n) ||
+          (n >= netlink::kTableDefault && n <= netlink::kTableLocal))
         return Invalid(msg);
       c.routing.table = static_cast<uint32_t>(n);
     }
@@ -388,9 +386,9 @@ Status ParseFiles(const json& root, Config& c) {
   }
   if (const json* v = Get(root, Key(kTop, "ipamTimeoutMs"))) {
     uint64_t n = 0;
-    if (!GetUint(*v, ipam::kMinTimeLimitMs, ipam::kMaxTimeLimitMs, &n))
-      return Invalid("ipamTimeoutMs: must be an integer " + std::to_string(ipam::kMinTimeLimitMs) + ".." +
-                     std::to_string(ipam::kMaxTimeLimitMs) + " (milliseconds)");
+    if (!GetUint(*v, kMinIpamTimeoutMs, kMaxIpamTimeoutMs, &n))
+      return Invalid("ipamTimeoutMs: must be an integer " + std::to_string(kMinIpamTimeoutMs) + ".." +
+                     std::to_string(kMaxIpamTimeoutMs) + " (milliseconds)");
     c.ipam_timeout_ms = static_cast<uint32_t>(n);
   }
   if (const json* v = Get(root, Key(kTop, "logLevel"))) {
@@ -432,13 +430,12 @@ base::Result<json> Decode(std::string_view bytes) {
   return root;
 }
 
-// What the config is parsed for: ADD and CHECK refuse every mistake; DEL
-// and GC need only the keys they use; a conflist entry leaves the device to
-// the runtime.
+// What the config is parsed for: ADD and CHECK refuse every mistake; DEL and GC need only the keys they use;
+// a conflist entry leaves the device to the runtime.
 enum class Purpose { kAdd, kDel, kEntry };
 
 Status ParseModeBlocks(const json& root, Config& c) {
-  ASSIGN_OR_RETURN(ModeOptions modes, ParseModeOptions(root, ModeName(c.mode)));
+  ASSIGN_OR_RETURN(ModeOptions modes, ParseModeOptions(root, c.mode));
   c.macvlan = std::move(modes.macvlan);
   c.ipvlan = modes.ipvlan;
   c.vf = std::move(modes.vf);
@@ -449,9 +446,9 @@ Status ParseModeBlocks(const json& root, Config& c) {
 
 Status ParseRdmaGroup(const json& root, Config& c) {
   RETURN_IF_ERROR(ParseRdma(root, c.rdma));
-  if (c.mode == Mode::kNone && c.rdma.netns_mode == RdmaConfig::NetnsMode::kExclusive)
-    return Invalid(
-        "rdma.netnsMode: mode \"none\" leaves the RDMA device on the node; use \"shared\" or \"auto\"");
+  if (!SpecOf(c.mode).moves_rdma && c.rdma.netns_mode == RdmaConfig::NetnsMode::kExclusive)
+    return Invalid("rdma.netnsMode: mode " + Quote(ModeName(c.mode)) +
+                   " leaves the RDMA device on the node; use \"shared\" or \"auto\"");
   return base::Ok();
 }
 
@@ -464,8 +461,7 @@ Status ParseSmcrGroup(const json& root, Config& c) {
 base::Result<Config> ParseChecked(std::string_view stdin_bytes, Purpose purpose) {
   ASSIGN_OR_RETURN(json root, Decode(stdin_bytes));
   Config c;
-  // What DEL and GC use: the journal is found by name and dataDir, and is
-  // all they need of the attachment.
+  // What DEL and GC use: the journal is found by name and dataDir, and is all they need of the attachment.
   RETURN_IF_ERROR(ParseVersion(root, c));
   RETURN_IF_ERROR(ParseIdentity(root, c));
   RETURN_IF_ERROR(ParseRuntimeObjects(root, c));
@@ -523,17 +519,6 @@ base::Result<Config> ParseFor(std::string_view stdin_bytes, Purpose purpose) {
 }
 
 }  // namespace
-
-const char* ModeName(Mode m) {
-  switch (m) {
-    case Mode::kMove: return "move";
-    case Mode::kMacvlan: return "macvlan";
-    case Mode::kIpvlan: return "ipvlan";
-    case Mode::kVf: return "vf";
-    case Mode::kNone: return "none";
-  }
-  return "?";
-}
 
 std::string DeviceSelector::Describe() const {
   if (!via.empty()) return via;

@@ -1,5 +1,4 @@
-// The network configuration erdma-cni reads on stdin, parsed once into an
-// immutable, validated value.
+// The network configuration erdma-cni reads on stdin, parsed once into an immutable, validated value.
 #pragma once
 
 #include <cstdint>
@@ -12,29 +11,26 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "conf/mode_options.h"
 #include "conf/modes.h"
 #include "conf/rdma_config.h"
 #include "conf/smcr_config.h"
-#include "ipam/ipam.h"
+#include "netlink/ip.h"
 
 namespace conf {
 
-/// kMove: the node device moves into the pod. kMacvlan/kIpvlan: a child of
-/// the node device is created in the pod; the parent stays. kVf: an SR-IOV VF
-/// is set up through its PF and moves like kMove. kNone: no netdev moves;
-/// SMC-R and the RDMA checks apply to the primary plugin's interface.
-enum class Mode { kMove, kMacvlan, kIpvlan, kVf, kNone };
-
-const char* ModeName(Mode m);
-
 enum class AddressMode { kInherit, kIpam, kNone };
+
+/// `ipamTimeoutMs`: its default and bounds.
+inline constexpr uint32_t kDefaultIpamTimeoutMs = 60000;
+inline constexpr uint32_t kMinIpamTimeoutMs = 100;
+inline constexpr uint32_t kMaxIpamTimeoutMs = 300000;
 
 /// The most devices one attachment takes (`device.count`).
 inline constexpr uint32_t kMaxDevices = 32;
 
-/// `device.pool`: the node devices a pod may be given where no allocator
-/// names one (Terway's `eni-<n>`, the controller's all-devices mode, no
-/// device plugin). A device is a candidate when it matches every key set.
+/// `device.pool`: the node devices a pod may be given where no allocator names one (Terway's `eni-<n>`, the
+/// controller's all-devices mode, no device plugin). A device is a candidate when it matches every key set.
 struct DevicePool {
   std::vector<std::string> names;  ///< netdev names ("names"; empty: any)
   std::string pci_vendor;          ///< "pciVendor", "0x1ded" in lower case ("": any)
@@ -44,9 +40,8 @@ struct DevicePool {
 /// How the host netdev is chosen. Exactly one selector, or the device ID the
 /// runtime/Multus injected (top-level `deviceID`, `runtimeConfig.deviceID`).
 struct DeviceSelector {
-  /// kResource: the device the kubelet's device plugin gave the pod, asked
-  /// of the kubelet at ADD (run.cpp), which turns it into a kDeviceId.
-  /// kPool: free devices of `pool`, chosen at ADD (cni/device_choice.h).
+  /// kResource: the device the kubelet's device plugin gave the pod, asked of the kubelet at ADD (run.cpp),
+  /// which turns it into a kDeviceId. kPool: free devices of `pool`, chosen at ADD (cni/device/choice.h).
   enum class By { kName, kMac, kPci, kRdma, kDeviceId, kResource, kPool };
   By by = By::kName;
   /// name, lower-case MAC, PCI address "0000:3b:00.1", RDMA device, the raw
@@ -62,12 +57,11 @@ struct DeviceSelector {
   /// "pool": where devices are chosen from (kPool, or kResource whose IDs
   /// name no device, like Terway's `eni-<n>`).
   std::optional<DevicePool> pool = std::nullopt;
-  /// "required": in a chained config, a pod that holds no device of
-  /// `resource` (or, for a `pool` without `resource`, did not opt in) passes
-  /// through unchanged; `required` makes that an error instead.
+  /// "required": in a chained config, a pod that holds no device of `resource` (or, for a `pool` without
+  /// `resource`, did not opt in) passes through unchanged; `required` makes that an error instead.
   bool required = false;
   std::string Describe() const;  ///< e.g. `device.name "eth1"`
-  /// Several devices, each its own interface in the pod (cni/group.h).
+  /// Several devices, each its own interface in the pod (cni/state/group.h).
   bool Several() const { return all || count > 1; }
 };
 
@@ -107,9 +101,8 @@ struct Config {
   RdmaConfig rdma;
   SmcrConfig smcr;
   bool smcr_wanted = false;  ///< this pod asked for SMC-R (enable + annotation)
-  /// tmpfs: the state must survive a killed process, not a reboot (which
-  /// destroys every pod netns), and tmpfs spares ADD and DEL the filesystem
-  /// journal (docs/performance.md).
+  /// tmpfs: the state must survive a killed process, not a reboot, which
+  /// destroys every pod netns (docs/decisions/state-on-tmpfs.md).
   std::string data_dir = "/run/erdma-cni";
   std::string log_file;  ///< empty: no log file (errors still go to stderr)
   /// How long ADD and DEL wait for a device's claim lock held by another
@@ -117,7 +110,7 @@ struct Config {
   uint32_t lock_timeout_ms = 10000;
   /// How long one run of the IPAM plugin may take before it is killed with
   /// its process group (`ipamTimeoutMs`).
-  uint32_t ipam_timeout_ms = ipam::kDefaultTimeLimitMs;
+  uint32_t ipam_timeout_ms = kDefaultIpamTimeoutMs;
   base::LogLevel log_level = base::LogLevel::kInfo;
   uint64_t log_max_bytes = 10 << 20;  ///< logFile is rotated to <logFile>.1 at this size (0: never)
 
@@ -131,36 +124,24 @@ struct Config {
 
   bool chained() const { return !prev_result.is_null(); }
   /// macvlan or ipvlan: the pod gets a new link; the node device stays.
-  bool child() const { return mode == Mode::kMacvlan || mode == Mode::kIpvlan; }
+  bool child() const { return SpecOf(mode).child; }
 };
 
 /// Largest stdin accepted.
 inline constexpr size_t kMaxConfigBytes = 1 << 20;
 
-/// Parses and validates stdin. Errors: kDecoding (not a JSON object, too big),
-/// kIncompatibleVersion (cniVersion unsupported), kInvalidConfig (a key
-/// erdma-cni does not know at a level it owns, naming the nearest known key;
-/// or a known key with a wrong type or value; the message names the key path
-/// and the fix). Inside ipam, runtimeConfig, args, capabilities, prevResult
-/// and dns any key goes.
-/// `for_del`: DEL and GC need only cniVersion(s), name, type, dataDir,
-/// logFile, logLevel, logMaxBytes, lockTimeoutMs, ipamTimeoutMs and the
-/// shapes of prevResult, runtimeConfig and args; any other group that does
-/// not parse keeps its defaults (a broken ipam: no IPAM) and, like each
-/// unknown key, becomes one of `del_warnings`. No device is then needed.
+/// Parses and validates stdin. Errors: kDecoding (not a JSON object, too big), kIncompatibleVersion
+/// (cniVersion unsupported), kInvalidConfig (a key erdma-cni does not know at a level it owns, naming the
+/// nearest known key; or a known key with a wrong type or value; the message names the key path and the fix).
+/// Inside ipam, runtimeConfig, args, capabilities, prevResult and dns any key goes. `for_del`: DEL and GC
+/// need only cniVersion(s), name, type, dataDir, logFile, logLevel, logMaxBytes, lockTimeoutMs, ipamTimeoutMs
+/// and the shapes of prevResult, runtimeConfig and args; any other group that does not parse keeps its
+/// defaults (a broken ipam: no IPAM) and, like each unknown key, becomes one of `del_warnings`. No device is
+/// then needed.
 base::Result<Config> Parse(std::string_view stdin_bytes, bool for_del = false);
 
-/// A conflist entry as the runtime will hand it over (cniVersion and name
-/// merged in): every check of ADD, except that the device may be left to the
-/// runtime (deviceID).
+/// A conflist entry as the runtime will hand it over (cniVersion and name merged in): every check of ADD,
+/// except that the device may be left to the runtime (deviceID).
 base::Result<Config> ParseChainEntry(std::string_view config_bytes);
-
-/// The pod's own requests, after Parse: runtimeConfig.ips, and (standalone
-/// only: chained, they are the primary plugin's) CNI_ARGS MAC= and IP=
-/// (podman's --mac-address, --ip). A MAC is honoured in modes macvlan and vf
-/// and refused (code 7, naming the mode) in the others; addresses go to IPAM
-/// unchanged, are checked against the device's with addresses "inherit"
-/// (cni/add.cpp), and are refused with addresses "none".
-base::Status ApplyRuntimeRequests(Config& c, const std::map<std::string, std::string>& cni_args);
 
 }  // namespace conf

@@ -1,5 +1,4 @@
-// Reading typed fields out of the config JSON with errors that name the key.
-// Internal to conf/.
+// Reading typed fields out of the config JSON with errors that name the key. Internal to conf/.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +20,7 @@ const nlohmann::json* Get(const nlohmann::json& obj, const char* key);
 /// `s` as a JSON string literal, for messages; never throws.
 std::string Quote(std::string_view s);
 
-/// An integer in [min, max]; floats (even 200.0), bools, strings and
-/// negatives are refused.
+/// An integer in [min, max]; floats (even 200.0), bools, strings and negatives are refused.
 bool GetUint(const nlohmann::json& v, uint64_t min, uint64_t max, uint64_t* out);
 
 /// An optional boolean member; code 7 naming `path` when it is not a bool.

@@ -55,8 +55,7 @@ std::string Accepted(const Level& level) {
 }  // namespace
 
 std::string_view NearestKey(std::string_view key, const Level& level) {
-  // Keys are short; a third of the length (at least one edit) separates a
-  // typo from another word.
+  // Keys are short; a third of the length (at least one edit) separates a typo from another word.
   if (key.size() > 64) return {};  // no key is that long, and the distance is quadratic
   const std::string k = Lower(key);
   std::string_view best;

@@ -1,6 +1,5 @@
-// The keys erdma-cni accepts at each level of its config: the one list each
-// level has, read by the parser through Key() and used to refuse the rest.
-// Internal to conf/.
+// The keys erdma-cni accepts at each level of its config: the one list each level has, read by the parser
+// through Key() and used to refuse the rest. Internal to conf/.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -19,9 +18,8 @@ struct Level {
   std::span<const std::string_view> keys;
 };
 
-/// The top level: erdma-cni's own keys, and what CNI, the runtimes and
-/// Multus add (cniVersion, name, type, prevResult, runtimeConfig,
-/// capabilities, args, dns, deviceID, pciBusID, cni.dev/valid-attachments).
+/// The top level: erdma-cni's own keys, and what CNI, the runtimes and Multus add (cniVersion, name, type,
+/// prevResult, runtimeConfig, capabilities, args, dns, deviceID, pciBusID, cni.dev/valid-attachments).
 inline constexpr std::string_view kTopKeys[] = {
     "cniVersion",    "cniVersions",  "name",          "type",          "mode",
     "device",        "deviceID",     "pciBusID",      "ifName",        "mtu",
@@ -67,10 +65,9 @@ consteval const char* Key(const Level& level, const char* key) {
   throw "conf::Key: the key is not in its level's list (conf/keys.h)";
 }
 
-/// The message for each key of `obj` that `level` does not accept (keys set
-/// to null, which the parser reads as unset, aside): the key's path, the
-/// nearest accepted key by edit distance when one is close, else the keys
-/// the level accepts, and the fix.
+/// The message for each key of `obj` that `level` does not accept (keys set to null, which the parser reads
+/// as unset, aside): the key's path, the nearest accepted key by edit distance when one is close, else the
+/// keys the level accepts, and the fix.
 std::vector<std::string> UnknownKeys(const nlohmann::json& obj, const Level& level);
 
 /// Code 7 with the first of UnknownKeys(obj, level), if any.

@@ -1,67 +1,35 @@
-// The options of the attachment modes that make or borrow a device instead of
-// moving a whole one: macvlan and ipvlan children of a node device, and
-// SR-IOV VFs whose settings go through their PF.
+// The attachment modes, one row each: the one definition the config parser, its messages, the driver registry
+// (cni/driver/registry.h) and the docs test read. A new mode is a row here, its driver and its docs row.
 #pragma once
 
-#include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
-#include <vector>
-
-#include "base/error.h"
+#include <string_view>
 
 namespace conf {
 
-/// The kernel's macvlan modes (MACVLAN_MODE_*).
-enum class MacvlanMode : uint32_t { kPrivate = 1, kVepa = 2, kBridge = 4, kPassthru = 8, kSource = 16 };
-/// The kernel's ipvlan modes (IPVLAN_MODE_*).
-enum class IpvlanMode : uint16_t { kL2 = 0, kL3 = 1, kL3s = 2 };
+enum class Mode { kMove, kMacvlan, kIpvlan, kVf, kNone };
 
-const char* MacvlanModeName(MacvlanMode m);
-const char* IpvlanModeName(IpvlanMode m);
-
-struct MacvlanConfig {
-  MacvlanMode mode = MacvlanMode::kBridge;
-  std::vector<std::string> source_macs;  ///< mode source: the senders it accepts
+/// What the config parser must know of a mode.
+struct ModeSpec {
+  Mode mode;
+  std::string_view name;         ///< its value of "mode"
+  std::string_view options_key;  ///< its own options' key ("macvlan"); empty when it has none
+  bool takes_device;             ///< false: it takes nothing from the node (none)
+  bool from_pool;                ///< device.pool and a device.count above 1 are allowed
+  bool child;                    ///< a macvlan/ipvlan child of the node device: addresses from IPAM
+  bool sets_mac;                 ///< honours the MAC the config or the runtime asks for
+  bool moves_rdma;               ///< rdma.netnsMode "exclusive" is allowed (none: the RDMA device stays)
+  std::string_view pod_gets;     ///< docs/modes.md's "the pod gets" for it
 };
 
-struct IpvlanConfig {
-  IpvlanMode mode = IpvlanMode::kL2;
-};
-
-/// VF settings applied through the PF before the VF moves; unset = left alone.
-struct VfConfig {
-  enum class LinkState : uint32_t { kAuto = 0, kEnable = 1, kDisable = 2 };  ///< IFLA_VF_LINK_STATE_*
-  std::optional<uint32_t> vlan;                                              ///< 0..4094 (0 = untagged)
-  std::optional<uint32_t> vlan_qos;                                          ///< 0..7, needs vlan
-  std::optional<bool> spoofchk;
-  std::optional<bool> trust;
-  std::optional<LinkState> link_state;
-  std::optional<uint32_t> min_tx_rate;  ///< Mbps
-  std::optional<uint32_t> max_tx_rate;  ///< Mbps, 0 = unlimited
-  std::optional<std::string> ib_guid;   ///< InfiniBand VF node/port GUID "00:11:..:77"
-  bool any() const {
-    return vlan || vlan_qos || spoofchk || trust || link_state || min_tx_rate || max_tx_rate || ib_guid;
-  }
-};
-
-const char* LinkStateName(VfConfig::LinkState s);
-
-/// What the mode blocks of one config say.
-struct ModeOptions {
-  MacvlanConfig macvlan;
-  IpvlanConfig ipvlan;
-  VfConfig vf;
-  /// The MAC the pod's interface gets (macvlan child, VF): runtimeConfig.mac
-  /// (capability "mac"), then args.cni.mac, then macvlan.mac / vf.mac.
-  std::optional<std::string> mac;
-  bool runtime_mac = false;  ///< `mac` came from runtimeConfig or args.cni
-};
-
-/// Parses `macvlan`, `ipvlan`, `vf`, runtimeConfig.mac/infinibandGUID and
-/// args.cni.mac for `mode` ("move", "macvlan", ...). A block for another mode,
-/// or a MAC the mode cannot honour, is code 7 naming the key and the fix.
-base::Result<ModeOptions> ParseModeOptions(const nlohmann::json& root, const std::string& mode);
+/// Every mode, in the order messages list them.
+std::span<const ModeSpec> Modes();
+const ModeSpec& SpecOf(Mode m);
+const char* ModeName(Mode m);
+std::optional<Mode> ModeNamed(std::string_view name);
+/// "\"move\", \"macvlan\" or \"none\"": the names of the modes `which` accepts.
+std::string ModeList(bool (*which)(const ModeSpec&));
 
 }  // namespace conf

@@ -13,8 +13,7 @@ namespace conf {
 /// UTF-8, which the kernel does not ask for but a CNI result (JSON) needs.
 bool IsValidIfName(std::string_view name);
 
-/// Well-formed UTF-8: no stray continuation bytes, overlong forms,
-/// surrogates or code points past U+10FFFF.
+/// Well-formed UTF-8: no stray continuation bytes, overlong forms, surrogates or code points past U+10FFFF.
 bool IsValidUtf8(std::string_view s);
 
 /// A single path component that is safe to create: non-empty, at most
@@ -27,24 +26,20 @@ bool HasControlChar(std::string_view s);
 /// "aa:bb:cc:dd:ee:ff" in any case, returned lower case; nullopt otherwise.
 std::optional<std::string> NormalizeMac(std::string_view s);
 
-/// A PCI address "[dddd:]bb:dd.f" as sysfs spells it, "%04x:%02x:%02x.%d";
-/// nullopt otherwise. The domain may be wider than 4 digits (VMD domains are
-/// 10000 and up).
+/// A PCI address "[dddd:]bb:dd.f" as sysfs spells it, "%04x:%02x:%02x.%d"; nullopt otherwise. The domain may
+/// be wider than 4 digits (VMD domains are 10000 and up).
 std::optional<std::string> NormalizePci(std::string_view s);
 
-/// Printable ASCII without whitespace, at most 256 bytes: device IDs become
-/// file and sysfs lookups.
+/// Printable ASCII without whitespace, at most 256 bytes: device IDs become file and sysfs lookups.
 bool IsValidDeviceId(std::string_view s);
 
 /// The directories erdma-cni keeps in dataDir beside the networks' state
 /// directories ("devices": claims, "children": shares): not network names.
 bool IsReservedDataDirName(std::string_view name);
 
-/// Longest CNI_CONTAINERID an ADD accepts: the ID is part of the state
-/// file's name, which with the interface name, separators and a temp-file
-/// suffix must stay under NAME_MAX (255). DEL, CHECK and GC accept
-/// kMaxLegacyContainerIdBytes, the old limit, so that attachments made before
-/// can still be deleted.
+/// Longest CNI_CONTAINERID an ADD accepts: the ID is part of the state file's name, which with the interface
+/// name, separators and a temp-file suffix must stay under NAME_MAX (255). DEL, CHECK and GC accept
+/// kMaxLegacyContainerIdBytes, so that older erdma-cni's attachments still go.
 inline constexpr size_t kMaxContainerIdBytes = 192;
 inline constexpr size_t kMaxLegacyContainerIdBytes = 256;
 

@@ -1,8 +1,7 @@
-// The node's own settings: what only the node admin may decide, because it
-// reaches outside one attachment. A network config can come from a
-// NetworkAttachmentDefinition that a namespace user wrote; this file cannot.
-// Its path is fixed (kNodeConfigPath) or set by ERDMA_CNI_NODE_CONFIG in the
-// runtime's environment, which also belongs to the node admin.
+// The node's own settings: what only the node admin may decide, because it reaches outside one attachment. A
+// network config can come from a NetworkAttachmentDefinition that a namespace user wrote; this file cannot.
+// Its path is fixed (kNodeConfigPath) or set by ERDMA_CNI_NODE_CONFIG in the runtime's environment, which
+// also belongs to the node admin.
 #pragma once
 
 #include <string>
@@ -29,9 +28,8 @@ struct NodePolicy {
   /// Node devices that move or vf mode may take although they are `lo` or
   /// carry one of the node's default routes (key "allowNodeDevices").
   std::vector<std::string> allow_node_devices;
-  /// The kubelet's pod-resources socket, for device.resource (key
-  /// "podResourcesSocket"): the node admin's, as a config could point root
-  /// at any socket.
+  /// The kubelet's pod-resources socket, for device.resource (key "podResourcesSocket"): the node admin's, as
+  /// a config could point root at any socket.
   std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
   /// Where the policy came from, for messages: the file, or the defaults.
   std::string source = std::string("built-in defaults (") + kNodeConfigPath + " absent)";
@@ -42,19 +40,17 @@ struct NodePolicy {
 /// wrong type, a path entry that is not absolute or has "." or ".." parts.
 base::Result<NodePolicy> ParseNodePolicy(std::string_view text, const std::string& path);
 
-/// The node policy from `env_path` (ERDMA_CNI_NODE_CONFIG; null or empty:
-/// kNodeConfigPath). The file must be a regular file reached without a
-/// symlink, owned by root, not writable by group or others, at most
-/// kMaxNodeConfigBytes (kIo otherwise). A missing kNodeConfigPath gives
-/// the built-in defaults; a missing file named by the variable is kIo.
+/// The node policy from `env_path` (ERDMA_CNI_NODE_CONFIG; null or empty: kNodeConfigPath). The file must be
+/// a regular file reached without a symlink, owned by root, not writable by group or others, at most
+/// kMaxNodeConfigBytes (kIo otherwise). A missing kNodeConfigPath gives the built-in defaults; a missing file
+/// named by the variable is kIo.
 base::Result<NodePolicy> LoadNodePolicy(const char* env_path);
 
 /// Whether `path` is allowed by `entries` (see NodePolicy).
 bool PathAllowed(const std::vector<std::string>& entries, std::string_view path);
 
-/// kInvalidConfig when the config's dataDir or logFile is not allowed by
-/// `policy`; the message names the key, the value, the node file and the
-/// key the admin would add the value to.
+/// kInvalidConfig when the config's dataDir or logFile is not allowed by `policy`; the message names the key,
+/// the value, the node file and the key the admin would add the value to.
 base::Status CheckNodePaths(const Config& cfg, const NodePolicy& policy);
 
 }  // namespace conf

@@ -1,6 +1,5 @@
-// The `smcr` section and the per-pod SMC-R switch: the pod annotation
-// network.alibabacloud.com/erdma-smcr, from runtimeConfig (containerd, CRI-O)
-// or args.cni (Multus).
+// The `smcr` section and the per-pod SMC-R switch: the pod annotation network.alibabacloud.com/erdma-smcr,
+// from runtimeConfig (containerd, CRI-O) or args.cni (Multus).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -31,9 +30,8 @@ struct SmcrConfig {
 base::Status ParseSmcr(const nlohmann::json& root, SmcrConfig& out);
 
 /// Whether this pod wants SMC-R: `enable`, or the annotation from
-/// runtimeConfig["io.kubernetes.cri.pod-annotations"] or args.cni (the same
-/// key, or "erdma-smcr"). Values parse like Kubernetes booleans; anything
-/// else is code 7 naming the annotation.
+/// runtimeConfig["io.kubernetes.cri.pod-annotations"] or args.cni (the same key, or "erdma-smcr"). Values
+/// parse like Kubernetes booleans; anything else is code 7 naming the annotation.
 base::Result<bool> SmcrWanted(const SmcrConfig& cfg, const nlohmann::json& runtime_config,
                               const nlohmann::json& args);
 

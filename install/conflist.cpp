@@ -53,8 +53,7 @@ std::string Types(const Json& plugins) {
   return s;
 }
 
-// The indent unit of `text`: the whitespace that starts its second line.
-// nullopt when the text is one line.
+// The indent unit of `text`: the whitespace that starts its second line. nullopt when the text is one line.
 std::optional<std::pair<int, char>> IndentOf(std::string_view text) {
   size_t end = text.find_last_not_of(" \t\r\n");
   if (end == std::string_view::npos) return std::nullopt;
@@ -78,8 +77,8 @@ std::string Placement::Describe() const {
 }
 
 base::Result<Json> ParseObject(std::string_view text) {
-  // The depth bound and the NUL check first: a conflist nested 100k deep
-  // would overflow the stack when the tree is copied or dumped.
+  // The depth bound and the NUL check first: a deeply nested conflist would
+  // overflow the stack when the tree is copied or dumped.
   if (auto bounded = base::ParseJson(text, "the conflist"); !bounded.ok()) {
     // A syntax error in the parser's own words (they give the line); a NUL
     // byte or too deep a nesting as ParseJson says it.

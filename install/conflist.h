@@ -1,6 +1,5 @@
-// The node conflist edit, as pure functions over text: parse, check the shape
-// the runtime needs, put erdma-cni's entry where it was asked (or take it out),
-// render in the file's own layout. No file I/O here.
+// The node conflist edit, as pure functions over text: parse, check the shape the runtime needs, put
+// erdma-cni's entry where it was asked (or take it out), render in the file's own layout. No file I/O here.
 #pragma once
 
 #include <cstddef>
@@ -13,8 +12,7 @@
 
 namespace install {
 
-/// Insertion-ordered, so every other entry and key is written back in the
-/// order it was read.
+/// Insertion-ordered, so every other entry and key is written back in the order it was read.
 using Json = nlohmann::ordered_json;
 
 /// Our entries are the ones of this type; nothing else identifies them.
@@ -29,20 +27,17 @@ struct Placement {
   std::string Describe() const;
 };
 
-/// Parses JSON text into an object. Refuses text that is not JSON, a value
-/// that is not an object, and duplicate keys at any depth (a rewrite would
-/// silently keep only one of them), a NUL byte and nesting deeper than
-/// base::kMaxJsonDepth. Code 6, the message says where.
+/// Parses JSON text into an object. Refuses text that is not JSON, a value that is not an object, and
+/// duplicate keys at any depth (a rewrite would silently keep only one of them), a NUL byte and nesting
+/// deeper than base::kMaxJsonDepth. Code 6, the message says where.
 base::Result<Json> ParseObject(std::string_view text);
 
 /// How many entries of `plugins` are ours.
 size_t CountOurs(const Json& doc);
 
-/// The shape the runtime needs: `cniVersion` and `name` strings, `plugins` a
-/// non-empty array of objects each with a string `type`, and `ours` entries
-/// of type erdma-cni (nullopt: any number). A single-plugin config (a
-/// `.conf`) is named as such. Code 7; the message says what is wrong and how
-/// to fix it.
+/// The shape the runtime needs: `cniVersion` and `name` strings, `plugins` a non-empty array of objects each
+/// with a string `type`, and `ours` entries of type erdma-cni (nullopt: any number). A single-plugin config
+/// (a `.conf`) is named as such. Code 7; the message says what is wrong and how to fix it.
 base::Status Validate(const Json& doc, std::optional<size_t> ours);
 
 /// `doc` with every erdma-cni entry taken out; everything else as it was.

@@ -33,8 +33,7 @@ base::Result<Json> ParseEntry(std::string_view text) {
 base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::string& cni_version,
                                                   const std::string& network_name,
                                                   const conf::NodePolicy& node) {
-  // What libcni hands each plugin of a list: the entry with the list's
-  // cniVersion and name put in.
+  // What libcni hands each plugin of a list: the entry with the list's cniVersion and name put in.
   Json as_run = entry;
   as_run["cniVersion"] = cni_version;
   as_run["name"] = network_name;

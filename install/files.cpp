@@ -68,9 +68,8 @@ base::Result<std::string> ReadFile(const std::string& path, size_t max_bytes, bo
 base::Status ReplaceFile(const std::string& path, std::string_view data, mode_t mode, uid_t uid, gid_t gid,
                          const FileStamp* expect) {
   const std::string dir = DirOf(path);
-  // Hidden, and the part after the last dot is mkstemp's letters and digits:
-  // libcni loads only names ending in .conf, .conflist or .json, so a runtime
-  // listing the directory mid-write never picks the temp file up.
+  // Hidden, and the part after the last dot is mkstemp's letters and digits: libcni loads only names ending
+  // in .conf, .conflist or .json, so a runtime listing the directory mid-write never picks the temp file up.
   std::string tmp = dir + "/." + BaseOf(path) + ".erdma-cni-XXXXXX";
   UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
   if (!fd.valid()) return SysError("create a temp file in " + dir, errno);
@@ -80,8 +79,7 @@ base::Status ReplaceFile(const std::string& path, std::string_view data, mode_t 
   };
   if (auto s = base::WriteAll(fd.get(), data, tmp); !s.ok()) return fail(s.error());
   if (::fchmod(fd.get(), mode & 07777) != 0) return fail(SysError("chmod " + tmp, errno));
-  // Without CAP_CHOWN only our own ids are possible; ask for others only
-  // when the file we replace had them.
+  // Without CAP_CHOWN only our own ids are possible; ask for others only when the file we replace had them.
   if ((uid != ::geteuid() || gid != ::getegid()) && ::fchown(fd.get(), uid, gid) != 0) {
     const int err = errno;
     return fail(Error(Code::kIo,

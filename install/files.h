@@ -1,6 +1,5 @@
-// The installer's file operations on the node: replacing a file so that a
-// reader sees the old or the new content and never a part, locking a
-// directory, finding the config the runtime reads first.
+// The installer's file operations on the node: replacing a file so that a reader sees the old or the new
+// content and never a part, locking a directory, finding the config the runtime reads first.
 #pragma once
 
 #include <sys/stat.h>
@@ -30,19 +29,15 @@ struct FileStamp {
 /// lstat(2). A missing file is an error with sys_errno ENOENT.
 base::Result<FileStamp> Stamp(const std::string& path);
 
-/// Reads a regular file of at most `max_bytes`. `follow`: symlinks are
-/// followed (a ConfigMap-mounted file is one); otherwise a symlink is an
-/// error (ELOOP). A missing file is an error with sys_errno ENOENT.
+/// Reads a regular file of at most `max_bytes`. `follow`: symlinks are followed (a ConfigMap-mounted file is
+/// one); otherwise a symlink is an error (ELOOP). A missing file is an error with sys_errno ENOENT.
 base::Result<std::string> ReadFile(const std::string& path, size_t max_bytes, bool follow);
 
-/// Replaces `path` with `data`: a hidden temp file in the same directory
-/// (".<name>.erdma-cni-XXXXXX": a name no runtime loads), fchmod to `mode`,
-/// fchown to `uid`/`gid` when they are not ours, fsync, rename(2) over
-/// `path`, fsync of the directory. A reader of `path` sees the old file or
-/// the new one, whole. When `expect` is given and `path` is no longer that
-/// version just before the rename (rewritten meanwhile by someone else),
-/// nothing is replaced: code 11. On any failure the temp file is removed and
-/// `path` is untouched.
+/// Replaces `path` with `data`: a hidden temp file in the same directory (".<name>.erdma-cni-XXXXXX": a name
+/// no runtime loads), fchmod to `mode`, fchown to `uid`/`gid` when they are not ours, fsync, rename(2) over
+/// `path`, fsync of the directory. A reader of `path` sees the old file or the new one, whole. When `expect`
+/// is given and `path` is no longer that version just before the rename (rewritten meanwhile by someone
+/// else), nothing is replaced: code 11. On any failure the temp file is removed and `path` is untouched.
 base::Status ReplaceFile(const std::string& path, std::string_view data, mode_t mode, uid_t uid, gid_t gid,
                          const FileStamp* expect = nullptr);
 
@@ -57,9 +52,8 @@ class DirLock {
   base::UniqueFd fd_;
 };
 
-/// The file name in `dir` a runtime loads first: libcni lists the names
-/// ending in .conf, .conflist or .json, sorted, and containerd and CRI-O take
-/// the first. Error with sys_errno ENOENT when there is none.
+/// The file name in `dir` a runtime loads first: libcni lists the names ending in .conf, .conflist or .json,
+/// sorted, and containerd and CRI-O take the first. Error with sys_errno ENOENT when there is none.
 base::Result<std::string> FirstNetworkConfig(const std::string& dir);
 
 /// The directory this program was started from (/proc/self/exe, links resolved).

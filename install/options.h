@@ -19,9 +19,8 @@ struct Options {
   Placement placement;            ///< default: last
   std::string entry_file;         ///< empty: DefaultEntry()
   std::string source;             ///< empty: the erdma-cni next to the installer, else the packaged one
-  /// The node file the entry's dataDir and logFile are checked against;
-  /// empty: where the plugin reads it ($ERDMA_CNI_NODE_CONFIG, else
-  /// /etc/erdma-cni/node.json, absent: the built-in defaults).
+  /// The node file the entry's dataDir and logFile are checked against; empty: where the plugin reads it
+  /// ($ERDMA_CNI_NODE_CONFIG, else /etc/erdma-cni/node.json, absent: the built-in defaults).
   std::string node_config;
   bool dry_run = false;
   bool remove_binary = false;  ///< uninstall: also remove bin_dir/erdma-cni

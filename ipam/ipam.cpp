@@ -74,9 +74,8 @@ int MsLeft(Clock::time_point deadline) {
   return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
 }
 
-// Whether the plugin has exited, without reaping it: while it is an
-// unreaped zombie its pid, and so its process group's id, cannot be reused,
-// and killing the group cannot hit a stranger.
+// Whether the plugin has exited, without reaping it: while it is an unreaped zombie its pid, and so its
+// process group's id, cannot be reused, and killing the group cannot hit a stranger.
 bool Exited(pid_t pid) {
   siginfo_t info{};
   info.si_pid = 0;
@@ -92,9 +91,8 @@ struct Exchange {
   bool too_big = false;
 };
 
-// Feeds `input` to the plugin's stdin and reads its stdout until it exits or
-// the deadline passes. EOF on stdout is not waited for: a child the plugin
-// left behind may hold it open forever.
+// Feeds `input` to the plugin's stdin and reads its stdout until it exits or the deadline passes. EOF on
+// stdout is not waited for: a child the plugin left behind may hold it open forever.
 Exchange Talk(pid_t pid, base::UniqueFd in_w, base::UniqueFd out_r, const std::string& input,
               Clock::time_point deadline) {
   Exchange x;
@@ -176,8 +174,7 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in_r.get(), STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&fa, out_w.get(), STDOUT_FILENO);
-  // A process group of its own: on timeout the plugin and everything it
-  // started are killed together.
+  // A process group of its own: on timeout the plugin and everything it started are killed together.
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
@@ -210,9 +207,8 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
   const auto deadline = Clock::now() + std::chrono::milliseconds(time_limit_ms_);
   Exchange x = Talk(pid, std::move(in_w), std::move(out_r), config, deadline);
   ::sigaction(SIGPIPE, &old, nullptr);
-  // The plugin (when it outlived the limit) and whatever it left behind. The
-  // plugin itself by its pid too: it may have left the group (setsid), and it
-  // is not reaped yet, so the pid is still its own.
+  // The plugin (when it outlived the limit) and whatever it left behind. The plugin itself by its pid too: it
+  // may have left the group (setsid), and it is not reaped yet, so the pid is still its own.
   ::kill(-pid, SIGKILL);
   if (x.timed_out || x.too_big) ::kill(pid, SIGKILL);
   int status = 0;

@@ -1,6 +1,5 @@
-// Delegation to an IPAM plugin (host-local, static, whereabouts, ...), run as
-// the spec says: found on CNI_PATH, same environment with CNI_COMMAND set,
-// the network config on stdin.
+// Delegation to an IPAM plugin (host-local, static, whereabouts, ...), run as the spec says: found on
+// CNI_PATH, same environment with CNI_COMMAND set, the network config on stdin.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "conf/config.h"
 #include "netlink/ip.h"
 
 namespace ipam {
@@ -22,8 +22,7 @@ struct IpConfig {
   bool operator==(const IpConfig&) const = default;
 };
 
-/// The attachment an IPAM plugin runs for (its CNI_CONTAINERID, CNI_IFNAME
-/// and CNI_NETNS).
+/// The attachment an IPAM plugin runs for (its CNI_CONTAINERID, CNI_IFNAME and CNI_NETNS).
 struct Attachment {
   std::string container_id, ifname, netns;
 };
@@ -36,36 +35,28 @@ class Executor {
   /// of this process's CNI_* variables, without CNI_ARGS (they are the
   /// caller's pod's): stale-claim recovery finishes another attachment's DEL.
   virtual void RunFor(std::optional<Attachment> who) { (void)who; }
-  /// Runs plugin `type` with CNI_COMMAND=`command` and `config` on stdin.
-  /// Returns the parsed stdout (null when empty). A CNI error from the plugin
-  /// becomes Code::kIpam (11 passes through) with the plugin's message.
-  /// A plugin that could not be started (not on CNI_PATH, not executable)
-  /// fails with Error::changed_nothing set: nothing was allocated.
+  /// Runs plugin `type` with CNI_COMMAND=`command` and `config` on stdin. Returns the parsed stdout (null
+  /// when empty). A CNI error from the plugin becomes Code::kIpam (11 passes through) with the plugin's
+  /// message. A plugin that could not be started (not on CNI_PATH, not executable) fails with
+  /// Error::changed_nothing set: nothing was allocated.
   virtual base::Result<nlohmann::json> Run(const std::string& type, const std::string& command,
                                            const std::string& config) = 0;
   /// How long one Run may take, in milliseconds (`ipamTimeoutMs`).
   virtual void SetTimeLimit(uint32_t ms) { (void)ms; }
 };
 
-/// The default of `ipamTimeoutMs`, and its bounds (conf/config.cpp).
-inline constexpr uint32_t kDefaultTimeLimitMs = 60000;
-inline constexpr uint32_t kMinTimeLimitMs = 100;
-inline constexpr uint32_t kMaxTimeLimitMs = 300000;
 /// The most a plugin may print; more is refused (code 104), not truncated.
 inline constexpr size_t kMaxOutputBytes = 1 << 20;
 
-/// Under ERDMA_CNI_PHASES (base/phase.h): the phase the IPAM plugin's own CPU
-/// (its rusage from wait4) is charged to, and the one our side of running it
-/// counts to.
+/// Under ERDMA_CNI_PHASES (base/phase.h): the phase the IPAM plugin's own CPU (its rusage from wait4) is
+/// charged to, and the one our side of running it counts to.
 inline constexpr const char* kPluginPhase = "ipam-plugin";
 inline constexpr const char* kExecPhase = "ipam-exec";
 
-/// Executor that spawns the plugin from `cni_path` with this process's
-/// environment (CNI_COMMAND replaced), in a process group of its own. A
-/// plugin that has not exited within the time limit is killed with its whole
-/// group (code 104, sys_errno ETIMEDOUT); once the plugin exits, what it
-/// printed is read and whatever it left in its group is killed too: a child
-/// that keeps its stdout open does not hold us (or the device's lock) up.
+/// Executor that spawns the plugin from `cni_path` with this process's environment (CNI_COMMAND replaced), in
+/// a process group of its own. A plugin that has not exited within the time limit is killed with its whole
+/// group (code 104, sys_errno ETIMEDOUT); once the plugin exits, what it printed is read and whatever it left
+/// in its group is killed too: a child that keeps its stdout open does not hold us (or the device's lock) up.
 class ExecExecutor : public Executor {
  public:
   explicit ExecExecutor(std::vector<std::string> cni_path) : cni_path_(std::move(cni_path)) {}
@@ -77,7 +68,7 @@ class ExecExecutor : public Executor {
  private:
   std::vector<std::string> cni_path_;
   std::optional<Attachment> for_;
-  uint32_t time_limit_ms_ = kDefaultTimeLimitMs;
+  uint32_t time_limit_ms_ = conf::kDefaultIpamTimeoutMs;
 };
 
 /// What a plugin's run means: its stdout `out` (what was read of it) and its

@@ -17,8 +17,7 @@ Error Garbage(std::string msg, const json& result) {
                result.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
-/// One address entry: `addr_key` holds "addr/len", `gateway` is optional and
-/// must be of the same family.
+/// One address entry: `addr_key` holds "addr/len", `gateway` is optional and must be of the same family.
 base::Result<IpConfig> ParseIpEntry(const json& entry, const std::string& path, const char* addr_key,
                                     int want_family, const json& result) {
   if (!entry.is_object()) return Garbage(path + ": must be an object", result);

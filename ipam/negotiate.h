@@ -7,15 +7,13 @@
 
 namespace ipam {
 
-/// What an IPAM plugin reads: the network config without prevResult (the
-/// IPAM has no use for it, and it would only bloat the journal), at the
-/// negotiated cniVersion.
+/// What an IPAM plugin reads: the network config without prevResult (the IPAM has no use for it, and it would
+/// only bloat the journal), at the negotiated cniVersion.
 nlohmann::json DelegateConfig(const conf::Config& cfg);
 
-/// Runs the inner executor; when the plugin fails and its VERSION answer does
-/// not list the config's cniVersion, runs it again at the highest version both
-/// support, with prevResult converted to that version. Costs nothing when the
-/// first run succeeds.
+/// Runs the inner executor; when the plugin fails and its VERSION answer does not list the config's
+/// cniVersion, runs it again at the highest version both support, with prevResult converted to that version.
+/// Costs nothing when the first run succeeds.
 class NegotiatingExecutor : public Executor {
  public:
   explicit NegotiatingExecutor(Executor& inner) : inner_(inner) {}

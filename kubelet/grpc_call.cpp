@@ -133,8 +133,7 @@ nghttp2_nv Header(std::string_view name, std::string_view value) {
           NGHTTP2_NV_FLAG_NONE};
 }
 
-// Milliseconds to the deadline, rounded up (poll must not wake before it),
-// 0 once it has passed.
+// Milliseconds to the deadline, rounded up (poll must not wake before it), 0 once it has passed.
 int MillisLeft(Clock::time_point deadline) {
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
   return us <= 0 ? 0 : static_cast<int>((us + 999) / 1000);

@@ -21,23 +21,20 @@ enum class GrpcCode : int {
   kUnavailable = 14,
 };
 
-/// What the server answered: its grpc-status and grpc-message (decoded from
-/// the wire's percent-encoding, not yet escaped for display) and, when the
-/// status is OK, the one response message's bytes.
+/// What the server answered: its grpc-status and grpc-message (decoded from the wire's percent-encoding, not
+/// yet escaped for display) and, when the status is OK, the one response message's bytes.
 struct GrpcReply {
   int status = -1;
   std::string message;
   std::string body;
 };
 
-/// Calls `method` ("/package.Service/Method") on the server listening on the
-/// unix socket `socket_path` with the encoded request message `request`, and
-/// gives up at `deadline` (the whole call, connect included). The server
-/// learns the same deadline (grpc-timeout). A reply is any gRPC status the
-/// server sent; errors are what kept a status from arriving: kTryAgainLater
-/// when no server listens there, or it did not answer in time (errno
-/// ENOENT, ECONNREFUSED or ETIMEDOUT), kIo for a connection that broke or a
-/// reply that is not gRPC. A response message over 16 MiB is an error.
+/// Calls `method` ("/package.Service/Method") on the server listening on the unix socket `socket_path` with
+/// the encoded request message `request`, and gives up at `deadline` (the whole call, connect included). The
+/// server learns the same deadline (grpc-timeout). A reply is any gRPC status the server sent; errors are
+/// what kept a status from arriving: kTryAgainLater when no server listens there, or it did not answer in
+/// time (errno ENOENT, ECONNREFUSED or ETIMEDOUT), kIo for a connection that broke or a reply that is not
+/// gRPC. A response message over 16 MiB is an error.
 base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::string& method,
                                   const std::string& request, std::chrono::steady_clock::time_point deadline);
 

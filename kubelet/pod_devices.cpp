@@ -70,10 +70,9 @@ std::optional<BadId> Malformed(std::string_view id) {
                    "; a device ID is 1 to 256 printable ASCII characters without spaces)"};
 }
 
-// The pod's devices of q.resource and its GPUs' NUMA nodes. The kubelet
-// sends one ContainerDevices per device ID with that device's topology;
-// an entry with several IDs gives each the entry's topology. Counted
-// before anything is copied, so that a huge answer costs one pass.
+// The pod's devices of q.resource and its GPUs' NUMA nodes. The kubelet sends one ContainerDevices per device
+// ID with that device's topology; an entry with several IDs gives each the entry's topology. Counted before
+// anything is copied, so that a huge answer costs one pass.
 base::Result<PodAllocation> Collect(const V1__PodResources& pod, const PodQuery& q) {
   size_t wanted = 0;
   size_t gpus = 0;
@@ -113,7 +112,7 @@ base::Result<PodAllocation> Collect(const V1__PodResources& pod, const PodQuery&
       std::vector<int64_t> nodes = Nodes(cd->topology);
       if (gpu) {
         out.gpu_numa_nodes.insert(out.gpu_numa_nodes.end(), nodes.begin(), nodes.end());
-        for (size_t i = 0; i < cd->n_device_ids; ++i) out.gpu_ids.push_back(Str(cd->device_ids[i]));
+        for (size_t i = 0; i < cd->n_device_ids; ++i) out.gpus.push_back({Str(cd->device_ids[i]), nodes});
       }
       if (!asked) continue;
       for (size_t i = 0; i < cd->n_device_ids; ++i) {
@@ -133,9 +132,8 @@ base::Result<PodAllocation> Collect(const V1__PodResources& pod, const PodQuery&
   return out;
 }
 
-// "aliyun/erdma x2, nvidia.com/gpu x1" or "no devices": what the pod holds,
-// in the order first named, for the message when the resource asked for
-// is not among it.
+// "aliyun/erdma x2, nvidia.com/gpu x1" or "no devices": what the pod holds, in the order first named, for the
+// message when the resource asked for is not among it.
 std::string Holdings(const V1__PodResources& pod) {
   std::vector<std::pair<std::string, size_t>> counts;
   std::unordered_map<std::string, size_t> at;  // resource -> its index in counts

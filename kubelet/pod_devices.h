@@ -1,6 +1,5 @@
-// The devices the kubelet gave a pod, from its pod-resources API v1
-// (kubelet/podresources.proto). The kubelet assigns devices when it admits
-// a pod, before the sandbox exists, so they are known at CNI ADD.
+// The devices the kubelet gave a pod, from its pod-resources API v1 (kubelet/podresources.proto). The kubelet
+// assigns devices when it admits a pod, before the sandbox exists, so they are known at CNI ADD.
 #pragma once
 
 #include <chrono>
@@ -17,14 +16,12 @@ namespace kubelet {
 inline constexpr const char* kDefaultSocket = "/var/lib/kubelet/pod-resources/kubelet.sock";
 /// NVIDIA's device plugin's resource: the pod's GPUs, whose NUMA nodes a pool prefers.
 inline constexpr const char* kGpuResource = "nvidia.com/gpu";
-/// The most device IDs of one resource (the one asked for, or the GPUs) an
-/// answer may give one pod: far more devices than any node has slots or
-/// virtual functions for, so a larger answer is broken or hostile.
+/// The most device IDs of one resource (the one asked for, or the GPUs) an answer may give one pod: far more
+/// devices than any node has slots or virtual functions for, so a larger answer is broken or hostile.
 inline constexpr size_t kMaxDeviceIds = 1024;
 
-/// One device ID of the resource asked for, as the device plugin named it
-/// (`erdma_1/17`, `eni-3`), with the NUMA nodes the kubelet reports for it
-/// (empty when it reports no topology).
+/// One device ID of the resource asked for, as the device plugin named it (`erdma_1/17`, `eni-3`), with the
+/// NUMA nodes the kubelet reports for it (empty when it reports no topology).
 struct Device {
   std::string id;
   std::vector<int64_t> numa_nodes;
@@ -33,14 +30,13 @@ struct Device {
 
 /// What the kubelet says of one pod.
 struct PodAllocation {
-  /// The IDs of the resource asked for, over all the pod's containers in the
-  /// kubelet's order, each once.
+  /// The IDs of the resource asked for, over all the pod's containers in the kubelet's order, each once.
   std::vector<Device> devices;
   /// The NUMA nodes of the pod's nvidia.com/gpu devices, ascending, each once.
   std::vector<int64_t> gpu_numa_nodes;
-  /// The IDs of those GPUs as their device plugin names them (UUIDs, or PCI
-  /// addresses for some plugins), in the kubelet's order.
-  std::vector<std::string> gpu_ids;
+  /// Those GPUs as their device plugin names them (UUIDs, replicas, PCI
+  /// addresses), each with its NUMA nodes, in the kubelet's order.
+  std::vector<Device> gpus;
   /// The method that answered: "Get", or "List" where Get is not served.
   std::string method;
 };
@@ -52,33 +48,28 @@ struct PodQuery {
   std::string resource;  ///< empty: no resource wanted, only the GPUs' NUMA nodes
 };
 
-/// Decodes a GetPodResourcesResponse (the message bytes) for `q`: the pod it
-/// names must be q's. Pure, and linear in the answer's size; errors are
-/// kDecoding, also for more than kMaxDeviceIds IDs of q.resource or of the
-/// GPUs, and for an ID of q.resource that is no valid device ID (empty,
-/// control characters or spaces, over 256 bytes: conf::IsValidDeviceId).
+/// Decodes a GetPodResourcesResponse (the message bytes) for `q`: the pod it names must be q's. Pure, and
+/// linear in the answer's size; errors are kDecoding, also for more than kMaxDeviceIds IDs of q.resource or
+/// of the GPUs, and for an ID of q.resource that is no valid device ID (empty, control characters or spaces,
+/// over 256 bytes: conf::IsValidDeviceId).
 base::Result<PodAllocation> DecodeGetReply(const std::string& bytes, const PodQuery& q);
 
-/// Decodes a ListPodResourcesResponse and picks q's pod. Pure, and linear in
-/// the answer's size; errors are DecodeGetReply's, and kTryAgainLater when
-/// the pod is not listed.
+/// Decodes a ListPodResourcesResponse and picks q's pod. Pure, and linear in the answer's size; errors are
+/// DecodeGetReply's, and kTryAgainLater when the pod is not listed.
 base::Result<PodAllocation> DecodeListReply(const std::string& bytes, const PodQuery& q);
 
 /// Encodes the request messages.
 std::string EncodeGetRequest(const PodQuery& q);
 std::string EncodeListRequest();
 
-/// Asks the kubelet on `socket_path` for the pod's devices of `q.resource`
-/// and its GPUs' NUMA nodes: Get, and List where Get is not served (UNIMPLEMENTED
-/// before kubelet 1.27; UNKNOWN "PodResources API Get method disabled" without
-/// the KubeletPodResourcesGet feature gate). All calls and the decoding of
-/// their answers together take at most `timeout` (an answer decoded past it
-/// is refused, kTryAgainLater); a call the kubelet's rate limit refuses (RESOURCE_EXHAUSTED) is
-/// made once more. Errors name the resource, the pod and what was found:
-/// kTryAgainLater when a retry can help (no socket, no answer, the pod not
-/// listed, rate limited twice); kDeviceNotFound when the pod has no device
-/// of the resource; kDecoding for an answer DecodeGetReply refuses; kIo for
-/// any other failure of the call.
+/// Asks the kubelet on `socket_path` for the pod's devices of `q.resource` and its GPUs' NUMA nodes: Get, or
+/// List where Get is not served (UNIMPLEMENTED before kubelet 1.27; UNKNOWN "PodResources API Get method
+/// disabled" without the KubeletPodResourcesGet feature gate). The calls and the decoding of their answers
+/// take at most `timeout`; an answer decoded past it is kTryAgainLater. A call refused by the kubelet's rate
+/// limit (RESOURCE_EXHAUSTED) is made once more. Errors name the resource, the pod and what was found:
+/// kTryAgainLater when a retry can help (no socket, no answer, the pod not listed, rate limited twice);
+/// kDeviceNotFound when the pod has no device of the resource; kDecoding for an answer DecodeGetReply
+/// refuses; kIo for any other failure of the call.
 base::Result<PodAllocation> PodDevices(const std::string& socket_path, const PodQuery& q,
                                        std::chrono::milliseconds timeout);
 

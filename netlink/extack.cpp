@@ -10,8 +10,7 @@
 namespace netlink {
 namespace {
 
-// Every read goes through memcpy: the bytes may come from anywhere and need
-// not be aligned.
+// Every read goes through memcpy: the bytes may come from anywhere and need not be aligned.
 template <typename T>
 T Load(std::span<const uint8_t> bytes, size_t off) {
   T v;

@@ -28,8 +28,7 @@ std::optional<IpAddress> IpAddress::Parse(std::string_view text) {
 
 std::string IpAddress::ToString() const {
   if (family == AF_INET) {
-    // Dotted decimal by to_chars: glibc's inet_ntop formats IPv4 with
-    // sprintf, ~1000 instructions per address, and a state holds dozens.
+    // to_chars, not inet_ntop: glibc formats IPv4 with sprintf, and a state holds dozens.
     std::string out;
     out.reserve(INET_ADDRSTRLEN);
     for (size_t i = 0; i < 4; ++i) {

@@ -1,5 +1,4 @@
-// IP address and prefix value types shared by the kernel interface, IPAM,
-// the state file and results.
+// IP address and prefix value types shared by the kernel interface, IPAM, the state file and results.
 #pragma once
 
 #include <array>

@@ -1,7 +1,6 @@
-// The syscall boundary: the handful of rtnetlink verbs erdma-cni needs, for
-// one network namespace. The real implementation (rtnl_kernel.h) speaks
-// rtnetlink through libnl on a socket opened inside that namespace; tests use
-// an in-memory fake (test/fake/fake_kernel.h) that can fail the Nth call.
+// The syscall boundary: the handful of rtnetlink verbs erdma-cni needs, for one network namespace. The real
+// implementation (rtnl_kernel.h) speaks rtnetlink through libnl on a socket opened inside that namespace;
+// tests use an in-memory fake (test/fake/fake_kernel.h) that can fail the Nth call.
 #pragma once
 
 #include <cerrno>
@@ -22,6 +21,7 @@ using base::Result;
 using base::Status;
 
 /// Route table ids and protocol/scope values as the kernel numbers them.
+inline constexpr uint32_t kTableDefault = 253;
 inline constexpr uint32_t kTableMain = 254;
 inline constexpr uint32_t kTableLocal = 255;
 inline constexpr uint8_t kProtoKernel = 2;  // RTPROT_KERNEL: made by the kernel for an address
@@ -120,14 +120,12 @@ class Kernel {
   virtual Result<std::optional<LinkInfo>> FindLink(std::string_view name) = 0;
   virtual Result<std::optional<LinkInfo>> FindLinkByIndex(int index) = 0;
 
-  /// One RTM_NEWLINK carrying IFLA_NET_NS_FD and IFLA_IFNAME: the link leaves
-  /// this namespace and appears in `target` under `new_name`, atomically.
-  /// `link` is the link as the caller last read it: its index is moved, and
-  /// its name and MAC find it in `target` should the kernel half do the move
-  /// (it is then moved back).
+  /// One RTM_NEWLINK carrying IFLA_NET_NS_FD and IFLA_IFNAME: the link leaves this namespace and appears in
+  /// `target` under `new_name`, atomically. `link` is the link as the caller last read it: its index is
+  /// moved, and its name and MAC find it in `target` should the kernel half do the move (it is then moved
+  /// back).
   virtual Status MoveLink(const LinkInfo& link, const Kernel& target, std::string_view new_name) = 0;
-  /// The same for a link known by its index only: reads it first (ENODEV
-  /// when it is not here).
+  /// The same for a link known by its index only: reads it first (ENODEV when it is not here).
   Status MoveLink(int index, const Kernel& target, std::string_view new_name);
   virtual Status RenameLink(int index, std::string_view new_name) = 0;
   virtual Status SetMtu(int index, uint32_t mtu) = 0;
@@ -135,9 +133,8 @@ class Kernel {
   /// The link's hardware address (IFLA_ADDRESS), "aa:bb:cc:dd:ee:ff". Many
   /// drivers refuse it while the link is up (EBUSY).
   virtual Status SetMac(int index, std::string_view mac) = 0;
-  /// One RTM_NEWLINK (CREATE|EXCL) on this namespace, whose link is the
-  /// parent, carrying IFLA_NET_NS_FD: the child is born in `target` under
-  /// its final name, with no rename and no moment on the node.
+  /// One RTM_NEWLINK (CREATE|EXCL) on this namespace, whose link is the parent, carrying IFLA_NET_NS_FD: the
+  /// child is born in `target` under its final name, with no rename and no moment on the node.
   virtual Status AddChildLink(const ChildLinkSpec& spec, const Kernel& target) = 0;
   /// RTM_DELLINK. ENODEV when there is no such link.
   virtual Status DeleteLink(int index) = 0;

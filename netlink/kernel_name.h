@@ -8,9 +8,8 @@
 
 namespace netlink {
 
-/// Why the kernel would not take `name` whole, or nullopt: it must be
-/// non-empty, hold no NUL and be shorter than `limit` bytes (its NUL
-/// counts). `what` names it in the message ("the netdev name").
+/// Why the kernel would not take `name` whole, or nullopt: it must be non-empty, hold no NUL and be shorter
+/// than `limit` bytes (its NUL counts). `what` names it in the message ("the netdev name").
 std::optional<std::string> KernelNameProblem(std::string_view name, const char* what, size_t limit);
 
 }  // namespace netlink

@@ -121,8 +121,7 @@ base::Result<bool> Netns::SameAs(const Netns& other) const {
 }
 
 base::Result<NetnsSwitch> NetnsSwitch::Enter(const Netns& target) {
-  // Already there (no switch since Current() opened it): nothing to do,
-  // which saves two opens and two setns per socket of the node's own.
+  // Already there (no switch since Current() opened it): nothing to do.
   if (target.current_ && t_switched == 0) return NetnsSwitch(UniqueFd(), -1);
   UniqueFd owned;
   int home = t_switched == 0 ? t_home : -1;

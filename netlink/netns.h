@@ -11,19 +11,16 @@ namespace netlink {
 /// An open network namespace. Holding the fd keeps the namespace alive.
 class Netns {
  public:
-  /// The namespace the calling thread is in (/proc/thread-self/ns/net).
-  /// Opened outside any NetnsSwitch, entering it (from the same thread,
-  /// again outside any switch) is a no-op: sockets and files opened "in" it
-  /// need no setns. erdma-cni switches namespaces from one thread only.
+  /// The namespace the calling thread is in (/proc/thread-self/ns/net). Opened outside any NetnsSwitch,
+  /// entering it (from the same thread, again outside any switch) is a no-op: sockets and files opened "in"
+  /// it need no setns. erdma-cni switches namespaces from one thread only.
   static base::Result<Netns> Current();
-  /// Opens a netns file (a /run/netns bind mount or /proc/PID/ns/net). Fails
-  /// with kInvalidEnv (naming `what`, e.g. "CNI_NETNS") when the path does
-  /// not exist, is not on nsfs or is not a network namespace.
+  /// Opens a netns file (a /run/netns bind mount or /proc/PID/ns/net). Fails with kInvalidEnv (naming `what`,
+  /// e.g. "CNI_NETNS") when the path does not exist, is not on nsfs or is not a network namespace.
   static base::Result<Netns> Open(const std::string& path, const std::string& what);
-  /// Open, and refused (kInvalidEnv, naming `what`) when the namespace is the
-  /// one this process runs in: a pod's netns, never the node's, whatever path
-  /// names it (/proc/1/ns/net, /proc/self/ns/net, a bind mount of either).
-  /// `node` is the process's own namespace (a Current() handle).
+  /// Open, and refused (kInvalidEnv, naming `what`) when the namespace is the one this process runs in: a
+  /// pod's netns, never the node's, whatever path names it (/proc/1/ns/net, /proc/self/ns/net, a bind mount
+  /// of either). `node` is the process's own namespace (a Current() handle).
   static base::Result<Netns> OpenForeign(const std::string& path, const std::string& what, const Netns& node);
 
   /// A second handle of the same namespace (a dup of the fd: the namespace
@@ -49,9 +46,8 @@ class Netns {
   bool current_ = false;  // the thread's own namespace, opened outside any switch
 };
 
-/// Switches the calling thread into a netns for its lifetime and back on
-/// destruction; aborts the process if it cannot switch back (continuing in the
-/// wrong namespace would configure the wrong node).
+/// Switches the calling thread into a netns for its lifetime and back on destruction; aborts the process if
+/// it cannot switch back (continuing in the wrong namespace would configure the wrong node).
 class NetnsSwitch {
  public:
   static base::Result<NetnsSwitch> Enter(const Netns& target);
@@ -67,12 +63,10 @@ class NetnsSwitch {
   int home_ = -1;         // the fd to return to; -1: no switch was needed (or moved from)
 };
 
-/// While it lives, a switch made from the thread's own namespace returns to
-/// `home` instead of opening /proc/thread-self/ns/net for the way back: one
-/// open and one close fewer per switch. `home` must be a Current() handle
-/// opened outside any switch (otherwise this does nothing), and must outlive
-/// this; one per thread. It relies on what Current() does: nothing but
-/// NetnsSwitch moves the thread between namespaces.
+/// While it lives, a switch made from the thread's own namespace returns to `home` instead of opening
+/// /proc/thread-self/ns/net for the way back. `home` must be a Current() handle opened outside any switch
+/// (otherwise this does nothing) and must outlive this; one per thread. Like Current(), it relies on nothing
+/// but NetnsSwitch moving the thread between namespaces.
 class NetnsHome {
  public:
   explicit NetnsHome(const Netns& home);

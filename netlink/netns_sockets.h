@@ -1,7 +1,6 @@
-// The network namespace a socket of another task was made in. A socket keeps
-// its namespace alive though no task is in it and no descriptor or mount
-// refers to the namespace itself: a process that made a socket inside a pod's
-// netns and left it (setns back, or a socket passed to it) keeps that netns.
+// The network namespace a socket of another task was made in. A socket keeps its namespace alive though no
+// task is in it and no descriptor or mount refers to the namespace itself: a process that made a socket
+// inside a pod's netns and left it (setns back, or a socket passed to it) keeps that netns.
 #pragma once
 
 #include <sys/types.h>
@@ -23,8 +22,7 @@ enum class SocketVerdict {
 
 /// The sockets of one task, looked at through a pidfd: pidfd_getfd (Linux
 /// 5.6, ptrace access to the task: root with CAP_SYS_PTRACE) copies the
-/// socket, SIOCGSKNS names its namespace, SO_NETNS_COOKIE tells a reused
-/// inode number apart.
+/// socket, SIOCGSKNS names its namespace, SO_NETNS_COOKIE tells a reused inode number apart.
 class TaskSockets {
  public:
   explicit TaskSockets(pid_t pid);

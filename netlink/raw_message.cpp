@@ -52,9 +52,8 @@ std::optional<std::string> WalkAttrs(const uint8_t* base, size_t off, size_t end
                                      const std::function<std::optional<std::string>(const nlattr*)>& each) {
   while (off < end) {
     const auto* attr = reinterpret_cast<const nlattr*>(base + off);
-    // nla_ok reads the header only once it knows there are 4 bytes left.
-    // Runs are at most 64 KiB (nlmsg_len of a received message), so the
-    // length fits nla_ok's int.
+    // nla_ok reads the header only once it knows there are 4 bytes left. Runs are at most 64 KiB (nlmsg_len
+    // of a received message), so the length fits nla_ok's int.
     const int remaining = static_cast<int>(std::min<size_t>(end - off, 1 << 30));
     if (!nla_ok(attr, remaining)) return "truncated attribute at offset " + std::to_string(off);
     if (auto problem = each(attr)) return problem;
@@ -70,9 +69,8 @@ std::optional<std::string> IndexAttrs(const uint8_t* base, size_t off, size_t en
     const auto type = static_cast<size_t>(nla_type(attr));
     if (type >= policy.size() || type >= tb.size() || policy[type].type == NLA_UNSPEC) return std::nullopt;
     const int len = nla_len(attr);
-    // nla_validate checks the one attribute (its length bounds the walk)
-    // against the entry for its type. A nest must hold at least one
-    // attribute header if it holds anything, which libnl does not check.
+    // nla_validate checks the one attribute (its length bounds the walk) against the entry for its type. A
+    // nest must hold at least one attribute header if it holds anything, which libnl does not check.
     const bool bad_nest = policy[type].type == NLA_NESTED && len > 0 && len < NLA_HDRLEN;
     if (bad_nest ||
         nla_validate(attr, attr->nla_len, static_cast<int>(policy.size() - 1), policy.data()) < 0) {

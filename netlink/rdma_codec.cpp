@@ -36,8 +36,7 @@ raw::Request NldevRequest(uint16_t op, uint16_t flags, uint32_t seq) { return {M
 using raw::kCommand;
 using raw::kDump;
 
-/// The payload of each attribute the parsers read; the others (NLA_UNSPEC)
-/// are skipped.
+/// The payload of each attribute the parsers read; the others (NLA_UNSPEC) are skipped.
 const std::array<nla_policy, kAttrTableSize> kPolicy = [] {
   std::array<nla_policy, kAttrTableSize> p{};
   p[RDMA_NLDEV_ATTR_DEV_INDEX] = raw::PolicyU32();
@@ -186,8 +185,7 @@ base::Result<RdmaPort> ParsePort(std::span<const uint8_t> msg) {
   p.dev_index = a.U32(RDMA_NLDEV_ATTR_DEV_INDEX);
   p.dev_name = a.Str(RDMA_NLDEV_ATTR_DEV_NAME);
   p.port = a.U32(RDMA_NLDEV_ATTR_PORT_INDEX);
-  // fill_port_info adds the netdev only when it lives in the asking
-  // socket's namespace.
+  // fill_port_info adds the netdev only when it lives in the asking socket's namespace.
   if (a[RDMA_NLDEV_ATTR_NDEV_INDEX]) p.netdev_index = a.U32(RDMA_NLDEV_ATTR_NDEV_INDEX);
   p.netdev_name = a.Str(RDMA_NLDEV_ATTR_NDEV_NAME);
   if (const nlattr* s = a[RDMA_NLDEV_ATTR_PORT_STATE]) p.state = nla_get_u8(s);

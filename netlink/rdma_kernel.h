@@ -1,8 +1,7 @@
-// The syscall boundary for RDMA devices: the few RDMA netlink (NETLINK_RDMA,
-// client NLDEV) verbs erdma-cni needs, for one network namespace, as
-// netlink::Kernel is for rtnetlink. The real implementation
-// (rdma_socket.h) speaks NLDEV on a plain netlink socket opened inside that
-// namespace; tests use a stateful fake (test/fake/fake_rdma.h).
+// The syscall boundary for RDMA devices: the few RDMA netlink (NETLINK_RDMA, client NLDEV) verbs erdma-cni
+// needs, for one network namespace, as netlink::Kernel is for rtnetlink. The real implementation
+// (rdma_socket.h) speaks NLDEV on a plain netlink socket opened inside that namespace; tests use a stateful
+// fake (test/fake/fake_rdma.h).
 #pragma once
 
 #include <cstdint>
@@ -52,9 +51,8 @@ struct RdmaPort {
   uint32_t dev_index = 0;
   std::string dev_name;
   uint32_t port = 0;  ///< 1-based
-  /// The port's netdev. The kernel sends it only when that netdev lives in
-  /// the namespace of the socket that asked: 0 and "" otherwise (or when the
-  /// port has none).
+  /// The port's netdev. The kernel sends it only when that netdev lives in the namespace of the socket that
+  /// asked: 0 and "" otherwise (or when the port has none).
   uint32_t netdev_index = 0;
   std::string netdev_name;
   uint8_t state = 0;       ///< RDMA_NLDEV_ATTR_PORT_STATE (kPortStateActive = usable)
@@ -63,10 +61,9 @@ struct RdmaPort {
   bool operator==(const RdmaPort&) const = default;
 };
 
-/// RDMA netlink verbs for one network namespace. Errors carry Code::kKernel,
-/// a message "<request> <what>: <strerror>", the kernel's extended ACK text
-/// in details and the errno in sys_errno. NLDEV answers EINVAL, not ENODEV,
-/// for a device index it cannot see.
+/// RDMA netlink verbs for one network namespace. Errors carry Code::kKernel, a message "<request> <what>:
+/// <strerror>", the kernel's extended ACK text in details and the errno in sys_errno. NLDEV answers EINVAL,
+/// not ENODEV, for a device index it cannot see.
 class Rdma {
  public:
   virtual ~Rdma() = default;
@@ -76,15 +73,13 @@ class Rdma {
   /// root one exists; asking for the current mode always succeeds.
   virtual Status SetNetnsMode(NetnsMode mode) = 0;
 
-  /// The devices this namespace can see: all of them in shared mode, its own
-  /// in exclusive mode.
+  /// The devices this namespace can see: all of them in shared mode, its own in exclusive mode.
   virtual Result<std::vector<RdmaDevice>> ListDevices() = 0;
   /// Every port of every device ListDevices() returns.
   virtual Result<std::vector<RdmaPort>> ListPorts() = 0;
 
-  /// Moves a device this namespace holds into the namespace of `netns_fd`
-  /// (an fd of this process). Exclusive mode only: shared mode, and drivers
-  /// that cannot disassociate user contexts, answer EOPNOTSUPP.
+  /// Moves a device this namespace holds into the namespace of `netns_fd` (an fd of this process). Exclusive
+  /// mode only: shared mode, and drivers that cannot disassociate user contexts, answer EOPNOTSUPP.
   virtual Status MoveDevice(uint32_t dev_index, int netns_fd) = 0;
   /// RDMA_NLDEV_CMD_NEWLINK: a software device (`type` "rxe" or "siw") named
   /// `name` on the netdev `netdev_name` of this namespace.

@@ -76,10 +76,9 @@ class RdmaSocket final : public Rdma {
     const std::string what =
         "RDMA_NLDEV_CMD_SET dev " + std::to_string(dev_index) + " netns fd " + std::to_string(netns_fd);
     if (netns_fd < 0) return SysError(what, EBADF);
-    // rdma_dev_change_netns moves a device only out of the namespace of the
-    // *calling thread* (current->nsproxy->net_ns), not the socket's; asked
-    // from anywhere else the kernel answers ENODEV. So the request goes out
-    // from inside this handle's namespace.
+    // rdma_dev_change_netns moves a device only out of the namespace of the *calling thread*
+    // (current->nsproxy->net_ns), not the socket's; asked from anywhere else the kernel answers ENODEV. So
+    // the request goes out from inside this handle's namespace.
     auto inside = NetnsSwitch::Enter(netns_);
     if (!inside.ok())
       return std::move(inside).error().WithContext(what + " (entering " + netns_.path() + ")");

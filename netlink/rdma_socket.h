@@ -9,12 +9,9 @@
 
 namespace netlink {
 
-/// Opens an RDMA netlink socket inside `ns` (switching into it just for
-/// socket()) and returns an Rdma bound to it, with NETLINK_EXT_ACK on,
-/// sequence numbers checked and dumps restarted when the kernel marks them
-/// NLM_F_DUMP_INTR. A kernel without RDMA netlink (ib_core not loaded) gives
-/// Error{kKernel, "...: kernel has no RDMA netlink (NETLINK_RDMA); load ib_core",
-/// sys_errno = EPROTONOSUPPORT}.
+/// Opens an RDMA netlink socket inside `ns` (netlink::Socket) and returns an Rdma bound to it. A kernel
+/// without RDMA netlink (ib_core not loaded) gives Error{kKernel, "...: kernel has no RDMA netlink
+/// (NETLINK_RDMA); load ib_core", sys_errno = EPROTONOSUPPORT}.
 base::Result<std::unique_ptr<Rdma>> OpenRdma(const Netns& ns);
 
 }  // namespace netlink

@@ -170,9 +170,8 @@ base::Result<nl::RoutePtr> MakeRoute(const RouteInfo& info, bool for_delete) {
   if (rtnl_route_set_dst(route.get(), dst.get()) < 0) return Invalid("bad destination");
   rtnl_route_set_table(route.get(), info.table);
   rtnl_route_set_priority(route.get(), info.metric);
-  // libnl guesses a scope when none is set; RT_SCOPE_NOWHERE is how a delete
-  // says "any scope" to the kernel (what `ip route del` sends). Protocol and
-  // type 0 likewise match any; metric 0 matches the lowest.
+  // libnl guesses a scope when none is set; RT_SCOPE_NOWHERE is how a delete says "any scope" to the kernel
+  // (what `ip route del` sends). Protocol and type 0 likewise match any; metric 0 matches the lowest.
   rtnl_route_set_scope(route.get(), for_delete ? uint8_t{RT_SCOPE_NOWHERE} : info.scope);
   rtnl_route_set_protocol(route.get(), info.protocol);
   if (rtnl_route_set_type(route.get(), info.type) < 0) return Invalid("bad route type");

@@ -29,14 +29,12 @@ std::optional<IpAddress> FromNlAddr(const nl_addr* a);
 LinkInfo ToLinkInfo(rtnl_link* link);
 /// nullopt for families other than IPv4/IPv6.
 std::optional<AddrInfo> ToAddrInfo(rtnl_addr* addr);
-/// nullopt for families other than IPv4/IPv6. A multipath route carries all
-/// its legs in `nexthops`, and in `oif`/`gateway` the leg through `through`
-/// when it has one, else its first.
+/// nullopt for families other than IPv4/IPv6. A multipath route carries all its legs in `nexthops`, and in
+/// `oif`/`gateway` the leg through `through` when it has one, else its first.
 std::optional<RouteInfo> ToRouteInfo(rtnl_route* route, int through = 0);
 std::optional<RuleInfo> ToRuleInfo(rtnl_rule* rule);
 
-/// Request templates. For deletes only the fields the kernel should match on
-/// are set (see the .cpp).
+/// Request templates. For deletes only the fields the kernel should match on are set (see the .cpp).
 base::Result<nl::RtAddrPtr> MakeAddr(const AddrInfo& info, bool for_delete);
 base::Result<nl::RoutePtr> MakeRoute(const RouteInfo& info, bool for_delete);
 base::Result<nl::RulePtr> MakeRule(const RuleInfo& info);

@@ -57,8 +57,7 @@ nl::MsgPtr DumpRequest(int type, Header header) {
   return msg;
 }
 
-/// Calls `fn` with each object of the answer that has message type
-/// `msgtype`, cast to the libnl type T.
+/// Calls `fn` with each object of the answer that has message type `msgtype`, cast to the libnl type T.
 template <typename T, typename Fn>
 void ForEach(const std::vector<nl::ObjectPtr>& objects, int msgtype, Fn&& fn) {
   for (const nl::ObjectPtr& o : objects) {
@@ -231,10 +230,9 @@ class RtnlKernel final : public Kernel {
   }
 
   Result<std::vector<RouteInfo>> ListRoutes(int oif) override {
-    // rtm_table 0 and no RTM_F_CLONED: every table (local included), no
-    // exception-cache entries; RTA_OIF: the kernel's filter (strict
-    // checking, transport.cpp), which keeps a multipath route when one of
-    // its legs goes through the device, as the filter below does.
+    // rtm_table 0 and no RTM_F_CLONED: every table (local included), no exception-cache entries; RTA_OIF: the
+    // kernel's filter (strict checking, transport.cpp), which keeps a multipath route when one of its legs
+    // goes through the device, as the filter below does.
     auto objects = sock_.Dump(kDumpRoutes, [oif] {
       nl::MsgPtr msg = DumpRequest(RTM_GETROUTE, rtmsg{});
       if (msg && oif > 0 && nla_put_u32(msg.get(), RTA_OIF, static_cast<uint32_t>(oif)) < 0) msg.reset();
@@ -309,9 +307,8 @@ class RtnlKernel final : public Kernel {
     return std::move(r).error().WithContext(what);
   }
 
-  /// One RTM_GETLINK by index or name. Not rtnl_link_get_kernel: it swaps
-  /// in its own error callback, which loses the errno and extack text, and
-  /// asks for VF details nobody here reads.
+  /// One RTM_GETLINK by index or name. Not rtnl_link_get_kernel: it swaps in its own error callback, which
+  /// loses the errno and extack text, and asks for VF details nobody here reads.
   Result<std::optional<LinkInfo>> GetLink(int index, const std::string& name, const std::string& what) {
     nl::MsgPtr msg(nlmsg_alloc_simple(RTM_GETLINK, NLM_F_REQUEST | NLM_F_ACK));
     if (!msg) return BuildError(what, ENOMEM);
@@ -348,14 +345,12 @@ class RtnlKernel final : public Kernel {
     });
   }
 
-  /// Kernel fact (__dev_change_net_namespace, do_setlink): IFLA_IFNAME names
-  /// the link *during* the move only when its current name is taken in the
-  /// target. Otherwise it moves under its current name and is renamed in the
-  /// target afterwards; when that rename fails (new name taken there, invalid
-  /// name) the request fails with the link already moved. This puts it back,
-  /// through a socket opened in the target for the purpose, so a failed
-  /// MoveLink leaves the link where it was. Returns `failure`, with what
-  /// happened added to its details.
+  /// Kernel fact (__dev_change_net_namespace, do_setlink): IFLA_IFNAME names the link *during* the move only
+  /// when its current name is taken in the target. Otherwise it moves under its current name and is renamed
+  /// in the target afterwards; when that rename fails (new name taken there, invalid name) the request fails
+  /// with the link already moved. This puts it back, through a socket opened in the target for the purpose,
+  /// so a failed MoveLink leaves the link where it was. Returns `failure`, with what happened added to its
+  /// details.
   Status MoveBack(int target_fd, const LinkInfo& before, const std::string& new_name, Error failure) {
     auto note = [&](const std::string& text) {
       failure.details += (failure.details.empty() ? "" : "; ") + text;

@@ -9,9 +9,8 @@
 
 namespace netlink {
 
-/// Opens an rtnetlink socket inside `ns` (switching into it once, just for
-/// socket()) and returns a Kernel bound to it. The socket has NETLINK_EXT_ACK
-/// on; the Kernel keeps its own dup of ns's fd for NetnsFd().
+/// Opens an rtnetlink socket inside `ns` (netlink::Socket) and returns a Kernel
+/// bound to it, which keeps its own dup of ns's fd for NetnsFd().
 base::Result<std::unique_ptr<Kernel>> OpenRtnl(const Netns& ns);
 /// The same, keeping `ns`'s own fd instead of a dup.
 base::Result<std::unique_ptr<Kernel>> OpenRtnl(Netns&& ns);

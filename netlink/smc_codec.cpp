@@ -54,8 +54,7 @@ struct Attrs {
   std::string Str(uint16_t type) const { return raw::AttrString(tb[type]); }
 };
 
-/// The payload of each attribute a parser reads, by type; the others
-/// (NLA_UNSPEC) are skipped.
+/// The payload of each attribute a parser reads, by type; the others (NLA_UNSPEC) are skipped.
 using Policy = std::array<nla_policy, kAttrTableSize>;
 
 const Policy kPnetPolicy = [] {
@@ -73,10 +72,9 @@ const Policy kUeidPolicy = [] {
   return p;
 }();
 
-/// Checks the headers of one message of type `type` and generic netlink
-/// command `cmd`, and indexes its top-level attributes `policy` names. The
-/// message is copied first: the caller's bytes need not be aligned for
-/// nlmsghdr, and libnl's nla_* must not step outside them.
+/// Checks the headers of one message of type `type` and generic netlink command `cmd`, and indexes its
+/// top-level attributes `policy` names. The message is copied first: the caller's bytes need not be aligned
+/// for nlmsghdr, and libnl's nla_* must not step outside them.
 Result<Attrs> ParseMessage(std::span<const uint8_t> msg, const char* what, uint16_t type, uint8_t cmd,
                            const Policy& policy) {
   constexpr size_t kHeaders = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(genlmsghdr));

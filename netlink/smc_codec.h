@@ -1,11 +1,8 @@
-// SMC generic netlink messages as bytes: the SMC_PNETID family's pnet table
-// commands and the SMC_GEN_NETLINK family's user EID commands (family ids as
-// netlink::Socket::ResolveFamily gives them), and parsing what the kernel
-// answers. Pure functions over buffers, no socket; libnl's
-// nlmsg_* and nla_* only lay out and walk the bytes (netlink/raw_message.h).
-// Shapes follow include/uapi/linux/smc.h, include/uapi/linux/genetlink.h and
-// the kernel's net/smc/smc_pnet.c, smc_clc.c, smc_netlink.c and
-// net/netlink/genetlink.c.
+// SMC generic netlink messages as bytes: the SMC_PNETID family's pnet table commands and the SMC_GEN_NETLINK
+// family's user EID commands (family ids as netlink::Socket::ResolveFamily gives them), and parsing what the
+// kernel answers. Pure functions over buffers, no socket; libnl's nlmsg_* and nla_* only lay out and walk the
+// bytes (netlink/raw_message.h). Shapes follow include/uapi/linux/smc.h, include/uapi/linux/genetlink.h and
+// the kernel's net/smc/smc_pnet.c, smc_clc.c, smc_netlink.c and net/netlink/genetlink.c.
 #pragma once
 
 #include <cstdint>
@@ -40,22 +37,18 @@ base::Result<Bytes> BuildPnetAdd(uint32_t seq, uint16_t family, const PnetEntry&
 base::Result<Bytes> BuildPnetDel(uint32_t seq, uint16_t family, std::string_view pnet_id);
 /// SMC_NETLINK_DUMP_UEID dump.
 Bytes BuildUeidDump(uint32_t seq, uint16_t family);
-/// SMC_NETLINK_ADD_UEID / _REMOVE_UEID with SMC_NLA_EID_TABLE_ENTRY: the
-/// normalized UEID padded with blanks to 32 characters, and a NUL (the
-/// kernel wants exactly 33 payload bytes).
+/// SMC_NETLINK_ADD_UEID / _REMOVE_UEID with SMC_NLA_EID_TABLE_ENTRY: the normalized UEID padded with blanks
+/// to 32 characters, and a NUL (the kernel wants exactly 33 payload bytes).
 base::Result<Bytes> BuildUeidAdd(uint32_t seq, uint16_t family, std::string_view ueid);
 base::Result<Bytes> BuildUeidRemove(uint32_t seq, uint16_t family, std::string_view ueid);
 
 // --- answers ----------------------------------------------------------------
-// Parsers of one whole message (nlmsghdr first; bytes past nlmsg_len are
-// ignored). They never read outside `msg`; a message of another type or
-// command, a truncated one, a malformed attribute or a missing mandatory one
-// is Error{kKernel, "malformed generic netlink reply: ...", {}, EBADMSG}.
-// Unknown attributes are skipped.
+// Parsers of one whole message (nlmsghdr first; bytes past nlmsg_len are ignored). They never read outside
+// `msg`; a message of another type or command, a truncated one, a malformed attribute or a missing mandatory
+// one is Error{kKernel, "malformed generic netlink reply: ...", {}, EBADMSG}. Unknown attributes are skipped.
 
-/// One SMC_PNETID_GET dump message of family `family`: needs NAME, ETHNAME,
-/// IBNAME and IBPORT. The kernel fills the unused side with "n/a" (and port
-/// 255); that side comes back empty (and port 0).
+/// One SMC_PNETID_GET dump message of family `family`: needs NAME, ETHNAME, IBNAME and IBPORT. The kernel
+/// fills the unused side with "n/a" (and port 255); that side comes back empty (and port 0).
 base::Result<PnetEntry> ParsePnetEntry(std::span<const uint8_t> msg, uint16_t family);
 /// One SMC_NETLINK_DUMP_UEID dump message: the UEID, trimmed (TrimUeid).
 base::Result<std::string> ParseUeid(std::span<const uint8_t> msg, uint16_t family);

@@ -31,9 +31,8 @@ class SmcSocket final : public Smc {
                    "CTRL_CMD_GETFAMILY SMC_PNETID: " + std::string(std::strerror(ENOENT)), ENOENT);
     }
     pnet_family_ = *pnet;
-    // SMC_GEN_NETLINK came after SMC_PNETID (5.11), and its UEID commands
-    // (dump, add, remove: one kernel change) after that. Ask the family
-    // rather than guess from a version: genl_family_rcv_msg answers
+    // SMC_GEN_NETLINK came after SMC_PNETID (5.11), and its UEID commands (dump, add, remove: one kernel
+    // change) after that. Ask the family rather than guess from a version: genl_family_rcv_msg answers
     // EOPNOTSUPP for a command the family lacks.
     ASSIGN_OR_RETURN(std::optional<uint16_t> gen, GetFamily(smcnl::kGenFamily));
     if (!gen) return base::Ok();

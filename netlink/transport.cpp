@@ -33,10 +33,9 @@ std::span<const uint8_t> MessageBytes(const nlmsghdr* hdr) {
   return {reinterpret_cast<const uint8_t*>(hdr), hdr->nlmsg_len};
 }
 
-// NLMSG_ERROR with a non-zero error. libnl hands over only the nlmsgerr,
-// which it found at nlmsg_data(hdr); the header sits right before it. The
-// errno recorded here is the one reported: libnl's own return value folds
-// many errnos into one code (ENOENT and ESRCH both become NLE_OBJ_NOTFOUND).
+// NLMSG_ERROR with a non-zero error. libnl hands over only the nlmsgerr, which it found at nlmsg_data(hdr);
+// the header sits right before it. The errno recorded here is the one reported: libnl's own return value
+// folds many errnos into one code (ENOENT and ESRCH both become NLE_OBJ_NOTFOUND).
 int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
   auto* ex = static_cast<InFlight*>(arg);
   const auto* hdr = reinterpret_cast<const nlmsghdr*>(reinterpret_cast<const uint8_t*>(e) - NLMSG_HDRLEN);
@@ -50,9 +49,8 @@ int OnError(sockaddr_nl*, nlmsgerr* e, void* arg) {
   return NL_STOP;
 }
 
-// NLMSG_DONE. A dump that fails after it started ends with a DONE carrying
-// the error (and extack TLVs); libnl would take it for a clean end and hand
-// back a partial dump.
+// NLMSG_DONE. A dump that fails after it started ends with a DONE carrying the error (and extack TLVs); libnl
+// would take it for a clean end and hand back a partial dump.
 int OnDone(nl_msg* msg, void* arg) {
   auto ack = ParseAck(MessageBytes(nlmsg_hdr(msg)));
   if (!ack || ack->error == 0) return NL_OK;
@@ -72,9 +70,8 @@ int OnSeqCheck(nl_msg* msg, void* arg) {
   return hdr->nlmsg_seq == ex->seq && ours ? NL_OK : -NLE_SEQ_MISMATCH;
 }
 
-// Without this callback libnl reports NLE_DUMP_INTR only once the whole dump
-// has been read, as a failure (and nl_cache_refill restarts forever without
-// emptying its cache). Noting it here lets Dump() keep or restart.
+// Without this callback libnl reports NLE_DUMP_INTR only once the whole dump has been read, as a failure (and
+// nl_cache_refill restarts forever without emptying its cache). Noting it here lets Dump() keep or restart.
 int OnDumpIntr(nl_msg*, void* arg) {
   static_cast<InFlight*>(arg)->interrupted = true;
   return NL_OK;
@@ -111,9 +108,8 @@ void KeepObject(nl_object* obj, void* arg) {
   }
 }
 
-// nl_msg_parse picks the parser by message type (link, addr, route, rule);
-// a codec gets the message as it came (libnl has checked nlmsg_len against
-// the bytes received).
+// nl_msg_parse picks the parser by message type (link, addr, route, rule); a codec gets the message as it
+// came (libnl has checked nlmsg_len against the bytes received).
 int OnValid(nl_msg* msg, void* arg) {
   auto* c = static_cast<Collected*>(arg);
   if (c->bytes) {
@@ -200,10 +196,8 @@ base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::stri
     // rest of its life, so the switch lasts only for socket() and bind().
     auto inside = NetnsSwitch::Enter(ns);
     if (!inside.ok()) return std::move(inside).error().WithContext(what);
-    // Callbacks of kind NL_CB_DEFAULT, not the kind libnl's default
-    // allocator takes from the NLCB environment variable: NLCB=debug would
-    // make libnl print every message to stdout, where the runtime reads our
-    // result.
+    // NL_CB_DEFAULT, not the kind libnl takes from the NLCB environment variable:
+    // NLCB=debug would print every message to stdout, where the runtime reads our result.
     nl_cb* cb = nl_cb_alloc(NL_CB_DEFAULT);
     if (!cb) return SysError(what, ENOMEM);
     sk.reset(nl_socket_alloc_cb(cb));
@@ -215,15 +209,8 @@ base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::stri
       return SysError(what, NlErrorToErrno(err), std::string("nl_connect: libnl: ") + nl_geterror(err));
     }
   }
-  // The receive buffer: 32 KiB is the most netlink_dump puts in one
-  // datagram (it sizes them after the largest buffer recvmsg was given).
-  // RDMA and generic netlink answers are a few hundred bytes; an rtnetlink
-  // message is a few KiB (up to 64 KiB more for a link's alternative names)
-  // unless it carries the VF list (IFLA_VFINFO_LIST alone nears 64 KiB),
-  // which only the VF socket asks for: there libnl peeks at each datagram
-  // and grows the buffer. Elsewhere
-  // skipping the peek saves a recvmsg per datagram (0.8 us each), and a
-  // datagram that does not fit is an error (EMSGSIZE), never cut short.
+  // Only an answer with the VF list can outgrow the fixed buffer; libnl then peeks at each datagram to size
+  // it. Elsewhere a datagram that does not fit is EMSGSIZE, never cut short.
   if (large_answers) {
     nl_socket_enable_msg_peek(sk.get());
   } else {
@@ -232,11 +219,9 @@ base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::stri
   const size_t buffer = protocol == NETLINK_ROUTE ? kRouteReceiveSize : kReceiveSize;
   if (nl_socket_set_msg_buf_size(sk.get(), buffer) < 0) return SysError(what, ENOMEM);
   const int fd = nl_socket_get_fd(sk.get());
-  // The kernel queues no datagram bigger than the socket's receive space:
-  // libnl's 32 KiB (64 KiB as the kernel counts) drops a single message
-  // past ~30 KiB (a link with many alternative names or VFs) and the next
-  // recvmsg fails with ENOBUFS. Raised as iproute2 does (capped by
-  // net.core.rmem_max, 208 KiB by default); a limit, not an allocation.
+  // The kernel drops a datagram larger than the socket's receive space (libnl's default holds no link message
+  // past ~30 KiB) and the next recvmsg fails with ENOBUFS: raised as iproute2 does, a limit capped by
+  // net.core.rmem_max, not an allocation.
   const int one = 1;
   if (protocol == NETLINK_ROUTE) {
     const int rcvbuf = kRouteSocketBuffer;
@@ -244,20 +229,17 @@ base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::stri
       const int err = errno;
       return SysError(what + ": setsockopt SO_RCVBUF", err);
     }
-    // Strict checking (4.20+): the kernel validates every GET and dump
-    // request and honours a dump's filters, so a dump of one device's
-    // routes (RTA_OIF) or addresses (ifa_index) does not carry, and libnl
-    // does not parse, every route and address of the node. Older kernels
-    // ignore the filters; the callers filter the answers either way.
+    // Strict checking (4.20+): the kernel validates every GET and dump request and honours a dump's filters
+    // (RTA_OIF, ifa_index), so one device's dump does not carry every route and address of the node. Older
+    // kernels ignore the filters; the callers filter the answers either way.
     if (::setsockopt(fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof one) != 0 &&
         errno != ENOPROTOOPT) {
       const int err = errno;
       return SysError(what + ": setsockopt NETLINK_GET_STRICT_CHK", err);
     }
   }
-  // EXT_ACK: the kernel explains its errors in text. CAP_ACK: it does not
-  // echo the whole request back in every error. Kernels before 4.12 lack
-  // both; the errno alone still works there.
+  // EXT_ACK: the kernel explains its errors in text. CAP_ACK: it does not echo the whole request back in
+  // every error. Kernels before 4.12 lack both; the errno alone still works there.
   for (const int opt : {NETLINK_EXT_ACK, NETLINK_CAP_ACK}) {
     if (::setsockopt(fd, SOL_NETLINK, opt, &one, sizeof one) != 0 && errno != ENOPROTOOPT) {
       const int err = errno;
@@ -392,8 +374,7 @@ base::Status Socket::Transact(const std::string& what, bool dump, Collected& c) 
   } else {
     nl_cb_set(cb.get(), NL_CB_ACK, NL_CB_CUSTOM, &OnAck, &c);
   }
-  // A GET's answer and its ACK come in separate datagrams, a dump in many;
-  // each call reads at least one.
+  // A GET's answer and its ACK come in separate datagrams, a dump in many; each call reads at least one.
   while (!c.finished) {
     const int n = nl_recvmsgs_report(sk_.get(), cb.get());
     if (n < 0) return Fail(what, n);

@@ -1,10 +1,8 @@
-// One netlink socket bound to one network namespace, on libnl's nl_sock, and
-// the one conversation every protocol erdma-cni speaks has on it (rtnetlink,
-// RDMA netlink, generic netlink): send a request, read its whole answer with
-// the kernel's errno and extended ACK text, checked sequence numbers and
-// ports, dumps restarted when the kernel marks them NLM_F_DUMP_INTR. The
-// answer comes back as libnl objects (rtnetlink) or as the bytes of each
-// message for the pure codecs (netlink/rdma_codec.h, smc_codec.h, vf_codec.h).
+// One netlink socket bound to one network namespace, on libnl's nl_sock, and the one conversation every
+// protocol erdma-cni speaks has on it (rtnetlink, RDMA netlink, generic netlink): send a request, read its
+// whole answer with the kernel's errno and extended ACK text, checked sequence numbers and ports, dumps
+// restarted when the kernel marks them NLM_F_DUMP_INTR. The answer comes back as libnl objects (rtnetlink) or
+// as the bytes of each message for the pure codecs (netlink/rdma_codec.h, smc_codec.h, vf_codec.h).
 #pragma once
 
 #include <cstddef>
@@ -40,15 +38,12 @@ class Socket {
   /// Builds one request (for a codec) with the given sequence number.
   using Builder = std::function<base::Result<raw::Bytes>(uint32_t seq)>;
 
-  /// Creates and connects a socket of netlink `protocol` (NETLINK_ROUTE,
-  /// NETLINK_RDMA, NETLINK_GENERIC) inside `ns`, entering it only for that: a
-  /// netlink socket belongs to the namespace it was created in for the rest
-  /// of its life. NETLINK_EXT_ACK and NETLINK_CAP_ACK are on where the kernel
-  /// has them. Errors are Error{kKernel, "<what>: <strerror>", ..., errno};
-  /// a protocol the kernel has no socket for gives EPROTONOSUPPORT.
-  /// `large_answers`: a single message of the answers may exceed
-  /// kRouteReceiveSize (RTM_GETLINK with RTEXT_FILTER_VF): libnl then peeks
-  /// at each datagram to size its buffer, a second recvmsg per datagram.
+  /// Creates and connects a socket of netlink `protocol` (NETLINK_ROUTE, NETLINK_RDMA, NETLINK_GENERIC)
+  /// inside `ns`, entering it only for that: a netlink socket belongs to the namespace it was created in for
+  /// the rest of its life. NETLINK_EXT_ACK and NETLINK_CAP_ACK are on where the kernel has them. Errors are
+  /// Error{kKernel, "<what>: <strerror>", ..., errno}; a protocol the kernel has no socket for gives
+  /// EPROTONOSUPPORT. `large_answers`: one answer message may exceed kRouteReceiveSize (RTM_GETLINK with
+  /// RTEXT_FILTER_VF); libnl then peeks at each datagram to size its buffer.
   static base::Result<Socket> Open(const Netns& ns, int protocol, const std::string& what,
                                    bool large_answers = false);
 
@@ -68,11 +63,10 @@ class Socket {
   base::Status Request(const std::string& what, nl::MsgPtr msg);
   /// Sends a GET request and returns the objects libnl parses from the answer.
   base::Result<std::vector<nl::ObjectPtr>> Get(const std::string& what, nl::MsgPtr msg);
-  /// Runs a dump: `make_request` builds the NLM_F_DUMP request (once per
-  /// attempt). A dump the kernel marks NLM_F_DUMP_INTR (the table changed
-  /// while it was read) is restarted, at most kDumpRetries times, then fails
-  /// with EAGAIN. Every object is kept: no libnl cache, whose hash table
-  /// silently drops IPv6 routes that differ only in their device.
+  /// Runs a dump: `make_request` builds the NLM_F_DUMP request (once per attempt). A dump the kernel marks
+  /// NLM_F_DUMP_INTR (the table changed while it was read) is restarted, at most kDumpRetries times, then
+  /// fails with EAGAIN. Every object is kept: no libnl cache, whose hash table silently drops IPv6 routes
+  /// that differ only in their device.
   base::Result<std::vector<nl::ObjectPtr>> Dump(const std::string& what,
                                                 const std::function<nl::MsgPtr()>& make_request);
 
@@ -88,9 +82,8 @@ class Socket {
 
   // --- generic netlink -------------------------------------------------------
 
-  /// The id of generic netlink family `name` (libnl-genl's
-  /// genl_ctrl_resolve: CTRL_CMD_GETFAMILY by name, which lets the kernel
-  /// load the module that provides it). ENOENT when nlctrl does not know it.
+  /// The id of generic netlink family `name` (libnl-genl's genl_ctrl_resolve: CTRL_CMD_GETFAMILY by name,
+  /// which lets the kernel load the module that provides it). ENOENT when nlctrl does not know it.
   base::Result<uint16_t> ResolveFamily(const std::string& name);
 
   static constexpr int kDumpRetries = 5;
@@ -98,13 +91,10 @@ class Socket {
   /// that does not fit is an error (EMSGSIZE), never cut short.
   static constexpr size_t kReceiveSize = 32768;
   /// The same for rtnetlink: more than any one link, address, route or rule
-  /// message without the VF list (a link's alternative names alone may take
-  /// 64 KiB, the most one attribute holds), four times what a dump puts in
-  /// one datagram; a socket opened with `large_answers` grows its buffer
-  /// instead.
+  /// message without the VF list (a link's alternative names alone may fill a
+  /// 64 KiB attribute). A socket opened with `large_answers` grows its buffer instead.
   static constexpr size_t kRouteReceiveSize = 131072;
-  /// SO_RCVBUF of rtnetlink sockets, so that the kernel can queue such a
-  /// message at all.
+  /// SO_RCVBUF of rtnetlink sockets, so that the kernel can queue such a message at all.
   static constexpr int kRouteSocketBuffer = 1 << 20;
 
  private:

@@ -62,9 +62,8 @@ constexpr size_t kLinkAttrs = IFLA_VFINFO_LIST + 1;    // the RTM_NEWLINK attrib
 constexpr size_t kVfAttrs = IFLA_VF_IB_PORT_GUID + 1;  // the IFLA_VF_INFO members read below
 static_assert(IFLA_ADDRESS < kLinkAttrs && IFLA_VF_MAC < kVfAttrs && IFLA_VF_TRUST < kVfAttrs);
 
-/// The payload of each attribute the parsers read (the kernel's structs as
-/// minimum sizes, like its own ifla_vf_policy); the others (NLA_UNSPEC) are
-/// skipped.
+/// The payload of each attribute the parsers read (the kernel's structs as minimum sizes, like its own
+/// ifla_vf_policy); the others (NLA_UNSPEC) are skipped.
 const std::array<nla_policy, kLinkAttrs> kLinkPolicy = [] {
   std::array<nla_policy, kLinkAttrs> p{};
   p[IFLA_ADDRESS] = raw::PolicyBinary();
@@ -86,8 +85,7 @@ const std::array<nla_policy, kVfAttrs> kVfPolicy = [] {
   return p;
 }();
 
-/// The kernel struct in `attr`, validated by its policy entry to be at
-/// least that big.
+/// The kernel struct in `attr`, validated by its policy entry to be at least that big.
 template <typename T>
 T Struct(const nlattr* attr) {
   T v;
@@ -95,8 +93,7 @@ T Struct(const nlattr* attr) {
   return v;
 }
 
-/// Where the payload of the nest `attr` lies in `base`, for raw::WalkAttrs
-/// and raw::IndexAttrs.
+/// Where the payload of the nest `attr` lies in `base`, for raw::WalkAttrs and raw::IndexAttrs.
 struct Run {
   size_t off;
   size_t end;
@@ -255,8 +252,7 @@ Result<std::vector<VfState>> ParseVfList(std::span<const uint8_t> msg) {
   constexpr size_t kAttrsAt = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifinfomsg));
   if (hdr.nlmsg_len < kAttrsAt)
     return Malformed("RTM_NEWLINK of " + std::to_string(hdr.nlmsg_len) + " bytes has no whole ifinfomsg");
-  // Copied: the caller's bytes need not be aligned for nlattr, and libnl's
-  // nla_* must not step outside them.
+  // Copied: the caller's bytes need not be aligned for nlattr, and libnl's nla_* must not step outside them.
   const Bytes storage(msg.begin(), msg.begin() + hdr.nlmsg_len);
   const uint8_t* base = storage.data();
 

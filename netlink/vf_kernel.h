@@ -1,6 +1,5 @@
-// SR-IOV VF settings as the kernel keeps them on the PF: read with
-// RTM_GETLINK (IFLA_VFINFO_LIST), changed with RTM_NEWLINK on the PF. The
-// real implementation (vf_socket.h) speaks rtnetlink on a plain netlink
+// SR-IOV VF settings as the kernel keeps them on the PF: read with RTM_GETLINK (IFLA_VFINFO_LIST), changed
+// with RTM_NEWLINK on the PF. The real implementation (vf_socket.h) speaks rtnetlink on a plain netlink
 // socket in the node's netns; tests use test/fake/fake_vf.h.
 #pragma once
 
@@ -70,18 +69,16 @@ struct VfSettings {
 /// "vf 3 mac 02:00:00:00:00:01 vlan 100 qos 2 spoofchk on": for logs and fakes.
 std::string DescribeVfSettings(const VfSettings& s);
 
-/// The VF verbs on the PFs of one netns (the node's). Errors carry
-/// Code::kKernel, the errno in sys_errno and the kernel's extended ACK text in
-/// details.
+/// The VF verbs on the PFs of one netns (the node's). Errors carry Code::kKernel, the errno in sys_errno and
+/// the kernel's extended ACK text in details.
 class Vf {
  public:
   virtual ~Vf() = default;
   /// The VFs of the link `pf_index` as its driver reports them, by VF number;
   /// empty for a link without VFs. ENODEV when there is no such link.
   virtual base::Result<std::vector<VfState>> List(int pf_index) = 0;
-  /// Applies `s` through the PF in one RTM_NEWLINK. The kernel applies the
-  /// members in its own order and stops at the first refusal, so a failure
-  /// may leave some applied. EOPNOTSUPP when the PF's driver lacks one.
+  /// Applies `s` through the PF in one RTM_NEWLINK. The kernel applies the members in its own order and stops
+  /// at the first refusal, so a failure may leave some applied. EOPNOTSUPP when the PF's driver lacks one.
   virtual base::Status Set(int pf_index, const VfSettings& s) = 0;
 };
 

@@ -20,8 +20,7 @@ class VfSocket final : public Vf {
 
   Result<std::vector<VfState>> List(int pf_index) override {
     const std::string what = "RTM_GETLINK dev " + std::to_string(pf_index) + " (VF list)";
-    // A PF's answer is one message, its VF list near 64 KiB at most: the
-    // socket grows its buffer for it.
+    // A PF's answer is one message, its VF list near 64 KiB at most: the socket grows its buffer for it.
     ASSIGN_OR_RETURN(std::vector<raw::Bytes> answer, sock_.Exchange(what, [pf_index](uint32_t seq) {
       return vfmsg::BuildGetLink(seq, pf_index);
     }));

@@ -9,9 +9,7 @@
 
 namespace netlink {
 
-/// Opens an rtnetlink socket inside `ns` (switching into it just for
-/// socket()) and returns a Vf bound to it, with NETLINK_EXT_ACK on and
-/// sequence numbers checked.
+/// Opens an rtnetlink socket inside `ns` (netlink::Socket) and returns a Vf bound to it.
 base::Result<std::unique_ptr<Vf>> OpenVf(const Netns& ns);
 
 }  // namespace netlink

@@ -2,11 +2,11 @@
 
 #include <time.h>
 
-#include "cni/device.h"
-#include "cni/driver.h"
-#include "cni/journal.h"
-#include "cni/plan.h"
-#include "cni/rdma_attach.h"
+#include "cni/device/lookup.h"
+#include "cni/driver/child.h"
+#include "cni/driver/plan.h"
+#include "cni/driver/rdma.h"
+#include "cni/journal/journal.h"
 #include "ipam/inherit.h"
 #include "netlink/netns.h"
 #include "netlink/rdma_socket.h"

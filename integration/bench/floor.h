@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "cni/state.h"
+#include "cni/state/state.h"
 #include "conf/config.h"
 #include "ipam/ipam.h"
 

@@ -3,7 +3,7 @@
 // wait4 holds what an exec'd plugin pays around the same rtnetlink requests
 // and the in-process floor cannot show: the exec and start-up of this very
 // image, and the exit of a process that has moved a device
-// (docs/performance.md, fifth pass). erdma-cni's own share is its CPU less
+// (docs/performance.md, "The plugin's own share"). erdma-cni's own share is its CPU less
 // this program's, less the CPU this program spends reading its input and
 // writing its output (JSON, as the plugin reads its config and state), which
 // it prints last on stderr: "io-us=N".
@@ -19,7 +19,7 @@
 #include <string>
 
 #include "base/json_parse.h"
-#include "cni/state.h"
+#include "cni/state/state.h"
 #include "conf/config.h"
 #include "integration/bench/floor.h"
 #include "ipam/ipam.h"

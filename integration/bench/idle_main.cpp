@@ -2,7 +2,7 @@
 // an exec-style process costs by itself. With an argument it first blocks
 // that many milliseconds, as an ADD or DEL blocks in the kernel while a
 // device changes netns (RCU grace periods, 18-33 ms on the benchmark's VMs):
-// a process that has slept pays more for its exit (docs/performance.md).
+// the calibration tells whether a process that has slept pays more for its exit (docs/performance.md).
 #include <time.h>
 
 #include <cstdlib>

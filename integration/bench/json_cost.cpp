@@ -2,7 +2,7 @@
 // state write (StateText), per state read (parse + StateFromJson) and per
 // result render (AppendToResult + dump) of a typical attachment (a moved
 // device with an IPAM lease, two routes and a policy rule). Prints figures;
-// asserts nothing. docs/performance.md keeps them.
+// asserts nothing. docs/decisions/json-text-sink.md keeps them.
 //   erdma-bench-json [iterations]
 #include <sys/socket.h>
 
@@ -11,9 +11,11 @@
 #include <cstdlib>
 #include <string>
 
-#include "cni/cni_result.h"
-#include "cni/state.h"
+#include "cni/command/result.h"
+#include "cni/state/state.h"
 #include "conf/version.h"
+
+using nlohmann::json;
 
 namespace {
 
@@ -87,9 +89,29 @@ int main(int argc, char** argv) {
     sink +=
         conf::ConvertResult(cni::AppendToResult(nullptr, "1.1.0", iface, ips, routes), "1.0.0").dump().size();
   });
+  // The journal and the result, as the state file holds them: written as text
+  // from the records (what StateText does), and through a tree of the same
+  // records (StepToJson per step, then dump): what the text sink saves.
+  json result = st.result;
+  const double as_text = NsPer(n, [&] {
+    sink += cni::JsonFields::Text([&](cni::JsonFields& f) {
+              f.Records("steps", st.steps.size(),
+                        [&](cni::JsonFields& step, size_t i) { cni::StepFields(step, st.steps[i]); });
+              f("result", result);
+            }).size();
+  });
+  const double as_tree = NsPer(n, [&] {
+    json j = json::object();
+    json& steps = j["steps"] = json::array();
+    for (const cni::Step& s : st.steps) steps.push_back(cni::StepToJson(s));
+    j["result"] = st.result;
+    sink += j.dump().size();
+  });
   std::printf("state text: %zu bytes; %d iterations\n", text.size(), n);
   std::printf("state write (StateText):          %8.2f us\n", write / 1000);
   std::printf("state read (parse+StateFromJson): %8.2f us\n", read / 1000);
   std::printf("result render (build+dump):       %8.2f us\n", render / 1000);
+  std::printf("steps+result as text (Text):      %8.2f us\n", as_text / 1000);
+  std::printf("steps+result through a tree:      %8.2f us\n", as_tree / 1000);
   return sink == 0;
 }

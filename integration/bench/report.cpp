@@ -75,7 +75,7 @@ std::string VariantFs(const Results& r) {
 // move are in both. The issue's first reading, less the in-process floor and
 // /bin/true, is beside it: it charges the plugin for what the in-process
 // floor never pays (an exit after a device move) and credits it with
-// /bin/true's dynamic start-up (docs/performance.md, fifth pass).
+// /bin/true's dynamic start-up (docs/performance.md, "The plugin's own share").
 std::string Issue17Targets(const Results& r) {
   std::ostringstream o;
   o << "\n## Targets (issue 17)\n\n| target | measured | result |\n|---|---|---|\n";

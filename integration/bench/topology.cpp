@@ -17,7 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "cni/plan.h"
+#include "cni/driver/plan.h"
 
 namespace bench {
 namespace {

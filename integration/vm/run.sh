@@ -21,11 +21,12 @@
 #   VM_BZIMAGE=1             boot the bzImage even where a PVH vmlinux was extracted
 #   VM_QEMU=PATH             the qemu binary (default qemu-system-x86_64)
 #   VM_KVM_PROBE=1           probe KVM with a boot even where the CPU flags rule it out
-#   VM_NUMA=2                two NUMA nodes, each with a PCI expander bridge and two
-#                            virtio-net NICs behind it (default: what the scenarios' header
+#   VM_NUMA=2                a q35 machine with two NUMA nodes, each with a PCIe expander
+#                            bridge, a PCIe switch holding a GPU stand-in and NICs, and a NIC
+#                            on a root port of its own (default: what the scenarios' header
 #                            line `# vm-numa: 2` asks; 1 = the plain machine). See numa_args.
-#   VM_NUMA_NIC=virtio-net-pci  the model of those NICs (or e1000e: a netdev whose device
-#                            is the PCI function itself, not a virtio device below it)
+#   VM_NUMA_NIC=e1000e       the model of those NICs (or virtio-net-pci: a netdev whose
+#                            device is a virtio device below the PCI function)
 #   ERDMA_CNI, BUILD_DIR, VM_CACHE: see build-initramfs.sh and fetch-kernel.sh
 set -uo pipefail
 
@@ -88,21 +89,26 @@ kernel="$kdir/vmlinuz"
 
 mem="${VM_MEM:-2G}" smp="${VM_SMP:-2}"
 
-# numa_args: with VM_NUMA=2, two NUMA nodes (half the memory and half the CPUs each),
-# and on each a PCI expander bridge (pxb, the `pc` machine's; the guest finds its root
-# bus and its _PXM in the ACPI tables) with two NICs ($VM_NUMA_NIC) behind it:
-#   node 0: pxb bus 0x20, MACs 52:54:00:e0:00:00 and :01
-#   node 1: pxb bus 0x40, MACs 52:54:00:e0:00:02 and :03
-# The four NICs are the ports of one qemu hub (`-netdev hubport`), a wire between them
-# and nothing else: no frame leaves the VM. (A NIC alone on a hub cannot send at all:
-# the hub reports that nobody can receive, virtio-net stops its TX queue and the
-# guest's watchdog reports a transmit timeout.)
+# numa_args: with VM_NUMA=2, a q35 machine with two NUMA nodes (half the memory and half
+# the CPUs each). On each node a PCIe expander bridge (pxb-pcie; the guest finds its root
+# bus and its _PXM in the ACPI tables) with two root ports: behind the first a PCIe
+# switch (x3130 upstream, xio3130 downstream ports) holding a GPU stand-in (a
+# virtio-rng device: only its place in the tree matters) and NICs, behind the second one
+# NIC on its own ($VM_NUMA_NIC):
+#   node 0: pxb-pcie bus 0x20; switch: GPU 0, nic0 (MAC 52:54:00:e0:00:00), nic4 (:04,
+#           its link down: qmp set_link, below); own root port: nic1 (:01)
+#   node 1: pxb-pcie bus 0x40; switch: GPU 1, nic2 (:02); own root port: nic3 (:03)
+# The NICs are the ports of one qemu hub (`-netdev hubport`), a wire between them and
+# nothing else: no frame leaves the VM. (A NIC alone on a hub cannot send at all: the
+# hub reports that nobody can receive, virtio-net stops its TX queue and the guest's
+# watchdog reports a transmit timeout.)
 numa_args=()
-nic_model="${VM_NUMA_NIC:-virtio-net-pci}"
+qmp_socket=""
+nic_model="${VM_NUMA_NIC:-e1000e}"
 case "$nic_model" in
-  virtio-net-pci) nic_module=virtio_net ;;
-  e1000e) nic_module=e1000e ;;
-  *) echo "run: VM_NUMA_NIC=$nic_model: virtio-net-pci or e1000e" >&2; exit 2 ;;
+  virtio-net-pci) nic_module=virtio_net nic_opts=",disable-legacy=on" ;;
+  e1000e) nic_module=e1000e nic_opts="" ;;
+  *) echo "run: VM_NUMA_NIC=$nic_model: e1000e or virtio-net-pci" >&2; exit 2 ;;
 esac
 if ((VM_NUMA == 2)); then
   mib="$(numfmt --from=iec "${mem%[bB]}" 2>/dev/null)" ||
@@ -113,18 +119,39 @@ if ((VM_NUMA == 2)); then
   half=$((mib / 2))
   mem="$((half * 2))M"
   numa_args+=(
+    -machine q35
     -object "memory-backend-ram,id=mem0,size=${half}M" -object "memory-backend-ram,id=mem1,size=${half}M"
     -numa "node,nodeid=0,cpus=0-$((smp / 2 - 1)),memdev=mem0"
     -numa "node,nodeid=1,cpus=$((smp / 2))-$((smp - 1)),memdev=mem1"
   )
+  chassis=1
+  # port BUS ID: a PCIe port with a chassis number of its own.
+  port() {
+    numa_args+=(-device "$1,id=$3,bus=$2,chassis=$chassis,slot=0")
+    chassis=$((chassis + 1))
+  }
+  # nic BUS K: NIC K on BUS.
+  nic() {
+    numa_args+=(-netdev "hubport,id=nic$2,hubid=0"
+      -device "$nic_model,id=nicdev$2,netdev=nic$2,bus=$1,mac=52:54:00:e0:00:0$2$nic_opts")
+  }
   for node in 0 1; do
-    numa_args+=(-device "pxb,id=pxb$node,bus=pci.0,bus_nr=$((0x20 * (node + 1))),numa_node=$node")
-    for k in 0 1; do
-      i=$((node * 2 + k))
-      numa_args+=(-netdev "hubport,id=nic$i,hubid=0"
-        -device "$nic_model,netdev=nic$i,bus=pxb$node,addr=$((k + 1)),mac=52:54:00:e0:00:0$i")
-    done
+    numa_args+=(-device "pxb-pcie,id=pxb$node,bus=pcie.0,bus_nr=$((0x20 * (node + 1))),numa_node=$node")
+    port pcie-root-port "pxb$node" "rp${node}s"
+    numa_args+=(-device "x3130-upstream,id=up$node,bus=rp${node}s")
+    port xio3130-downstream "up$node" "dn${node}g"
+    numa_args+=(-device "virtio-rng-pci,bus=dn${node}g,disable-legacy=on")
+    port xio3130-downstream "up$node" "dn${node}n"
+    nic "dn${node}n" "$((node * 2))"
+    if ((node == 0)); then
+      port xio3130-downstream "up$node" "dn${node}d"
+      nic "dn${node}d" 4
+    fi
+    port pcie-root-port "pxb$node" "rp${node}o"
+    nic "rp${node}o" "$((node * 2 + 1))"
   done
+  qmp_socket="$VM_CACHE/run/$$.qmp"
+  numa_args+=(-qmp "unix:$qmp_socket,server=on,wait=off")
 fi
 
 qemu_base=(
@@ -198,10 +225,34 @@ filter() {
     if [[ -n ${VM_QUIET:-} ]]; then grep --line-buffered -E '^(VM-TEST|VM-RESULT|VM-INIT|    \| )'; else cat; fi
 }
 
+# nic4_link_down: on the two-NUMA-node machine, NIC 4's link is down from the start, as
+# a port whose cable is out: qemu's set_link, over QMP, once qemu listens (at most 20 s).
+nic4_link_down() {
+  python3 - "$qmp_socket" <<'PY' >/dev/null 2>&1
+import json, socket, sys, time
+for _ in range(200):
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(sys.argv[1])
+        break
+    except OSError:
+        time.sleep(0.1)
+else:
+    sys.exit(1)
+f = s.makefile("rw")
+f.readline()
+for cmd in ({"execute": "qmp_capabilities"},
+            {"execute": "set_link", "arguments": {"name": "nicdev4", "up": False}}):
+    f.write(json.dumps(cmd) + "\n")
+    f.flush()
+    f.readline()
+PY
+}
+
 # boot: one qemu run with the console in $log; sets qrc, elapsed, clean (the console
 # without \r) and init_line (empty if the kernel never started /init).
 qpid="" tpid=""
-trap 'kill $qpid $tpid 2>/dev/null; rm -f "$img" "$probe_log"' EXIT
+trap 'kill $qpid $tpid 2>/dev/null; rm -f "$img" "$probe_log" ${qmp_socket:+"$qmp_socket"}' EXIT
 trap 'exit 130' INT TERM
 boot() {
   : >"$log"
@@ -210,6 +261,7 @@ boot() {
   timeout -k 10 "$VM_TIMEOUT" "${qemu_base[@]}" "${accel_args[@]}" -serial "file:$log" \
     -append "$append" </dev/null >"$log.qemu" 2>&1 &
   qpid=$!
+  [[ -n $qmp_socket ]] && nic4_link_down &
   # In the background, so that `wait` (which a signal interrupts, unlike a foreground
   # pipeline) is what run.sh sits in; an interrupted run.sh takes its VM with it.
   tail -n +1 -F --pid="$qpid" "$log" 2>/dev/null | filter &
@@ -235,7 +287,7 @@ oops() {
             for (i = b; i <= p + 2 && i <= NR; i++) print "  " l[i]}' <<<"$clean"
 }
 
-echo "== vm $series: kernel $(cat "$kdir/version") ($(basename "$kernel")), accel $accel ($accel_reason),${numa_args[*]:+ 2 NUMA nodes with 2 $nic_model NICs each,} timeout ${VM_TIMEOUT}s, log $log"
+echo "== vm $series: kernel $(cat "$kdir/version") ($(basename "$kernel")), accel $accel ($accel_reason),${numa_args[*]:+ q35, 2 NUMA nodes with a PCIe switch and $nic_model NICs each,} timeout ${VM_TIMEOUT}s, log $log"
 boot
 # A kernel that panics before /init has run none of the scenarios: nothing of the
 # project ran yet, so one more boot is allowed, and said out loud. A panic after /init

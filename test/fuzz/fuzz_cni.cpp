@@ -47,7 +47,7 @@
 #include <string>
 
 #include "base/log.h"
-#include "cni/run.h"
+#include "cni/command/run.h"
 #include "conf/config.h"
 #include "conf/version.h"
 #include "install/conflist.h"

@@ -41,7 +41,7 @@
 #include <string>
 #include <vector>
 
-#include "cni/run.h"
+#include "cni/command/run.h"
 #include "test/fake/fake_kernel.h"
 #include "test/fake/fake_opener.h"
 #include "test/fake/fake_rdma.h"

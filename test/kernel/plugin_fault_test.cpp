@@ -2,7 +2,7 @@
 // fail, or to die by SIGKILL, before and after every journal step, undo step
 // and state write that its ADD and DEL pass through, in move mode (IPAM and
 // inherited addresses, MTU, SMC-R sysctls), macvlan mode and a group (a
-// pool's device, cni/group.h). The points come
+// pool's device, cni/state/group.h). The points come
 // from a traced run of the plugin itself, not from a list kept here. The
 // points of the stale-claim recovery (an ADD finishing a lost DEL) are failed
 // and killed in plugin_stale_test.cpp; every kind is reached here.
@@ -18,7 +18,7 @@
 #include <set>
 
 #include "base/fault.h"
-#include "cni/state.h"
+#include "cni/state/state.h"
 #include "test/kernel/harness.h"
 #include "test/kernel/skip.h"
 
@@ -61,7 +61,7 @@ const std::vector<Scenario>& Scenarios() {
        }},
       {"group-pool-ipam",
        [](const kt::Topology& t) {
-         // A group (cni/group.h) of one member from a pool, whose IPAM runs
+         // A group (cni/state/group.h) of one member from a pool, whose IPAM runs
          // under the member's own interface name.
          kt::ConfigSpec s{
              .device = "", .data_dir = t.DataDir(), .log_file = t.LogFile(), .ipam = HostLocal(t)};
@@ -242,7 +242,7 @@ TEST_CASE(
   // rollback is exercised by the unit tests' failure injection and the VM
   // scenarios, not by fault points here. The steps of mode vf need an
   // SR-IOV PF, which neither this machine nor the VMs have: the unit tests
-  // fail every kernel and PF call of a VF ADD and DEL (engine_vf_test.cpp).
+  // fail every kernel and PF call of a VF ADD and DEL (vf_add_del_test.cpp).
   const std::set<std::string> vm_only_ops = {"rdma-mode", "rdma-move", "rdma-soft", "pnet", "ueid"};
   const std::set<std::string> sriov_only_ops = {"vf", "mac"};
   std::vector<std::string> missing;

@@ -72,7 +72,9 @@ void Refused(const kt::Topology& t, const kt::PluginCall& call, int code,
 
 }  // namespace
 
-TEST_CASE("a dataDir or logFile the node file does not allow is refused at ADD with code 7, passed over by DEL, and nothing changes") {
+TEST_CASE(
+    "a dataDir or logFile the node file does not allow is refused at ADD with code 7, passed over by DEL, "
+    "and nothing changes") {
   kt::Topology t;
   const std::string node = t.tmp() + "/node.json";
   kt::WriteNodeFile(
@@ -95,7 +97,8 @@ TEST_CASE("a dataDir or logFile the node file does not allow is refused at ADD w
            {"logFile in /etc", "logFile", "/etc/erdma-cni-test.log"},
        }) {
     INFO(row.what);
-    json config = kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
+    json config =
+        kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
     config[row.key] = row.value;
     config["logMaxBytes"] = 1;
     const std::string refusal =

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <string>
 
-#include "cni/route_restore.h"
+#include "cni/journal/route_restore.h"
 #include "test/kernel/rtnl_fixture.h"
 
 namespace {

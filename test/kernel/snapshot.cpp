@@ -137,7 +137,7 @@ bool FileExists(const std::string& path) {
 
 std::string StatePath(const std::string& data_dir, const std::string& network,
                       const std::string& container_id, const std::string& ifname) {
-  // "@<containerID>@<ifname>", the ifname's '%' and '.' escaped (cni/state.h),
+  // "@<containerID>@<ifname>", the ifname's '%' and '.' escaped (cni/state/state.h),
   // spelled out here so that a change of format breaks these tests.
   std::string name = "@" + container_id + "@";
   for (char c : ifname)

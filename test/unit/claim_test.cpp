@@ -1,5 +1,5 @@
-// cni/claim.h: the shares of a macvlan/ipvlan parent (children/<parent>/).
-#include "cni/claim.h"
+// cni/state/claim.h: the shares of a macvlan/ipvlan parent (children/<parent>/).
+#include "cni/state/claim.h"
 
 #include <stdlib.h>
 

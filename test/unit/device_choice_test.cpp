@@ -1,17 +1,16 @@
 // device.count and device.pool: the config, the pod-side names of a group's
-// interfaces, and which free devices of a pool come first (cni/device_choice.h).
-#include "cni/device_choice.h"
-
+// interfaces, and which free devices of a pool come first (cni/device/choice.h).
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <tuple>
 
-#include "cni/claim.h"
-#include "test/unit/engine_node.h"
+#include "cni/device/choice.h"
+#include "cni/state/claim.h"
+#include "test/unit/fake_node.h"
 #include "test/unit/fake_sysfs.h"
 
 using conf::DeviceSelector;
-using enginetest::Node;
+using fakenode::Node;
 using nlohmann::json;
 
 namespace {
@@ -125,6 +124,7 @@ TEST_CASE(
   cni::Env env = node.MakeEnv(cni::Command::kAdd);
   cni::Context ctx{cfg, env, *node.host, node.opener, node.ipam};
   ctx.sysfs_root = node.sysfs_root;
+  ctx.procfs_root = node.dir.path + "/proc";  // no NVIDIA driver
   auto names = [](const std::vector<cni::DeviceCandidate>& c) {
     std::vector<std::string> n;
     for (const auto& d : c) n.push_back(d.selector.value);
@@ -132,39 +132,48 @@ TEST_CASE(
   };
   const conf::DevicePool by_vendor{{}, "0x1ded", ""};
 
-  SECTION("the pod's GPUs on NUMA node 1 put eth3 and eth4 first") {
+  SECTION("a GPU the driver files do not map ranks by the kubelet's NUMA node 1: eth3 and eth4 first") {
     kubelet::PodAllocation gpus;
     gpus.gpu_numa_nodes = {1};
-    gpus.gpu_ids = {"GPU-7a1b"};
+    gpus.gpus = {{"GPU-7a1b", {1}}};
     auto c = cni::PoolCandidates(ctx, by_vendor, &gpus);
     REQUIRE(c.ok());
     CHECK(names(*c) == std::vector<std::string>{"eth3", "eth4", "eth1", "eth2"});
-    CHECK((*c)[0].why == "NUMA node 1, with the pod's GPUs");
-    CHECK((*c)[2].why.find("the pod's GPUs are on NUMA node 1, where no free device was left") !=
-          std::string::npos);
+    CHECK((*c)[0].why == "PHB to GPU GPU-7a1b (by NUMA node)");
+    CHECK((*c)[2].why == "SYS to GPU GPU-7a1b (by NUMA node)");
   }
   SECTION("GPUs on node 0 put eth1 and eth2 first") {
     kubelet::PodAllocation gpus;
     gpus.gpu_numa_nodes = {0};
+    gpus.gpus = {{"GPU-0c0d", {0}}};
     auto c = cni::PoolCandidates(ctx, by_vendor, &gpus);
     REQUIRE(c.ok());
     CHECK(names(*c) == std::vector<std::string>{"eth1", "eth2", "eth3", "eth4"});
   }
-  SECTION("a GPU whose ID is a PCI address puts the devices on its PCIe root first") {
+  SECTION("a GPU whose ID is a PCI address is located in sysfs: the devices of its NUMA node first") {
     sys.AddDevice("0000:3b:00.7", "nvidia");
+    std::ofstream(sys.root() + "/devices/pci0000:3a/0000:3b:00.7/numa_node") << "1\n";
     kubelet::PodAllocation gpus;
-    gpus.gpu_numa_nodes = {1};
-    gpus.gpu_ids = {"0000:3b:00.7"};
+    gpus.gpus = {{"0000:3b:00.7", {}}};
     auto c = cni::PoolCandidates(ctx, by_vendor, &gpus);
     REQUIRE(c.ok());
-    // The fake tree has one root (pci0000:3a): every device shares the GPU's.
-    CHECK((*c)[0].why.starts_with("PCIe root pci0000:3a"));
+    // Every device of the fake tree sits on its root bus: PHB on one NUMA node.
+    CHECK(names(*c) == std::vector<std::string>{"eth3", "eth4", "eth1", "eth2"});
+    CHECK((*c)[0].why == "PHB to GPU 0000:3b:00.7");
   }
-  SECTION("without the GPUs' NUMA nodes every free device ranks alike, by name") {
+  SECTION("without the pod's GPUs every free device ranks alike, by name") {
     auto c = cni::PoolCandidates(ctx, by_vendor, nullptr);
     REQUIRE(c.ok());
     CHECK(names(*c) == std::vector<std::string>{"eth1", "eth2", "eth3", "eth4"});
-    CHECK((*c)[0].why == "NUMA node 0; the pod's GPUs are not known");
+    CHECK((*c)[0].why == "by name: the pod's GPUs are not known");
+  }
+  SECTION("an up device without carrier is passed over, saying why") {
+    std::ofstream(sys.root() + "/class/net/eth2/carrier") << "0\n";
+    std::string passed;
+    auto c = cni::PoolCandidates(ctx, by_vendor, nullptr, &passed);
+    REQUIRE(c.ok());
+    CHECK(names(*c) == std::vector<std::string>{"eth1", "eth3", "eth4"});
+    CHECK(passed.find("eth2 (link down: no carrier)") != std::string::npos);
   }
   SECTION("rdmaDriver selects the devices whose paired RDMA device's driver it names") {
     fake::RdmaWorld rdma{node.world, netlink::NetnsMode::kShared};

@@ -3,10 +3,11 @@
 // VF netdev with nothing to set, journaled as a plain move, from its claim and
 // sysfs), and a VF on vfio-pci, which has no netdev in the pod, is not
 // reported as missing one.
-#include "cni/diag.h"
-#include "test/unit/engine_vf_node.h"
+#include "cni/admin/diag.h"
+#include "cni/admin/diag_render.h"
+#include "test/unit/fake_vf_node.h"
 
-using namespace enginetest;  // NOLINT(google-build-using-namespace): the shared fixture
+using namespace fakenode;  // NOLINT(google-build-using-namespace): the shared fixture
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "cni/env.h"
+#include "cni/command/env.h"
 
 #include <catch2/catch.hpp>
 #include <map>

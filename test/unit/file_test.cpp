@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cni/state.h"
+#include "cni/state/state.h"
 
 namespace fs = std::filesystem;
 

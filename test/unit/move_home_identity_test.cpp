@@ -4,7 +4,7 @@
 // another kind), however its MAC looks.
 #include <catch2/catch.hpp>
 
-#include "cni/journal.h"
+#include "cni/journal/journal.h"
 #include "test/fake/fake_kernel.h"
 
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "conf/node.h"
-#include "test/unit/engine_node.h"
+#include "test/unit/fake_node.h"
 
 namespace {
 
@@ -115,7 +115,7 @@ TEST_CASE("a node file replaces only the lists it names") {
 
 TEST_CASE(
     "move mode refuses the device of the node's default route before anything changes, unless allowed") {
-  enginetest::Node n;
+  fakenode::Node n;
   const conf::Config cfg = n.Config();
   const cni::Env env = n.MakeEnv(cni::Command::kAdd);
   NodePolicy policy;
@@ -138,7 +138,7 @@ TEST_CASE(
   // the node's; eth1's own default (the node agent's) no longer counts.
   int eth0 = n.world.AddLink(fake::World::kRoot, {0, "eth0", "00:16:3e:00:00:01", 1500, true, ""});
   netlink::RouteInfo def;
-  def.dst = enginetest::P("0.0.0.0/0");
+  def.dst = fakenode::P("0.0.0.0/0");
   def.oif = eth0;
   def.metric = 100;
   def.scope = netlink::kScopeLink;
@@ -166,7 +166,7 @@ TEST_CASE(
 }
 
 TEST_CASE("move mode refuses the node's loopback device") {
-  enginetest::Node n;
+  fakenode::Node n;
   const conf::Config cfg = *conf::Parse(
       R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","device":{"name":"lo"},"dataDir":")" +
       n.dir.path + "\"}");
@@ -184,7 +184,7 @@ TEST_CASE("move mode refuses the node's loopback device") {
 }
 
 TEST_CASE("a macvlan child on the node's default-route device stays allowed: the device stays on the node") {
-  enginetest::Node n;
+  fakenode::Node n;
   const conf::Config cfg =
       n.Config(R"(,"mode":"macvlan","macvlan":{"mode":"bridge"},"ipam":{"type":"fake-ipam"})");
   const cni::Env env = n.MakeEnv(cni::Command::kAdd);

@@ -1,8 +1,8 @@
-// Whether a pod asked for the attachment (cni/pod_request.h), for the
+// Whether a pod asked for the attachment (cni/command/pod_request.h), for the
 // decisions that need no kubelet: mode none, a pool's opt-in annotation, a
 // standalone config, device.required. The kubelet's part (device.resource)
 // runs against the fake kubelet in test/kernel/plugin_node_conflist_test.cpp.
-#include "cni/pod_request.h"
+#include "cni/command/pod_request.h"
 
 #include <catch2/catch.hpp>
 

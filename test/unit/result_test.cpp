@@ -1,8 +1,9 @@
+#include "cni/command/result.h"
+
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include "cni/cni_result.h"
 #include "conf/version.h"
 #include "ipam/ipam_result.h"
 

@@ -1,10 +1,10 @@
 // SR-IOV discovery on a sysfs tree laid out as the kernel does it.
-#include "cni/sriov.h"
+#include "cni/driver/sriov.h"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "cni/device.h"
+#include "cni/device/lookup.h"
 #include "test/unit/fake_sysfs.h"
 
 namespace {

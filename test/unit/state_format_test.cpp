@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "cni/state.h"
+#include "cni/state/state.h"
 
 namespace {
 

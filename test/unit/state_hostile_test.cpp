@@ -9,9 +9,9 @@
 #include <fstream>
 
 #include "base/file.h"
-#include "cni/claim.h"
-#include "cni/env.h"
-#include "cni/state.h"
+#include "cni/command/env.h"
+#include "cni/state/claim.h"
+#include "cni/state/state.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

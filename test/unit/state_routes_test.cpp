@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <functional>
 
-#include "cni/state.h"
+#include "cni/state/state.h"
 
 namespace {
 

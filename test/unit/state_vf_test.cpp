@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "cni/state.h"
+#include "cni/state/state.h"
 
 namespace {
 

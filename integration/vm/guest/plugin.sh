@@ -36,11 +36,12 @@ topo_down() {
 }
 
 # cni CMD CID NETNS IFNAME CONFIG: runs the plugin as a runtime would; prints its stdout.
-# CNI_ARGS, when set in the caller's environment, is passed on (K8S_POD_NAME=...).
+# CNI_ARGS, when set in the caller's environment, is passed on (K8S_POD_NAME=...), and
+# so is ERDMA_CNI_TEST_PROCFS (a procfs tree of the test's, read by test builds only).
 cni() {
   printf '%s' "$5" | env -i PATH="$PATH" CNI_COMMAND="$1" CNI_CONTAINERID="$2" CNI_NETNS="$3" \
     CNI_IFNAME="$4" CNI_PATH=/usr/lib/cni ERDMA_CNI_NODE_CONFIG="$NODE_FILE" \
-    ${CNI_ARGS:+CNI_ARGS="$CNI_ARGS"} erdma-cni
+    ${CNI_ARGS:+CNI_ARGS="$CNI_ARGS"} ${ERDMA_CNI_TEST_PROCFS:+ERDMA_CNI_TEST_PROCFS="$ERDMA_CNI_TEST_PROCFS"} erdma-cni
 }
 
 # conf RDMA_JSON [DEVICE]: a standalone (Multus-style) config.
@@ -58,13 +59,15 @@ conf_smcr() {
 }
 
 # --- the two-NUMA-node machine (`# vm-numa: 2`, run.sh) ------------------------------
-# numa_nics: renames the four PCI NICs run.sh gives such a VM to nic0..nic3 by their
-# MACs (52:54:00:e0:00:0K -> nicK; the kernel's own eth names follow the order it
-# scans the expander bridges in): nic0 and nic1 sit on NUMA node 0, nic2 and nic3 on
-# node 1. Returns 1 (no verdict) if one is missing.
+# numa_nics [K...]: renames the PCI NICs run.sh gives such a VM to nicK by their MACs
+# (52:54:00:e0:00:0K -> nicK; the kernel's own eth names follow the order it scans the
+# expander bridges in), by default nic0..nic3: nic0 and nic1 sit on NUMA node 0, nic2
+# and nic3 on node 1 (nic4, on node 0, has its link down). Returns 1 (no verdict) if
+# one is missing.
 numa_nics() {
-  local k d name
-  for k in 0 1 2 3; do
+  local k d name ks=("$@")
+  ((${#ks[@]})) || ks=(0 1 2 3)
+  for k in "${ks[@]}"; do
     name=""
     for d in /sys/class/net/*; do
       [[ "$(cat "$d/address" 2>/dev/null)" == "52:54:00:e0:00:0$k" ]] && name="${d##*/}"
@@ -74,6 +77,16 @@ numa_nics() {
       ip link set "$name" down
       ip link set "$name" name "nic$k" || return 1
     fi
+  done
+}
+
+# carriers_up IF...: waits, up to 15 s, until each IF has carrier (an e1000e link comes
+# up a moment after the device does, as a real NIC's would: a pool passes over a device
+# without carrier).
+carriers_up() {
+  local i
+  for i in "$@"; do
+    wait_for 15 sh -c "[ \"\$(cat /sys/class/net/$i/carrier 2>/dev/null)\" = 1 ]" || return 1
   done
 }
 

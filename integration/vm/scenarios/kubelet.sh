@@ -2,11 +2,13 @@
 # vm-numa: 2
 # vm-needs: python
 # kubelet: which device a pod gets from the kubelet's pod-resources API, with real
-# kernel sysfs on a machine with two NUMA nodes. run.sh gives this VM two NUMA nodes, a
-# PCI expander bridge on each and two virtio-net NICs behind each bridge; the fake
-# kubelet (test/fake_kubelet/fake_kubelet.py) runs in the guest. A virtio NIC's
-# device/numa_node does not exist (its device is the virtio device): the PCI function
-# above it has it. Soft-RoCE devices are named like eRDMA's:
+# kernel sysfs on a machine with two NUMA nodes. run.sh gives this VM two NUMA nodes
+# with a PCIe expander bridge each and two NICs on each node (nic4, whose link is down,
+# stays out of these pools); the fake kubelet (test/fake_kubelet/fake_kubelet.py) runs
+# in the guest. With VM_NUMA_NIC=virtio-net-pci a NIC's device/numa_node does not exist
+# (its device is the virtio device): the PCI function above it has it. The pods' GPU IDs
+# map to no driver file here, so pools rank by the kubelet's NUMA nodes (rails.sh has
+# the GPUs by UUID). Soft-RoCE devices are named like eRDMA's:
 #   nic0 (node 0) erdma_0    nic1 (node 0) erdma_2
 #   nic2 (node 1) erdma_1    nic3 (node 1) erdma_3
 # A: device.resource, chained after a Terway-shaped prevResult, move mode, shared
@@ -22,9 +24,9 @@ source /vm/plugin.sh
 
 VM_PLAN=(numa-nodes nics-numa rxe-add kubelet-up kubelet-get
   a-add-one a-one-ifname a-one-mac a-one-rdma a-one-addr a-add-two a-two-ifname a-two-mac a-two-rdma
-  a-del-one a-del-two a-home a-no-state
+  a-del-one a-del-two a-home a-carrier a-no-state
   b-add-gpu1 b-gpu1-ifnames b-gpu1-macs b-gpu1-result b-add-spill b-spill-node0 b-spill-log
-  b-del-spill b-del-gpu1 b-gpu1-home b-add-gpu0 b-gpu0-macs b-del-gpu0 b-add-vendor b-vendor-macs
+  b-del-spill b-del-gpu1 b-gpu1-home b-carrier b-add-gpu0 b-gpu0-macs b-del-gpu0 b-carrier-again b-add-vendor b-vendor-macs
   b-del-vendor b-home b-no-state)
 
 if [[ ! -d /sys/devices/system/node/node1 ]]; then
@@ -32,7 +34,7 @@ if [[ ! -d /sys/devices/system/node/node1 ]]; then
   exit 0
 fi
 ok numa-nodes
-if ! numa_nics; then
+if ! numa_nics 0 1 2 3 4; then
   skip_rest "the four PCI NICs of a vm-numa VM (MACs 52:54:00:e0:00:0K) are not there: $(cd /sys/class/net && echo *)"
   exit 0
 fi
@@ -58,6 +60,7 @@ for k in 0 1 2 3; do
   ip route add 10.9.0.0/24 dev "nic$k" metric "$((200 + k))" src "10.9.0.2$k"
   MAC_OF[nic$k]="52:54:00:e0:00:0$k"
 done
+ip link set nic4 up # no carrier (run.sh): the pools pass it over
 rxe_ok=1
 for nic in nic0 nic2 nic1 nic3; do
   rdma link add "${RXE_OF[$nic]}" type rxe netdev "$nic" >/tmp/rxe.out 2>&1 || rxe_ok=""
@@ -146,6 +149,8 @@ expect_match a-two-rdma '"rdmaDevice":"erdma_0"' "$out2"
 check a-del-one pod DEL default one "$A_CONF"
 check a-del-two pod DEL default two "$A_CONF"
 check a-home home nic0 nic1 nic2 nic3
+# A pool passes over a device without carrier: the NICs DEL brought home first get theirs.
+check a-carrier carriers_up nic0 nic1 nic2 nic3
 expect_eq a-no-state "" "$(find "$DATA" -type f 2>/dev/null)"
 
 # --- B: device.pool, by the GPUs' NUMA node ---------------------------------------------
@@ -155,7 +160,7 @@ pool_conf() { terway_conf "{\"pool\": $1, \"count\": $2, \"required\": true}" | 
 NAMES='{"names": ["nic0", "nic1", "nic2", "nic3"]}'
 B_CONF="$(pool_conf "$NAMES" 2)"
 B1_CONF="$(pool_conf "$NAMES" 1)"
-VENDOR="$(cat "$(nic_pci nic0)/vendor")" # 0x1af4 (virtio), or 0x8086 with VM_NUMA_NIC=e1000e
+VENDOR="$(cat "$(nic_pci nic0)/vendor")" # 0x8086 (e1000e), or 0x1af4 with VM_NUMA_NIC=virtio-net-pci
 BV_CONF="$(pool_conf "{\"pciVendor\": \"$VENDOR\"}" 2)"
 # pod_macs NS: the MACs of the pod's erdma* interfaces, sorted; pod_ifs NS: their names.
 pod_macs() { local i; for i in $(pod_ifs "$1"); do mac_in "$1" "$i"; done | sort | xargs; }
@@ -176,11 +181,13 @@ check b-del-spill pod DEL ml spill "$B1_CONF"
 # One DEL puts both of gpu1's NICs back.
 check b-del-gpu1 pod DEL ml gpu1 "$B_CONF"
 check b-gpu1-home home nic0 nic1 nic2 nic3
+check b-carrier carriers_up nic0 nic1 nic2 nic3
 # GPUs on node 0: the node-0 NICs; the same with the pool chosen by the NICs' PCI vendor.
 out="$(pod ADD ml gpu0 "$B_CONF")"
 expect_match b-add-gpu0 '"name":"erdma1"' "$out" || shown "$out"
 expect_eq b-gpu0-macs "${MAC_OF[nic0]} ${MAC_OF[nic1]}" "$(pod_macs gpu0)"
 check b-del-gpu0 pod DEL ml gpu0 "$B_CONF"
+check b-carrier-again carriers_up nic0 nic1
 out="$(pod ADD ml gpu0 "$BV_CONF")"
 expect_match b-add-vendor '"name":"erdma1"' "$out" || shown "$out"
 expect_eq b-vendor-macs "${MAC_OF[nic0]} ${MAC_OF[nic1]}" "$(pod_macs gpu0)"
@@ -191,6 +198,7 @@ expect_eq b-no-state "" "$(find "$DATA" -type f 2>/dev/null)"
 # --- leave the VM as we found it -------------------------------------------------------
 kubelet_stop
 for p in one two gpu1 gpu0 spill; do ip netns del "$p" 2>/dev/null; done
+ip link set nic4 down
 for nic in nic0 nic1 nic2 nic3; do
   rdma link delete "${RXE_OF[$nic]}" 2>/dev/null
   ip addr flush dev "$nic" 2>/dev/null

@@ -1,0 +1,23 @@
+// Where the admin commands (diag, clear) look for erdma-cni's attachments.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+
+namespace cni {
+
+struct AdminDataDirs {
+  std::vector<std::string> dirs;  ///< searched, in the node file's order
+  /// Node file entries ending in "/": any directory below them may be a dataDir, too many to walk; named in
+  /// the report so that the admin gives --data-dir.
+  std::vector<std::string> unsearched;
+  std::string source;  ///< "--data-dir", or where the node policy came from
+};
+
+/// `given` (--data-dir) alone; without it every dataDir the node file ($ERDMA_CNI_NODE_CONFIG, else
+/// /etc/erdma-cni/node.json; without one, /run/erdma-cni) allows by its exact path. Errors: the node file's.
+base::Result<AdminDataDirs> FindAdminDataDirs(const std::string& given);
+
+}  // namespace cni

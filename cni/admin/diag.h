@@ -1,0 +1,44 @@
+// `erdma-cni diag`: the checks an operator runs by hand when a pod has no working RDMA — the RDMA netns mode,
+// the RDMA devices a netns sees with their ports and GIDs, netdev pairing, SMC sysctls and pnet entries, the
+// memlock limit of the pod's processes, and erdma-cni's state against what the kernel shows. Read-only: it
+// never changes the node.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "netlink/kernel.h"
+#include "netlink/rdma_kernel.h"
+#include "netlink/smc.h"
+#include "netlink/sysctl.h"
+
+namespace cni {
+
+struct DiagOptions {
+  std::string netns;  ///< the netns to look at ("" = the node's)
+  /// erdma-cni's dataDirs: their states are checked against the kernel
+  std::vector<std::string> data_dirs;
+  /// Node file entries diag could not walk (AdminDataDirs::unsearched)
+  std::vector<std::string> unsearched;
+  std::string sysfs_root = "/sys";
+  std::string proc_root = "/proc";
+  bool json = false;
+};
+
+/// What diag reads through, opened for DiagOptions::netns (null: unavailable, with the reason in *_error).
+struct DiagSources {
+  std::unique_ptr<netlink::Kernel> links;
+  std::unique_ptr<netlink::Rdma> rdma;  ///< in the netns looked at
+  std::string rdma_error;
+  std::unique_ptr<netlink::Sysctl> sysctl;
+  std::unique_ptr<netlink::Smc> smc;
+  std::string smc_error;
+  uint64_t netns_inode = 0;  ///< to find the processes in it (0: unknown)
+};
+
+/// Everything diag found, as one JSON object (the --json output).
+nlohmann::json Diagnose(const DiagOptions& opts, DiagSources& src);
+
+}  // namespace cni

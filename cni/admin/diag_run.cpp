@@ -1,0 +1,133 @@
+// `erdma-cni diag` on the command line: its options, the dataDirs it searches, and the real sources it opens.
+#include "cni/admin/diag_run.h"
+
+#include <sys/stat.h>
+
+#include <sstream>
+
+#include "base/escape.h"
+#include "base/file.h"
+#include "cni/admin/data_dirs.h"
+#include "cni/admin/diag.h"
+#include "cni/admin/diag_render.h"
+#include "cni/state/state.h"
+#include "conf/names.h"
+#include "netlink/netns.h"
+#include "netlink/rdma_socket.h"
+#include "netlink/rtnl_kernel.h"
+#include "netlink/smc_socket.h"
+#include "netlink/sysctl.h"
+
+namespace cni {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: erdma-cni diag [--netns PATH | --container ID] [--data-dir DIR] [--json]\n"
+    "  --netns PATH      the pod netns to look at (e.g. /var/run/netns/cni-...); default: the node\n"
+    "  --container ID    the pod sandbox whose netns erdma-cni recorded (CNI_CONTAINERID)\n"
+    "  --data-dir DIR    the one dataDir whose states are checked (default: every dataDir the node\n"
+    "                    file /etc/erdma-cni/node.json allows, or /run/erdma-cni without one)\n"
+    "  --json            the report as one JSON object\n";
+
+// The netns erdma-cni recorded for the pod sandbox `container_id`, from its
+// states in any network of the dataDirs.
+base::Result<std::string> NetnsOfContainer(const std::vector<std::string>& data_dirs,
+                                           const std::string& container_id) {
+  std::string searched;
+  for (const std::string& data_dir : data_dirs) {
+    searched += (searched.empty() ? "" : ", ") + data_dir;
+    if (!base::CheckPrivateDir(data_dir).ok()) continue;
+    auto networks = base::ListDirs(data_dir);
+    if (!networks.ok()) continue;
+    for (const auto& net : *networks) {
+      if (conf::IsReservedDataDirName(net)) continue;
+      StateStore store(data_dir, net);
+      if (!store.Check().ok()) continue;
+      auto paths = store.List();
+      if (!paths.ok()) continue;
+      for (const auto& path : *paths) {
+        auto loaded = store.Load(path);
+        if (loaded.ok() && *loaded && (*loaded)->container_id == container_id && !(*loaded)->netns.empty())
+          return (*loaded)->netns;
+      }
+    }
+  }
+  return base::Error(base::Code::kInvalidConfig,
+                     "--container: no erdma-cni state of container " + container_id + " under " +
+                         (searched.empty() ? std::string("any dataDir") : searched) +
+                         " (the pod sandbox ID, as `crictl pods --no-trunc` shows it; or give --netns, "
+                         "or --data-dir for a dataDir the node file does not list)");
+}
+
+}  // namespace
+
+int RunDiag(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  DiagOptions opts;
+  std::string container, data_dir;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json") {
+      opts.json = true;
+    } else if (a == "--help" || a == "-h") {
+      out << kUsage;
+      return 0;
+    } else if (a == "--netns" || a == "--data-dir" || a == "--container") {
+      if (i + 1 >= args.size()) {
+        err << "erdma-cni diag: " << a << " needs a value; " << kUsage;
+        return 2;
+      }
+      (a == "--netns" ? opts.netns : a == "--data-dir" ? data_dir : container) = args[++i];
+    } else {
+      err << "erdma-cni diag: unknown option " << base::EscapeForDisplay(a) << "; " << kUsage;
+      return 2;
+    }
+  }
+  auto dirs = FindAdminDataDirs(data_dir);
+  if (!dirs.ok()) {
+    err << "erdma-cni diag: " << dirs.error().msg << "\n";
+    return 2;
+  }
+  opts.data_dirs = dirs->dirs;
+  opts.unsearched = dirs->unsearched;
+  if (!container.empty()) {
+    if (!opts.netns.empty()) {
+      err << "erdma-cni diag: give --netns or --container, not both\n";
+      return 2;
+    }
+    auto netns = NetnsOfContainer(opts.data_dirs, container);
+    if (!netns.ok()) {
+      err << "erdma-cni diag: " << netns.error().msg << "\n";
+      return 2;
+    }
+    opts.netns = *netns;
+  }
+  DiagSources src;
+  auto ns = opts.netns.empty() ? netlink::Netns::Current() : netlink::Netns::Open(opts.netns, "--netns");
+  if (!ns.ok()) {
+    err << "erdma-cni diag: " << ns.error().msg << "\n";
+    return 2;
+  }
+  struct stat sb {};
+  if (::fstat(ns->fd(), &sb) == 0) src.netns_inode = sb.st_ino;
+  if (auto k = netlink::OpenRtnl(*ns); k.ok()) src.links = std::move(k).value();
+  if (auto r = netlink::OpenRdma(*ns); r.ok())
+    src.rdma = std::move(r).value();
+  else
+    src.rdma_error = r.error().msg;
+  if (auto s = netlink::OpenSysctl(*ns); s.ok()) src.sysctl = std::move(s).value();
+  if (auto s = netlink::OpenSmc(*ns); s.ok())
+    src.smc = std::move(s).value();
+  else
+    src.smc_error = s.error().msg;
+  json report = Diagnose(opts, src);
+  if (opts.json)
+    out << report.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  else
+    out << RenderDiag(report);
+  return report["problems"].empty() ? 0 : 1;
+}
+
+}  // namespace cni

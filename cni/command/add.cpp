@@ -1,0 +1,417 @@
+// ADD, one pipeline for every mode: the driver finds the device, the pipeline holds it (claim or share: only
+// here), the driver reads what it needs and plans, the pipeline journals and applies the plan and builds the
+// result; on any failure it undoes everything done so far.
+#include "cni/command/add.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "base/phase.h"
+#include "cni/command/context.h"
+#include "cni/command/result.h"
+#include "cni/driver/plan.h"
+#include "cni/driver/registry.h"
+#include "cni/journal/journal.h"
+#include "cni/state/claim.h"
+#include "cni/state/stale.h"
+#include "cni/state/state.h"
+#include "conf/version.h"
+#include "ipam/inherit.h"
+#include "ipam/ipam_result.h"
+#include "ipam/negotiate.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Result;
+using base::Status;
+using nlohmann::json;
+
+namespace {
+
+// Journals the IPAM step (unless `journaled`: the share's state write carried it) and runs IPAM ADD. A plugin
+// that never started is owed no DEL. One that answered with an error is owed one DEL, now, and no more if
+// that fails: a config the plugin refuses must never block the rollback or a DEL.
+Result<json> RunIpamAdd(Context& ctx, Journal& journal, StepEnv& env, const StepIpam& step, bool journaled) {
+  RETURN_IF_ERROR(journaled ? journal.RunWritten(1, env) : journal.Run({step}, env));
+  auto r = ctx.ipam.Run(step.type, "ADD", step.config.dump());
+  if (!r.ok() && r.error().plugin_answered) {
+    if (auto del = ctx.ipam.Run(step.type, "DEL", step.config.dump()); !del.ok())
+      base::Log::Warn("ipam " + step.type + " ADD failed and its DEL failed too (" + del.error().msg +
+                      "); nothing more is owed to it");
+    journal.DropLast();
+  } else if (!r.ok() && r.error().changed_nothing) {
+    journal.DropLast();
+  }
+  return r;
+}
+
+// After a failed ADD: undoes the journal; with everything undone, removes the
+// state and returns `err`; otherwise keeps the state for DEL (code 102).
+Error RollBack(Error err, AttachmentState& st, StepEnv& env, Journal& journal, const StateStore& store,
+               const std::string& path) {
+  std::vector<Error> undo = UndoSteps(st, env);
+  if (!undo.empty()) {
+    (void)journal.Persist();
+    Error joined = JoinErrors(undo, "rollback");
+    return Error(Code::kRollbackIncomplete,
+                 err.msg + "; rollback incomplete: " + joined.msg + " (state kept in " + path + " for DEL)",
+                 joined.details);
+  }
+  (void)store.Remove(path);
+  return err;
+}
+
+// The addresses the pod asked for (CNI_ARGS IP, runtimeConfig.ips) where erdma-cni, not an IPAM plugin, gives
+// the addresses: they must be the device's own (addresses "inherit"); with none given, none can be honoured.
+Status CheckRequestedIps(const conf::Config& cfg, const Plan& plan) {
+  if (cfg.requested_ips.empty() || plan.addresses == conf::AddressMode::kIpam) return base::Ok();
+  const std::string& key = cfg.requested_ips_key;
+  if (plan.addresses == conf::AddressMode::kNone)
+    return Error(Code::kInvalidConfig, key + ": this attachment gives the pod no address (mode " +
+                                           conf::ModeName(cfg.mode) + "); remove the request");
+  const auto have = ipam::Inherit(plan.state.origin.addrs, plan.state.origin.routes);
+  std::string listed;
+  for (const auto& ip : have) listed += (listed.empty() ? "" : ", ") + ip.address.ToString();
+  for (const conf::Config::RequestedIp& r : cfg.requested_ips) {
+    const netlink::IpPrefix& want = r.ip;
+    const bool exact = r.exact;
+    const bool found = std::any_of(have.begin(), have.end(), [&](const ipam::IpConfig& ip) {
+      return ip.address.addr == want.addr && (!exact || ip.address.len == want.len);
+    });
+    if (!found)
+      return Error(Code::kInvalidConfig,
+                   key + ": " + (exact ? want.ToString() : want.addr.ToString()) + " is not an address of " +
+                       plan.state.origin.name + " (" + (listed.empty() ? "it has none" : listed) +
+                       "), and addresses \"inherit\" gives the pod the device's own; request one of them, or "
+                       "set addresses \"ipam\" with an IPAM plugin that takes requests");
+  }
+  return base::Ok();
+}
+
+// What the pipeline holds for an attachment, released when ADD gives up
+// before the journal could (Release) or kept for DEL (Keep).
+class DeviceHold {
+ public:
+  DeviceHold(Context& ctx, const StateStore& store, std::string path)
+      : ctx_(ctx), store_(store), path_(std::move(path)) {}
+  DeviceHold(const DeviceHold&) = delete;
+  DeviceHold& operator=(const DeviceHold&) = delete;
+  ~DeviceHold() {
+    if (!kept_) Release();
+  }
+
+  // The one place a device is taken: locks its claim and re-reads the device under the lock. Code 11 while a
+  // live attachment owns it or children of other pods share it. A holder whose pod is provably gone is not
+  // live: its DEL is finished here, under this lock (cni/state/stale.h).
+  Status Claim(Target& t) {
+    ASSIGN_OR_RETURN(claim_, DeviceClaim::Lock(store_.DevicesDir(), t.held_name, ctx_.lock_wait_ms));
+    std::optional<ClaimOwner> prior = claim_->Owner();
+    HeldClaim held{*claim_, t.held_name};
+    if (prior && ClaimIsLive(*prior)) {
+      ASSIGN_OR_RETURN(bool gone, RecoverStale(ctx_, store_.DataDir(), *prior, &held));
+      if (!gone) return InUseError(t.selection, *prior);
+      prior = claim_->Owner();  // cleared by the recovery
+    }
+    fresh_ = !prior;
+    auto sharers = LiveShares(store_.ChildrenDir(), t.held_name);
+    if (!sharers.empty()) {
+      std::vector<ClaimOwner> live;
+      for (const ClaimOwner& s : sharers) {
+        auto gone = RecoverStale(ctx_, store_.DataDir(), s, &held);
+        if (!gone.ok() || !*gone) live.push_back(s);
+      }
+      if (!live.empty()) return SharedError(t.selection, t.held_name, live);
+      (void)LiveShares(store_.ChildrenDir(), t.held_name);  // tidies the parent's directory
+    }
+    if (!t.device) return base::Ok();
+    // Another ADD may have taken it between the driver's lookup and the lock.
+    ASSIGN_OR_RETURN(auto locked, ctx_.host.FindLinkByIndex(t.device->index));
+    if (!locked || locked->name != t.device->name)
+      return Error(Code::kTryAgainLater, t.selection + " was taken by another pod while we waited for it");
+    t.device = *locked;
+    return base::Ok();
+  }
+
+  // A child's parent is shared, not claimed, but an attachment that took the whole parent (move, vf) holds
+  // it: code 11 while it may live. A holder whose pod is provably gone has its DEL finished here, under the
+  // parent's claim lock, before anything reads the parent. ShareParent checks again.
+  Status FreeParent(Target& t) {
+    ASSIGN_OR_RETURN(auto lock, DeviceClaim::Lock(store_.DevicesDir(), t.held_name, ctx_.lock_wait_ms));
+    if (std::optional<ClaimOwner> prior = lock.Owner(); prior && ClaimIsLive(*prior)) {
+      HeldClaim held{lock, t.held_name};
+      ASSIGN_OR_RETURN(bool gone, RecoverStale(ctx_, store_.DataDir(), *prior, &held));
+      if (!gone) return InUseError(t.selection, *prior);
+    }
+    // Nobody (live) owns it: a claim whose state is gone is stale, and goes.
+    if (auto owner = lock.Owner(); !owner || !ClaimIsLive(*owner)) lock.Remove();
+    // The recovery gave the parent its node name and addresses back.
+    ASSIGN_OR_RETURN(auto now, ctx_.host.FindLinkByIndex(t.device->index));
+    if (!now || now->name != t.held_name)
+      return Error(Code::kTryAgainLater, t.selection + " changed while we waited for it");
+    t.device = *now;
+    return base::Ok();
+  }
+
+  // Writes who holds the device: the claim's owner, or (a child) the state
+  // and then the parent's share, since a share whose state is missing is stale.
+  Status Own(const Target& t, const Plan& plan) {
+    const conf::Config& cfg = ctx_.cfg;
+    const std::string mac = t.device ? t.device->mac : "";
+    if (claim_) {
+      const StepVf* vf = FindStep<StepVf>(plan.node);
+      Status s =
+          claim_->SetOwner(ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.held_name,
+                                      mac, t.pci, vf && !vf->applied.empty() ? StepToJson(*vf) : json()});
+      owned_ = s.ok();  // from here the rollback's outcome decides
+      return s;
+    }
+    if (t.hold != Hold::kParentShare) return base::Ok();
+    shared_ = true;
+    RETURN_IF_ERROR(store_.Save(path_, plan.state));
+    return ShareParent(
+        store_.DevicesDir(), store_.ChildrenDir(), t.held_name,
+        ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.held_name, mac, "", json()},
+        ctx_.lock_wait_ms);
+  }
+
+  void Keep() { kept_ = true; }
+  void Release() {
+    kept_ = true;
+    // A claim that had an owner before us is that (stale) owner's file until
+    // we own it; the rollback (or our Own) made it ours.
+    if (claim_ && (fresh_ || owned_)) claim_->Remove();
+    if (shared_) {
+      (void)store_.Remove(path_);
+      DropShares(store_.DevicesDir(), store_.ChildrenDir(), path_, ctx_.lock_wait_ms);
+    }
+  }
+
+ private:
+  Context& ctx_;
+  const StateStore& store_;
+  std::string path_;
+  std::optional<DeviceClaim> claim_;
+  bool fresh_ = false, owned_ = false, shared_ = false, kept_ = false;
+};
+
+json BuildResult(const Context& ctx, const Plan& plan, const AttachmentState& st, const std::string& mac,
+                 const std::vector<ipam::IpConfig>& ips, const std::string& pci) {
+  ResultInterface iface{st.pod_if_name, mac, ctx.env.netns, std::nullopt, st.rdma_device, pci};
+  if (ctx.cfg.mtu && plan.link_steps) iface.mtu = *ctx.cfg.mtu;
+  std::vector<ResultRoute> routes;
+  for (const auto& step : st.steps) {
+    const auto* r = std::get_if<StepRoute>(&step);
+    if (!r) continue;
+    ResultRoute rr;
+    rr.dst = r->route.dst.IsDefault() ? r->route.dst : r->route.dst.Network();
+    rr.gw = r->route.gateway;
+    if (r->route.metric) rr.priority = r->route.metric;
+    if (r->route.table != netlink::kTableMain) rr.table = r->route.table;
+    if (r->route.scope != netlink::kScopeUniverse) rr.scope = r->route.scope;
+    routes.push_back(rr);
+  }
+  return AppendToResult(ctx.cfg.prev_result, ctx.cfg.cni_version, iface, ips, routes);
+}
+
+// The pod-side handles of the journal's steps; they live as long as its env.
+struct PodHandles {
+  std::unique_ptr<netlink::Rdma> rdma;
+  std::unique_ptr<netlink::Sysctl> sysctl;
+  std::unique_ptr<netlink::Smc> smc;
+};
+
+// Reads what SMC-R depends on in the pod (its sysctls and SMC tables) and
+// plans the steps, before anything changes; the handles serve the steps.
+Result<std::vector<Step>> PlanPodSmcr(Context& ctx, const SmcrTarget& target, PodHandles& h,
+                                      const StateStore& store, const std::string& path, StepEnv& env) {
+  ASSIGN_OR_RETURN(h.sysctl, ctx.netns.OpenSysctl(ctx.env.netns));
+  auto smc = ctx.netns.OpenSmc(ctx.env.netns);
+  std::optional<Error> smc_error;
+  if (smc.ok())
+    h.smc = std::move(smc).value();
+  else
+    smc_error = std::move(smc).error();
+  env.pod_sysctl = h.sysctl.get();
+  env.pod_smc = h.smc.get();
+  env.ueid_in_use = [store, path](const std::string& ueid) { return UeidUsedElsewhere(store, path, ueid); };
+  std::unique_ptr<netlink::Smc> node_smc;
+  if (target.node_port_check) {
+    auto n = ctx.netns.OpenSmc("");
+    if (n.ok()) node_smc = std::move(n).value();
+  }
+  ASSIGN_OR_RETURN(auto facts, ReadSmcr(ctx.cfg, target, *h.sysctl, h.smc.get(),
+                                        smc_error ? &*smc_error : nullptr, node_smc.get(), env.ueid_in_use));
+  return PlanSmcr(ctx.cfg, target, facts);
+}
+
+}  // namespace
+
+Status RefuseExisting(const Context& ctx, const StateStore& store) {
+  const std::string& cid = ctx.env.container_id;
+  const std::string& ifname = ctx.env.ifname;
+  auto refuse = [&](const Result<std::optional<AttachmentState>>& existing, const std::string& p) -> Status {
+    if (!existing.ok())
+      return Error(Code::kState,
+                   existing.error().msg + "; refusing to reuse the attachment: run DEL for it first");
+    // A group's member named after an attachment the pod already has: no
+    // retry frees the name, the names are the config's to change.
+    if (*existing && ctx.member_of)
+      return Error(Code::kInvalidConfig,
+                   (ctx.cfg.chained() ? "ifName" : "CNI_IFNAME") + std::string(" \"") + *ctx.member_of +
+                       "\": this attachment's interface " + ifname + " is already attachment " + cid + "/" +
+                       ifname + " of network " + ctx.cfg.name + " (" + p +
+                       "); choose a name whose numbered successors are free in the pod");
+    if (*existing)
+      return Error(Code::kTryAgainLater,
+                   "attachment " + cid + "/" + ifname + " already exists (" + p + "); run DEL for it first");
+    return base::Ok();
+  };
+  // A group's file, then a state under this name or an older erdma-cni's. A member's key may be its group's
+  // (a standalone group's first interface), whose file exists by then.
+  if (!ctx.member_of) {
+    const std::string group = store.GroupPathFor(cid, ifname);
+    RETURN_IF_ERROR(refuse(store.Load(group), group));
+  }
+  std::string path;
+  auto existing = store.LoadLocated(cid, ifname, &path);
+  return refuse(existing, path);
+}
+
+Result<json> Add(Context& ctx) {
+  const conf::Config& cfg = ctx.cfg;
+  // CNI_NETNS first: a path that is not a network namespace is bad input,
+  // refused before anything is created on the node or in dataDir.
+  ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
+  StateStore store(cfg.data_dir, cfg.name);
+  RETURN_IF_ERROR(store.Prepare());
+  const std::string path = store.PathFor(ctx.env.container_id, ctx.env.ifname);
+  const std::string pod_name = PodIfName(ctx);
+  RETURN_IF_ERROR(RefuseExisting(ctx, store));
+
+  // 1. The device, on the node, held for us. RDMA netlink is optional: a
+  // kernel without it fails socket() at once.
+  const Driver& driver = DriverFor(cfg.mode);
+  auto host_rdma = ctx.netns.OpenRdma("");
+  const RdmaAccess rdma{host_rdma.ok() ? host_rdma->get() : nullptr,
+                        host_rdma.ok() ? nullptr : &host_rdma.error()};
+  auto found = driver.Find(ctx, store, rdma);
+  if (!found.ok() && found.error().code == Code::kTryAgainLater &&
+      cfg.device.by == conf::DeviceSelector::By::kDeviceId && !cfg.device.via.empty()) {
+    // The device plugin handed out a slot of a device another pod holds.
+    Error e = std::move(found).error();
+    e.msg += "; " + cfg.device.Describe() +
+             ": the device plugin gave this pod a device that another pod holds: let the pods share it "
+             "(mode macvlan or ipvlan, or rdma.netnsMode \"shared\"), or have the device plugin allocate "
+             "whole devices and choose from them";
+    return e;
+  }
+  if (!found.ok()) return std::move(found).error();
+  Target target = std::move(found).value();
+  DeviceHold holding(ctx, store, path);
+  if (target.hold == Hold::kClaim) RETURN_IF_ERROR(holding.Claim(target));
+  if (target.hold == Hold::kParentShare) RETURN_IF_ERROR(holding.FreeParent(target));
+
+  // 2. The pod: our name is free; the policy table.
+  uint32_t table = 0;
+  if (target.enters_pod) {
+    ASSIGN_OR_RETURN(auto clash, pod->FindLink(pod_name));
+    if (clash)
+      return Error(Code::kInvalidConfig, (cfg.chained() ? "ifName" : "CNI_IFNAME") +
+                                             std::string(": the pod already has an interface named ") +
+                                             pod_name + "; choose another name");
+    ASSIGN_OR_RETURN(auto pod_rules, pod->ListRules());
+    ASSIGN_OR_RETURN(auto pod_routes, pod->ListRoutes(0));
+    ASSIGN_OR_RETURN(table, ChooseTable(cfg.routing, pod_rules, pod_routes));
+  }
+
+  // 3. What the device looks like now, and the plan.
+  RETURN_IF_ERROR(driver.Resolve(ctx, rdma, target));
+  ASSIGN_OR_RETURN(Plan plan, driver.MakePlan(ctx, target, pod_name, table));
+  RETURN_IF_ERROR(CheckRequestedIps(cfg, plan));
+  json passed = conf::ConvertResult(
+      cfg.prev_result.is_null() ? json{{"cniVersion", cfg.cni_version}} : cfg.prev_result, cfg.cni_version);
+  if (plan.result_only) return passed;
+  PodHandles handles;
+  if (plan.link_steps && target.rdma.active()) {
+    ASSIGN_OR_RETURN(handles.rdma, ctx.netns.OpenRdma(ctx.env.netns));
+  }
+  Journal journal(store, path, plan.state);
+  StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma.host, handles.rdma.get()};
+  env.host_vf = target.vfs.get();
+  std::vector<Step> smcr_steps;
+  if (plan.smcr) {
+    ASSIGN_OR_RETURN(smcr_steps, PlanPodSmcr(ctx, *plan.smcr, handles, store, path, env));
+  }
+  AttachmentState& st = plan.state;
+  // How a later ADD tells this pod is gone, should its DEL be lost.
+  st.netns_id = ctx.netns.Identify(*pod);
+  // A child's share writes the state before it exists (Own); when IPAM is the first step, it enters the
+  // journal in that write. An IPAM DEL of what was never added succeeds, so the early entry owes nothing.
+  std::optional<StepIpam> ipam_step;
+  if (plan.addresses == conf::AddressMode::kIpam)
+    ipam_step = StepIpam{cfg.ipam_type, ipam::DelegateConfig(cfg)};
+  const bool ipam_journaled = ipam_step && plan.node.empty() && target.hold == Hold::kParentShare;
+  if (ipam_journaled) st.steps.push_back(*ipam_step);
+  RETURN_IF_ERROR(holding.Own(target, plan));
+
+  // 4. Apply, journaled; any failure rolls everything back.
+  auto apply = [&]() -> Result<json> {
+    // The node's part first (the RDMA netns mode, VF settings through the
+    // PF before the VF moves); it comes off last.
+    if (!plan.node.empty()) RETURN_IF_ERROR(journal.Run(plan.node, env));
+    std::vector<ipam::IpConfig> ips;
+    if (plan.addresses == conf::AddressMode::kInherit) {
+      ips = ipam::Inherit(st.origin.addrs, st.origin.routes);
+    } else if (ipam_step) {
+      ASSIGN_OR_RETURN(json r, RunIpamAdd(ctx, journal, env, *ipam_step, ipam_journaled));
+      ASSIGN_OR_RETURN(ips, ipam::AddressesOf(r));
+    }
+    // The link's arrival, configuration and RDMA device in one state write;
+    // Journal::Run binds the pod-side index once the link has one.
+    if (plan.link_steps) {
+      st.rdma_device = plan.rdma_device;
+      st.rdma_mode = plan.rdma_mode;
+      RETURN_IF_ERROR(journal.Run(plan.link_steps(ips), env));
+    }
+    if (plan.smcr) {
+      base::Log::Info("SMC-R for " + plan.smcr->ifname + ": " + std::to_string(smcr_steps.size()) +
+                      " step(s)");
+      RETURN_IF_ERROR(journal.Run(smcr_steps, env));
+    }
+    json result = passed;
+    if (!plan.pass_through) {
+      std::string mac = plan.result_mac;
+      // Every link arrives by a move or a child step, whose lookup read its
+      // MAC (a mac step since set it): no lookup here.
+      if (plan.link_steps) mac = env.pod_mac;
+      base::phase::Begin("result");
+      result = BuildResult(ctx, plan, st, mac, ips, target.pci);
+    }
+    st.complete = true;
+    st.result = result;
+    RETURN_IF_ERROR(journal.Persist());
+    return result;
+  };
+
+  base::phase::Begin("steps");
+  Result<json> result = apply();
+  base::phase::Begin("finish");
+  if (result.ok()) {
+    holding.Keep();
+    base::Log::Info(plan.log_line);
+    return result;
+  }
+  Error err = std::move(result).error();
+  base::Log::Error("ADD failed: " + err.msg + (err.details.empty() ? "" : " (" + err.details + ")") +
+                   "; rolling back");
+  Error back = RollBack(err, st, env, journal, store, path);
+  if (back.code == Code::kRollbackIncomplete)
+    holding.Keep();
+  else
+    holding.Release();
+  return back;
+}
+
+}  // namespace cni

@@ -1,0 +1,20 @@
+// ADD: one pipeline for every mode (docs/architecture.md).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "cni/command/context.h"
+
+namespace cni {
+
+/// ADD: the result to print (in cfg.cni_version).
+base::Result<nlohmann::json> Add(Context& ctx);
+
+class StateStore;
+/// kTryAgainLater when the attachment (CNI_CONTAINERID, CNI_IFNAME) already exists, as one device's state or
+/// as a group's (not looked for by a group's member); kState when its state cannot be read. ADD of one device
+/// and of a group check this before anything changes.
+base::Status RefuseExisting(const Context& ctx, const StateStore& store);
+
+}  // namespace cni

@@ -1,0 +1,12 @@
+// CHECK: the attachment against its state and the kernel.
+#pragma once
+
+#include "base/error.h"
+#include "cni/command/context.h"
+
+namespace cni {
+
+/// CHECK: verifies the attachment against its state and the kernel.
+base::Status Check(Context& ctx);
+
+}  // namespace cni

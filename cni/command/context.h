@@ -1,0 +1,70 @@
+// What every CNI command runs against, independent of how the kernel is reached: run.cpp wires it to
+// rtnetlink and exec'd IPAM plugins, unit tests to fakes.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "base/error.h"
+#include "cni/command/env.h"
+#include "conf/config.h"
+#include "conf/node.h"
+#include "ipam/ipam.h"
+#include "netlink/kernel.h"
+#include "netlink/netns_liveness.h"
+#include "netlink/rdma_kernel.h"
+#include "netlink/smc.h"
+#include "netlink/sysctl.h"
+#include "netlink/vf_kernel.h"
+
+namespace cni {
+
+/// Opens the kernel interfaces of a pod's netns path. Errors: kInvalidEnv, with
+/// sys_errno ENOENT when the path does not exist (DEL then treats the netns as
+/// gone); also for the node's own netns, whose objects no command takes for a pod's.
+class NetnsOpener {
+ public:
+  virtual ~NetnsOpener() = default;
+  virtual base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) = 0;
+  /// RDMA netlink in the netns at `path`; "" is the node's own netns. Fails
+  /// with sys_errno EPROTONOSUPPORT when the kernel has no RDMA.
+  virtual base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) = 0;
+  /// The sysctls of the netns at `path`.
+  virtual base::Result<std::unique_ptr<netlink::Sysctl>> OpenSysctl(const std::string& path) = 0;
+  /// SMC generic netlink in the netns at `path` ("" = the node's). Fails with
+  /// sys_errno ENOENT when the kernel has no SMC.
+  virtual base::Result<std::unique_ptr<netlink::Smc>> OpenSmc(const std::string& path) = 0;
+  /// SR-IOV VF settings through the PFs of the node's own netns.
+  virtual base::Result<std::unique_ptr<netlink::Vf>> OpenVf() = 0;
+  /// The identity of the netns `pod` (a handle Open gave) speaks to; nullopt when it cannot be told.
+  virtual std::optional<netlink::NetnsId> Identify(const netlink::Kernel& pod) = 0;
+  /// Whether the netns an attachment recorded at ADD (its path, and its identity
+  /// when the state has one) may still exist; false only when it is provably gone
+  /// (netlink::NetnsMayExist). `kept_by` receives what keeps it, for the log.
+  virtual bool MayExist(const std::string& path, const std::optional<netlink::NetnsId>& id,
+                        std::string* kept_by) = 0;
+};
+
+struct Context {
+  const conf::Config& cfg;
+  const Env& env;
+  netlink::Kernel& host;
+  NetnsOpener& netns;
+  ipam::Executor& ipam;
+  std::string sysfs_root = "/sys";
+  std::string procfs_root = "/proc";
+  int lock_wait_ms = 10000;  ///< the binary sets cfg.lock_timeout_ms (`lockTimeoutMs`)
+  /// The node file's policy (run.cpp always sets it); null: not checked (unit tests).
+  const conf::NodePolicy* node = nullptr;
+  /// A member of a group (cni/state/group.h): the group's ifName, recorded in the member's state as memberOf.
+  std::optional<std::string> member_of = std::nullopt;
+};
+
+/// Our interface's name in the pod: ifName when chained (CNI_IFNAME is the primary's), else CNI_IFNAME.
+inline std::string PodIfName(const Context& ctx) {
+  return ctx.cfg.chained() ? ctx.cfg.if_name : ctx.env.ifname;
+}
+
+}  // namespace cni

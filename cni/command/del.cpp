@@ -1,0 +1,392 @@
+// DEL: finish whatever the journal says was done, in reverse. Idempotent: no state means nothing to do; a
+// gone netns means the kernel already took the pod side away.
+#include "cni/command/del.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+#include "base/file.h"
+#include "base/log.h"
+#include "base/phase.h"
+#include "cni/command/context.h"
+#include "cni/driver/registry.h"
+#include "cni/driver/vf_settings.h"
+#include "cni/journal/journal.h"
+#include "cni/state/claim.h"
+#include "cni/state/group.h"
+#include "cni/state/stale.h"
+#include "cni/state/state.h"
+#include "ipam/negotiate.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Status;
+
+namespace {
+
+// Whether `pod` holds the link the journal moved or made: the pod-side name
+// with the device's MAC (or the MAC a StepMac gave it), or the child of its kind.
+bool HoldsOurLink(const AttachmentState& st, netlink::Kernel& pod) {
+  const StepMac* mac = FindStep<StepMac>(st.steps);
+  for (const Step& s : st.steps) {
+    const auto* move = std::get_if<StepMove>(&s);
+    const auto* child = std::get_if<StepChild>(&s);
+    if (!move && !child) continue;
+    auto link = pod.FindLink(move ? move->pod_name : child->spec.name);
+    if (!link.ok() || !*link) return false;
+    if (child) return (*link)->kind == child->spec.kind;
+    return st.origin.mac.empty() || (*link)->mac == st.origin.mac || (mac && (*link)->mac == mac->mac);
+  }
+  return false;
+}
+
+// The pod netns, or null when it is gone, and the path it was opened by. CNI_NETNS may be empty (containerd's
+// second DEL), gone while the netns ADD recorded lives on, or another live netns than ADD's. Both are opened
+// and the one holding our link is used, so that the device is never left in a netns nobody will DEL again.
+// The node's own netns is never taken for the pod's.
+std::unique_ptr<netlink::Kernel> OpenPod(Context& ctx, const AttachmentState& st, std::string& path) {
+  std::vector<std::string> candidates;
+  if (!ctx.env.netns.empty()) candidates.push_back(ctx.env.netns);
+  if (!st.netns.empty() && st.netns != ctx.env.netns) candidates.push_back(st.netns);
+  path = candidates.empty() ? std::string() : candidates.front();
+  std::vector<std::pair<std::string, std::unique_ptr<netlink::Kernel>>> live;
+  for (const std::string& c : candidates) {
+    auto pod = ctx.netns.Open(c);
+    if (pod.ok()) {
+      live.emplace_back(c, std::move(pod).value());
+      continue;
+    }
+    base::Log::Info("pod netns " + c + " cannot be used (" + pod.error().msg + ")");
+  }
+  if (live.empty()) {
+    if (!candidates.empty()) base::Log::Info("the pod netns is gone; the kernel returned its devices");
+    return nullptr;
+  }
+  // With one netns left it is the one, whatever it holds: no question to ask.
+  size_t pick = 0;
+  if (live.size() > 1) {
+    for (size_t i = 0; i < live.size(); ++i)
+      if (HoldsOurLink(st, *live[i].second)) {
+        pick = i;
+        break;
+      }
+  }
+  if (live[pick].first != candidates.front())
+    base::Log::Info("undoing in the netns recorded at ADD, " + live[pick].first + ", not in CNI_NETNS " +
+                    candidates.front() + ": it holds " + st.pod_if_name + " or is the only one left");
+  path = live[pick].first;
+  return std::move(live[pick].second);
+}
+
+}  // namespace
+
+Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path, AttachmentState& st,
+                        const HeldClaim* held) {
+  if (st.group) return DeleteGroup(ctx, store, path, st);
+  // Mode none moves no device and holds no claim.
+  std::optional<DeviceClaim> locked;
+  DeviceClaim* claim = nullptr;
+  const bool under_held = held && held->device == st.origin.name;
+  if (!st.origin.name.empty()) {
+    if (under_held) {
+      claim = &held->claim;
+    } else {
+      ASSIGN_OR_RETURN(locked, DeviceClaim::Lock(store.DevicesDir(), st.origin.name, ctx.lock_wait_ms));
+      claim = &*locked;
+    }
+    // A file our Lock made empty goes; the caller's held claim stays its own.
+    auto drop_empty = [&] {
+      if (locked) locked->Remove();
+    };
+    // The state was read before the lock: a DEL of the same attachment that held it may have finished
+    // meanwhile, and another pod may own the device by now. Its claim and its device are not ours to touch.
+    if (!base::PathExists(path)) {
+      if (!claim->Owner()) drop_empty();
+      base::Log::Info("another DEL of this attachment finished while we waited for " + st.origin.name);
+      return base::Ok();
+    }
+    // ADD names the attachment in the claim before it journals a step: a state whose device's claim names
+    // another attachment (or another device) is not what ADD wrote, and the device is not its to move.
+    auto owner = claim->Owner();
+    if (!owner || owner->state_path != path || owner->device != st.origin.name ||
+        owner->mac != st.origin.mac) {
+      if (!owner) drop_empty();  // our Lock made an empty file, or the claim is unreadable
+      return Error(Code::kState,
+                   "state file " + path + " says " + st.origin.name + " (mac " + st.origin.mac +
+                       ") is this attachment's, but the device's claim " + store.DevicesDir() + "/" +
+                       st.origin.name +
+                       (owner ? " names container " + owner->container_id : " names nobody") +
+                       "; the device is left alone: remove the state file if no pod uses this attachment",
+                   "", kHostileState);
+    }
+  }
+  std::string netns_path;
+  std::unique_ptr<netlink::Kernel> pod = OpenPod(ctx, st, netns_path);
+  // RDMA netlink only when the journal moved or made an RDMA device.
+  std::unique_ptr<netlink::Rdma> host_rdma, pod_rdma;
+  if (FindStep<StepRdmaMove>(st.steps) || FindStep<StepSoftRdma>(st.steps)) {
+    auto h = ctx.netns.OpenRdma("");
+    if (!h.ok())
+      return std::move(h).error().WithContext("DEL needs RDMA netlink to return " + st.rdma_device);
+    host_rdma = std::move(h).value();
+    if (pod) {
+      auto p = ctx.netns.OpenRdma(netns_path);
+      if (p.ok()) pod_rdma = std::move(p).value();
+    }
+  }
+  StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, host_rdma.get(), pod_rdma.get()};
+  // SMC-R: the pod's sysctls and pnet table (gone with the netns, if it is), the node-wide UEID table.
+  std::unique_ptr<netlink::Sysctl> pod_sysctl;
+  std::unique_ptr<netlink::Smc> pod_smc, host_smc;
+  const bool has_ueid = FindStep<StepUeid>(st.steps);
+  if (pod && FindStep<StepSysctl>(st.steps)) {
+    auto s = ctx.netns.OpenSysctl(netns_path);
+    if (s.ok()) pod_sysctl = std::move(s).value();
+  }
+  if (pod && (FindStep<StepPnet>(st.steps) || has_ueid)) {
+    auto s = ctx.netns.OpenSmc(netns_path);
+    if (s.ok()) pod_smc = std::move(s).value();
+  }
+  if (has_ueid) {
+    auto s = ctx.netns.OpenSmc("");
+    if (s.ok()) host_smc = std::move(s).value();
+    env.ueid_in_use = [&store, &path](const std::string& ueid) {
+      return UeidUsedElsewhere(store, path, ueid);
+    };
+  }
+  env.pod_sysctl = pod_sysctl.get();
+  env.pod_smc = pod_smc.get();
+  env.host_smc = host_smc.get();
+  // Settings of an SR-IOV VF go back through its PF, on the node.
+  std::unique_ptr<netlink::Vf> host_vf;
+  if (FindStep<StepVf>(st.steps)) {
+    auto v = ctx.netns.OpenVf();
+    if (!v.ok()) return std::move(v).error().WithContext("DEL needs rtnetlink to restore VF settings");
+    host_vf = std::move(v).value();
+  }
+  env.host_vf = host_vf.get();
+  base::phase::Begin("steps");
+  std::vector<Error> errors = UndoSteps(st, env);
+  if (!errors.empty()) {
+    Code code = Code::kDelIncomplete;
+    for (const auto& e : errors)
+      if (e.code == Code::kNameTaken) code = Code::kNameTaken;
+    Error joined = JoinErrors(errors, "DEL of " + st.container_id + "/" + st.if_name);
+    joined.code = code;
+    joined.msg += " (state kept in " + path + "; DEL can be retried)";
+    return joined;
+  }
+  base::phase::Begin("finish");
+  RETURN_IF_ERROR(store.Remove(path));
+  if (locked)
+    locked->Remove();
+  else if (claim)  // the caller's: it goes on holding the device
+    claim->Clear();
+  else  // a child's share of its parent, if this was one
+    DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms, held ? held->device : "");
+  if (const StepChild* child = FindStep<StepChild>(st.steps))
+    base::Log::Info("detached: " + child->spec.kind + " child " + child->spec.name + " deleted; its parent " +
+                    child->parent + " was not touched");
+  else
+    base::Log::Info(st.origin.name.empty() ? std::string("detached: nothing of the node had moved")
+                                           : "detached: " + st.origin.name + " is back on the node");
+  return base::Ok();
+}
+
+namespace {
+
+Status RemoveOrphanRules(netlink::Kernel& pod, uint32_t priority) {
+  ASSIGN_OR_RETURN(auto rules, pod.ListRules());
+  ASSIGN_OR_RETURN(auto routes, pod.ListRoutes(0));
+  std::set<uint32_t> used;
+  for (const auto& r : routes) used.insert(r.table);
+  for (const auto& rule : rules) {
+    if (rule.priority != priority || !rule.src || rule.table == netlink::kTableMain ||
+        rule.table == netlink::kTableLocal || rule.table == netlink::kTableDefault || used.count(rule.table))
+      continue;
+    Status s = pod.DelRule(rule);
+    if (!s.ok() && s.error().sys_errno != ENOENT) return s;
+    base::Log::Info("removed rule from " + rule.src->ToString() + " lookup " + std::to_string(rule.table) +
+                    ": its table is empty");
+  }
+  return base::Ok();
+}
+
+// DEL with a state file that cannot be read (truncated, corrupt, from a newer erdma-cni), or missing while a
+// claim names it: do what the kernel, the claim and the config show, so that one bad file holds neither the
+// device nor the pod's deletion hostage. What only the state knew (the device's node addresses and routes, a
+// node-wide SMC UEID) cannot come back; the log says so.
+Status DelWithoutReadableState(Context& ctx, const StateStore& store, const std::string& path,
+                               const Error& why) {
+  base::Log::Warn("state " + path + " cannot be used (" + why.msg +
+                  "); DEL works from the device claim, the config and what the kernel shows");
+  const std::string pod_name = PodIfName(ctx);
+  std::unique_ptr<netlink::Kernel> pod;
+  if (!ctx.env.netns.empty()) {
+    auto p = ctx.netns.Open(ctx.env.netns);
+    if (p.ok()) pod = std::move(p).value();
+  }
+  StepEnv env{ctx.host, pod.get()};
+  std::vector<Error> errors;
+  auto keep = [&](Status s) {
+    if (!s.ok()) errors.push_back(std::move(s).error());
+  };
+
+  // A moved device: its claim names this attachment, the device and its MAC.
+  const Driver& driver = DriverFor(ctx.cfg.mode);
+  std::optional<ClaimOwner> owner = ClaimOf(store.DevicesDir(), path);
+  std::optional<DeviceClaim> claim;
+  if (owner) {
+    ASSIGN_OR_RETURN(claim, DeviceClaim::Lock(store.DevicesDir(), owner->device, ctx.lock_wait_ms));
+    // Read without the lock: another pod's ADD may have taken the device over
+    // since (our owner was stale); then the device and the claim are its own.
+    auto now = claim->Owner();
+    if (!now || now->state_path != path) {
+      base::Log::Info(owner->device + " is no longer claimed by this attachment" +
+                      (now ? " but by container " + now->container_id + "; leaving it alone" : ""));
+      if (!now) claim->Remove();  // our Lock made an empty file
+      owner.reset();
+    }
+  }
+  if (owner) {
+    // Mode vf: the claim keeps the VF step ADD planned, old settings included.
+    std::optional<StepVf> vf_step;
+    if (owner->vf.is_object()) {
+      auto step = StepFromJson(owner->vf);
+      if (step.ok() && std::holds_alternative<StepVf>(*step) && ValidateStep(*step).ok())
+        vf_step = std::get<StepVf>(*step);
+      else
+        base::Log::Warn("the claim's VF settings cannot be read; they stay as ADD made them");
+    } else if (driver.SetsThroughPf()) {
+      base::Log::Warn(
+          "VF settings ADD made through the PF stay as they are: the claim does not record their old "
+          "values (ADD changed none, or an older erdma-cni made it); `ip link show` on the PF lists them");
+    }
+    DeviceOrigin o;
+    o.name = owner->device;
+    o.mac = owner->mac;
+    o.up = true;  // a node's ENI is up; its addresses are the node agent's to restore
+    auto at_home = ctx.host.FindLink(o.name);
+    Status home = base::Ok();
+    if (owner->mac.empty() && owner->device == owner->pci) {
+      // A VF without a netdev (vfio-pci) is claimed by its PCI address: nothing of it moved.
+    } else if (at_home.ok() && *at_home && (*at_home)->mac == o.mac) {
+      // An ADD that died before it moved anything: the device never left.
+    } else {
+      // A VF's netdev may carry the MAC the runtime asked for (DEL's config has
+      // it too): the move home recognises that as well and puts the claim's back.
+      home = MoveHome(o, pod_name, env, driver.SetsThroughPf() && ctx.cfg.mac ? *ctx.cfg.mac : std::string());
+      if (home.ok())
+        base::Log::Warn("returned " + o.name + " to the node without its addresses and routes (only the " +
+                        "state knew them); the node agent or an operator must restore them");
+    }
+    // As in DEL: the VF's settings come off through its PF once its netdev is
+    // home. The claim goes only when all is back, so the next DEL can retry.
+    if (home.ok() && vf_step) {
+      auto vfs = ctx.netns.OpenVf();
+      home = vfs.ok() ? RestoreVf(*vf_step, ctx.host, vfs->get()) : Status(std::move(vfs).error());
+    }
+    if (home.ok()) claim->Remove();
+    keep(std::move(home));
+  }
+  // What only the mode knows (a child: its link in the pod, its share).
+  driver.UndoWithoutState(ctx, store, path, env, pod_name, errors);
+  // Our policy rules outlive the device (rules belong to the netns): those at
+  // our priority, `from` an address, into a table that lost every route.
+  if (pod) keep(RemoveOrphanRules(*pod, ctx.cfg.routing.rule_priority));
+  // The address lease: IPAM DEL is idempotent.
+  if (!ctx.cfg.ipam_type.empty()) {
+    auto r = ctx.ipam.Run(ctx.cfg.ipam_type, "DEL", ipam::DelegateConfig(ctx.cfg).dump());
+    if (!r.ok()) keep(std::move(r).error());
+  }
+  if (!errors.empty()) {
+    Error joined = JoinErrors(errors, "DEL without a readable state");
+    joined.code = Code::kDelIncomplete;
+    return joined;
+  }
+  if (!base::PathExists(path)) return base::Ok();
+  // Kept for a post-mortem, out of the way of later ADDs, DELs and GC.
+  const std::string aside = path + ".unreadable";
+  if (Status moved = base::RenameFile(path, aside.substr(aside.rfind('/') + 1)); !moved.ok())
+    return std::move(moved).error().WithContext("moving the unreadable state " + path + " aside");
+  base::Log::Warn("unreadable state kept as " + aside);
+  return base::Ok();
+}
+
+}  // namespace
+
+std::optional<Status> DelWithoutState(const conf::Config& cfg, const Env& env, int lock_wait_ms) {
+  const StateStore store(cfg.data_dir, cfg.name);
+  // Without dataDir nothing of ours exists. The network's directory is no such sign: a DEL that removed the
+  // last state removes it too, and may have died before its claim went.
+  if (!base::PathExists(store.DataDir())) {
+    base::Log::Info("no state for this attachment: nothing to do");
+    return base::Ok();
+  }
+  if (Status s = store.Check(); !s.ok()) return s;
+  const std::string path = store.PathFor(env.container_id, env.ifname);
+  for (const std::string& p : {store.GroupPathFor(env.container_id, env.ifname), path,
+                               store.Dir() + "/" + StateStore::LegacyFileName(env.container_id, env.ifname)})
+    if (base::PathExists(p)) return std::nullopt;
+  // An ADD that died between its claim and its first state write.
+  if (ClaimOf(store.DevicesDir(), path)) return std::nullopt;
+  DropShares(store.DevicesDir(), store.ChildrenDir(), path, lock_wait_ms);
+  base::Log::Info("no state for this attachment: nothing to do");
+  return base::Ok();
+}
+
+Status Del(Context& ctx) {
+  StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
+  // Nothing is read, let alone acted on, from a directory others could write.
+  RETURN_IF_ERROR(store.Check());
+  // Several devices in one attachment: the group's file lists them. (A
+  // member's key may be its group's: a standalone group's first interface.)
+  if (!ctx.member_of) {
+    const std::string group_path = store.GroupPathFor(ctx.env.container_id, ctx.env.ifname);
+    auto group = store.Load(group_path);
+    if (!group.ok() && group.error().sys_errno == kHostileState) return std::move(group).error();
+    if (!group.ok()) {
+      // Truncated or corrupt: its members say whose they are (memberOf). Set aside for a post-mortem first; a
+      // DEL that leaves members writes a readable group file of them.
+      const std::string aside = group_path + ".unreadable";
+      base::Log::Warn("group state " + group_path + " cannot be used (" + group.error().msg +
+                      "); DEL finds its members by memberOf and keeps the file as " + aside);
+      RETURN_IF_ERROR(base::RenameFile(group_path, aside.substr(aside.rfind('/') + 1)));
+      AttachmentState st;
+      st.network = ctx.cfg.name;
+      st.container_id = ctx.env.container_id;
+      st.if_name = ctx.env.ifname;
+      st.pod_if_name = ctx.env.ifname;
+      st.netns = ctx.env.netns;
+      st.group = true;
+      return DeleteGroup(ctx, store, group_path, st);
+    }
+    if (*group) return DeleteGroup(ctx, store, group_path, **group);
+  }
+  // An attachment made by an older erdma-cni keeps its file's older name.
+  std::string path;
+  auto loaded = store.LoadLocated(ctx.env.container_id, ctx.env.ifname, &path);
+  // A file that parses but holds what ADD never writes: nothing in it, nor
+  // the claim that names it, says which device is ours. Left to the admin.
+  if (!loaded.ok() && loaded.error().sys_errno == kHostileState) return std::move(loaded).error();
+  if (!loaded.ok()) return DelWithoutReadableState(ctx, store, path, loaded.error());
+  if (!*loaded) {
+    // A claim naming the missing state (an ADD died before its first state
+    // write, or the file was deleted) says which device is ours.
+    if (ClaimOf(store.DevicesDir(), path))
+      return DelWithoutReadableState(ctx, store, path,
+                                     Error(Code::kState, "state file missing, device claim present"));
+    // A child's share outlives its state only if a DEL died in between.
+    DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms);
+    base::Log::Info("no state for this attachment: nothing to do");
+    return base::Ok();
+  }
+  return DeleteAttachment(ctx, store, path, **loaded);
+}
+
+}  // namespace cni

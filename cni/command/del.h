@@ -1,0 +1,27 @@
+// DEL: idempotent and best effort, from the journal.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "base/error.h"
+#include "cni/command/context.h"
+#include "cni/state/claim.h"
+#include "cni/state/state.h"
+
+namespace cni {
+
+/// DEL: idempotent, best effort, keeps the state when something could not be undone.
+base::Status Del(Context& ctx);
+/// The part of DEL that needs no kernel: an attachment without a state file (a pod that passed through, a
+/// second DEL). The result when that settles it (nothing of ours, a leftover share dropped); nullopt when a
+/// state or a claim naming one exists and Del must run.
+std::optional<base::Status> DelWithoutState(const conf::Config& cfg, const Env& env, int lock_wait_ms);
+
+/// Undoes one attachment from its journal and removes its state and claim (a child: its share). `held`: the
+/// claim lock the caller holds (stale recovery under an ADD's lock): used instead of locking that file again,
+/// and cleared instead of removed. Shared by DEL, GC and stale recovery.
+base::Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path,
+                              AttachmentState& st, const HeldClaim* held = nullptr);
+
+}  // namespace cni

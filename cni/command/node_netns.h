@@ -1,0 +1,50 @@
+// The kernel as the admin commands reach it: the node's rtnetlink and an opener of pods' namespaces, with the
+// same rules as a CNI command's (a pod's path never opens the node's own netns).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/error.h"
+#include "cni/command/context.h"
+#include "netlink/kernel.h"
+#include "netlink/netns.h"
+
+namespace cni {
+
+/// Opens the node's netns (this thread's) once, and each pod's once, checked not to be the node's. Every
+/// later handle is a duplicate, so all of one command's handles name one namespace whatever the path names by
+/// then. While it lives, switches into a pod return to the node's handle (NetnsHome).
+class NodeNetnsOpener : public NetnsOpener {
+ public:
+  /// `what`: how messages name a pod's path ("CNI_NETNS").
+  explicit NodeNetnsOpener(std::string what) : what_(std::move(what)) {}
+  base::Result<std::unique_ptr<netlink::Kernel>> Open(const std::string& path) override;
+  base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) override;
+  base::Result<std::unique_ptr<netlink::Sysctl>> OpenSysctl(const std::string& path) override;
+  base::Result<std::unique_ptr<netlink::Smc>> OpenSmc(const std::string& path) override;
+  base::Result<std::unique_ptr<netlink::Vf>> OpenVf() override;
+  std::optional<netlink::NetnsId> Identify(const netlink::Kernel& pod) override;
+  bool MayExist(const std::string& path, const std::optional<netlink::NetnsId>& id,
+                std::string* kept_by) override;
+  /// The node's netns.
+  base::Result<netlink::Netns> Node();
+
+ private:
+  base::Result<netlink::Netns> Pod(const std::string& path);
+
+  std::string what_;
+  std::optional<netlink::Netns> node_;
+  std::optional<netlink::NetnsHome> home_;  // declared after node_: gone before it
+  std::string pod_path_;
+  std::optional<netlink::Netns> pod_;
+};
+
+/// A NodeNetnsOpener for a command run by hand on the node.
+std::unique_ptr<NetnsOpener> MakeNodeNetnsOpener();
+
+/// rtnetlink in the netns this process runs in.
+base::Result<std::unique_ptr<netlink::Kernel>> OpenNodeKernel();
+
+}  // namespace cni

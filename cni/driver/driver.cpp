@@ -1,0 +1,170 @@
+// What the drivers share: the link's steps in the pod, and finding a device on the node.
+#include "cni/driver/driver.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+
+#include "cni/driver/plan.h"
+#include "cni/state/claim.h"
+#include "cni/state/stale.h"
+#include "conf/node.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Result;
+using base::Status;
+
+AttachmentState NewState(const Context& ctx, const std::string& pod_name, uint32_t table) {
+  AttachmentState st;
+  st.network = ctx.cfg.name;
+  st.container_id = ctx.env.container_id;
+  st.if_name = ctx.env.ifname;
+  st.netns = ctx.env.netns;
+  st.pod_if_name = pod_name;
+  st.table = table;
+  st.member_of = ctx.member_of;
+  return st;
+}
+
+RdmaRecord RdmaRecordOf(const RdmaPlan& rdma) {
+  std::string device = rdma.pair ? rdma.pair->device.name : rdma.soft_name;
+  if (device.empty()) return {};
+  return {device, netlink::NetnsModeName(rdma.mode)};
+}
+
+std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, bool set_mac, uint32_t table,
+                            const RdmaPlan& rdma, const std::vector<ipam::IpConfig>& ips) {
+  std::vector<Step> steps{std::move(arrival)};
+  // Drivers differ in whether a MAC set through the PF reaches the VF's netdev (mlx5 does not until the VF
+  // driver reloads): set it there too, while the link is still down from the move.
+  if (set_mac && cfg.mac) steps.emplace_back(StepMac{*cfg.mac});
+  for (Step& s : PlanPodConfig(cfg, 0, table, ips)) steps.push_back(std::move(s));
+  const bool exclusive = rdma.mode == netlink::NetnsMode::kExclusive;
+  if (rdma.pair) {
+    if (exclusive) steps.emplace_back(StepRdmaMove{rdma.pair->device.name});
+  } else if (!rdma.soft_name.empty()) {
+    // Soft-RoCE dies when its netdev changes netns, so it is made on the pod side once the link is there; in
+    // exclusive mode it registers on the node and moves in.
+    steps.emplace_back(StepSoftRdma{rdma.soft_name});
+    if (exclusive) steps.emplace_back(StepRdmaMove{rdma.soft_name});
+  }
+  return steps;
+}
+
+Status ResolveTargetRdma(Context& ctx, const RdmaAccess& rdma, Target& t) {
+  const std::string soft_name = "rxe_" + ctx.env.container_id.substr(0, 12) + "_" + PodIfName(ctx);
+  ASSIGN_OR_RETURN(t.rdma,
+                   ResolveRdma(ctx.cfg.rdma, *t.device, rdma.host, rdma.error, ctx.sysfs_root, soft_name));
+  return base::Ok();
+}
+
+std::vector<Step> RdmaNodeSteps(const RdmaPlan& rdma) {
+  if (!rdma.switch_from) return {};
+  return {StepRdmaMode{netlink::NetnsModeName(rdma.mode), netlink::NetnsModeName(*rdma.switch_from)}};
+}
+
+Plan LinkPlan(const Context& ctx, const Target& t, const std::string& pod_name, uint32_t table, Step arrival,
+              bool set_mac) {
+  const conf::Config& cfg = ctx.cfg;
+  Plan plan;
+  plan.state = NewState(ctx, pod_name, table);
+  plan.addresses = cfg.addresses;
+  plan.node = RdmaNodeSteps(t.rdma);
+  plan.link_steps = [&cfg, arrival = std::move(arrival), set_mac, table,
+                     rdma = t.rdma](const std::vector<ipam::IpConfig>& ips) {
+    return LinkSteps(cfg, arrival, set_mac, table, rdma, ips);
+  };
+  const RdmaRecord rdma = RdmaRecordOf(t.rdma);
+  plan.rdma_device = rdma.device;
+  plan.rdma_mode = rdma.mode;
+  if (cfg.smcr_wanted) plan.smcr = SmcrTarget{pod_name, t.device->mac, true, false};
+  plan.log_line =
+      t.device->name + " as " + pod_name + " (table " + std::to_string(table) +
+      (plan.rdma_device.empty() ? "" : ", RDMA device " + plan.rdma_device + " " + plan.rdma_mode) + ")";
+  return plan;
+}
+
+Result<netlink::LinkInfo> FindOnNode(Context& ctx, const StateStore& store, const RdmaAccess& rdma,
+                                     const DeviceQuery& query) {
+  ASSIGN_OR_RETURN(auto device, FindDevice(ctx.host, rdma.host, query, ctx.sysfs_root));
+  if (device) {
+    // Found by MAC or PCI address under another name than a live claim of it says: the kernel handed it back
+    // as devN when its pod died without DEL. Once that DEL is finished it has its node name again.
+    auto owner = FindClaim(store.DevicesDir(), "", device->mac, query.pci);
+    if (!owner || owner->device == device->name) return std::move(*device);
+    ASSIGN_OR_RETURN(bool free, RecoverClaim(ctx, store, *owner));
+    if (!free) return std::move(*device);  // as before: the claim names another device
+    ASSIGN_OR_RETURN(device, FindDevice(ctx.host, rdma.host, query, ctx.sysfs_root));
+    if (device) return std::move(*device);
+  }
+  if (auto owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci)) {
+    // A holder whose pod is gone leaves the device on the node under its
+    // pod-side name or devN: once its DEL is finished, it is there again.
+    ASSIGN_OR_RETURN(bool free, RecoverClaim(ctx, store, *owner));
+    if (free) {
+      ASSIGN_OR_RETURN(device, FindDevice(ctx.host, rdma.host, query, ctx.sysfs_root));
+      if (device) return std::move(*device);
+      owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci);
+    }
+    if (owner) return InUseError(query.Describe(), *owner);
+  }
+  if (!query.rdma.empty() && !rdma.host)
+    return Error(Code::kRdmaUnavailable,
+                 ctx.cfg.device.Describe() +
+                     " names an RDMA device but the node's kernel has no RDMA netlink: " +
+                     (rdma.error ? rdma.error->msg : ""));
+  return Error(Code::kDeviceNotFound, query.Describe() + " is not on the node; fix " +
+                                          ctx.cfg.device.Describe() + " or check `ip link` on the node");
+}
+
+// Taking `lo` or the device carrying the node's default route cuts the node (kubelet, the runtime, this
+// plugin's next DEL) off its network. A config, possibly a namespace user's, may not do it; the node admin
+// may, by naming the device in the node file. Checked before anything changes, the claim included.
+base::Status RefuseNodeOwnDevice(Context& ctx, const netlink::LinkInfo& dev) {
+  // run.cpp always sets the node policy; unit tests on fake nodes whose one
+  // device carries the only default route leave it out.
+  if (!ctx.node) return base::Ok();
+  const conf::NodePolicy& node = *ctx.node;
+  for (const std::string& allowed : node.allow_node_devices)
+    if (allowed == dev.name) return base::Ok();
+  std::string why;
+  // The loopback device is the first one of every netns.
+  if (dev.name == "lo" || dev.index == 1) {
+    why = "is the node's loopback device";
+  } else {
+    // The node's default route per family is the one with the lowest metric in main; secondary ENIs often
+    // carry defaults at higher metrics (the node agent's) and stay attachable.
+    ASSIGN_OR_RETURN(auto routes, ctx.host.ListRoutes(0));
+    for (int family : {AF_INET, AF_INET6}) {
+      std::optional<uint32_t> best;
+      for (const netlink::RouteInfo& r : routes)
+        if (r.family() == family && r.table == netlink::kTableMain && r.dst.len == 0 && r.type == 1)
+          best = std::min(best.value_or(r.metric), r.metric);
+      // Any leg of a multipath default counts: the node routes through each.
+      const auto through_dev = [&dev](const netlink::RouteInfo& r) {
+        return r.oif == dev.index ||
+               std::any_of(r.nexthops.begin(), r.nexthops.end(),
+                           [&dev](const netlink::Nexthop& h) { return h.oif == dev.index; });
+      };
+      for (const netlink::RouteInfo& r : routes)
+        if (best && r.family() == family && r.table == netlink::kTableMain && r.dst.len == 0 && r.type == 1 &&
+            r.metric == *best && through_dev(r) && why.empty())
+          why =
+              std::string("carries the node's ") + (family == AF_INET6 ? "IPv6" : "IPv4") + " default route";
+    }
+  }
+  if (why.empty()) return base::Ok();
+  return Error(Code::kInvalidConfig,
+               ctx.cfg.device.Describe() + " selects " + dev.name + ", which " + why + "; mode " +
+                   conf::ModeName(ctx.cfg.mode) +
+                   " would take it from the node. Select another device, or, if the node can do without it, "
+                   "the node admin adds \"" +
+                   dev.name + "\" to allowNodeDevices in the node file (" +
+                   (node.source.starts_with("/") ? node.source : std::string(conf::kNodeConfigPath)) +
+                   ", docs/security.md)");
+}
+
+}  // namespace cni

@@ -1,0 +1,62 @@
+// The plan of an ADD, and the pure functions from (config, what the kernel
+// shows) to its steps. No kernel access here; unit-tested on values.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "cni/driver/smcr.h"
+#include "cni/state/state.h"
+#include "conf/config.h"
+#include "ipam/ipam.h"
+#include "netlink/kernel.h"
+
+namespace cni {
+
+/// What ADD does, decided before anything changes: the state it journals into and its steps, in order.
+struct Plan {
+  AttachmentState state;  ///< names, table, and what DEL restores of the device
+  /// First, on the node: the RDMA netns mode switch, a VF's settings
+  /// through its PF (the claim keeps those too).
+  std::vector<Step> node;
+  conf::AddressMode addresses = conf::AddressMode::kNone;
+  /// The steps that bring the link into the pod and configure it, given the
+  /// addresses (IPAM's or inherited). Empty when nothing enters the pod.
+  std::function<std::vector<Step>(const std::vector<ipam::IpConfig>&)> link_steps;
+  /// Recorded in the state with the link steps.
+  std::string rdma_device, rdma_mode;
+  std::optional<SmcrTarget> smcr;  ///< the pipeline reads and plans its steps (ReadSmcr, PlanSmcr)
+  /// The result: prevResult passed through (mode none), or with our interface added, its MAC from the pod
+  /// link or `result_mac` when no link enters the pod.
+  bool pass_through = false;
+  std::string result_mac;
+  /// Nothing to change and nothing to remember: the result is all.
+  bool result_only = false;
+  std::string log_line;  ///< the log line of a successful ADD
+};
+
+/// The first table >= 200 that no rule and no route in the pod uses, or the
+/// configured one. kInvalidConfig when a configured table is already used.
+base::Result<uint32_t> ChooseTable(const conf::Routing& routing,
+                                   const std::vector<netlink::RuleInfo>& pod_rules,
+                                   const std::vector<netlink::RouteInfo>& pod_routes);
+
+/// Routes a device keeps on the node that DEL must put back: everything through it except what the kernel
+/// makes by itself (prefix routes of its addresses, the local table, IPv6 multicast/link-local).
+std::vector<netlink::RouteInfo> RestorableRoutes(const std::vector<netlink::RouteInfo>& via_device);
+
+/// Addresses DEL must put back: all except IPv6 link-local (the kernel makes those).
+std::vector<netlink::AddrInfo> RestorableAddrs(const std::vector<netlink::AddrInfo>& addrs);
+
+/// The steps after the move that configure the pod-side interface `pod_index` (0 when planned before the link
+/// is in the pod: Journal::Run fills it in): MTU, addresses (no kernel prefix route; no DAD for IPv6), up,
+/// the subnet route in main at routeMetric, the policy table's subnet and default routes, and one rule per
+/// address at rulePriority.
+std::vector<Step> PlanPodConfig(const conf::Config& cfg, int pod_index, uint32_t table,
+                                const std::vector<ipam::IpConfig>& ips);
+
+}  // namespace cni

@@ -1,0 +1,141 @@
+#include "cni/driver/rdma.h"
+
+#include <cerrno>
+
+#include "base/log.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Result;
+using base::Status;
+using netlink::NetnsMode;
+
+namespace {
+
+// With rdma.required off, an RDMA problem is a warning and the pod gets the netdev alone.
+Result<RdmaPlan> Problem(const conf::RdmaConfig& cfg, Error e) {
+  if (cfg.required) return e;
+  // A config without an `rdma` object did not ask for RDMA: on a node
+  // without it that is normal, not worth a warning on every ADD.
+  base::Log::Write(cfg.present ? base::LogLevel::kWarn : base::LogLevel::kInfo,
+                   "RDMA: " + e.msg + " (rdma.required is off: continuing without RDMA)");
+  return RdmaPlan{};
+}
+
+}  // namespace
+
+std::string NetnsModeBootFix(NetnsMode want) {
+  const char* n = want == NetnsMode::kExclusive ? "0" : "1";
+  return std::string("boot with ib_core netns_mode=") + n + " (e.g. `options ib_core netns_mode=" + n +
+         "` in /etc/modprobe.d/)";
+}
+
+Result<std::optional<uint32_t>> FindRdmaDevice(netlink::Rdma& rdma, const std::string& name) {
+  ASSIGN_OR_RETURN(auto devices, rdma.ListDevices());
+  for (const auto& d : devices)
+    if (d.name == name) return std::optional<uint32_t>(d.index);
+  return std::optional<uint32_t>();
+}
+
+Result<RdmaPlan> ResolveRdma(const conf::RdmaConfig& cfg, const netlink::LinkInfo& netdev,
+                             netlink::Rdma* host, const Error* open_error, const std::string& sysfs_root,
+                             const std::string& soft_name) {
+  if (!host) {
+    return Problem(cfg, Error(Code::kRdmaUnavailable,
+                              "rdma: the node's kernel has no RDMA netlink: " +
+                                  (open_error ? open_error->msg : std::string("unknown reason")) +
+                                  "; load ib_core and the NIC's RDMA driver, or set rdma.required to false",
+                              open_error ? open_error->details : ""));
+  }
+  RdmaPlan plan;
+  ASSIGN_OR_RETURN(plan.mode, host->GetNetnsMode());
+  const bool want_exclusive = cfg.netns_mode == conf::RdmaConfig::NetnsMode::kExclusive;
+  const bool want_shared = cfg.netns_mode == conf::RdmaConfig::NetnsMode::kShared;
+  if ((want_exclusive && plan.mode != NetnsMode::kExclusive) ||
+      (want_shared && plan.mode != NetnsMode::kShared)) {
+    const NetnsMode want = want_exclusive ? NetnsMode::kExclusive : NetnsMode::kShared;
+    if (!cfg.set_system_mode)
+      return Error(Code::kRdmaMode,
+                   std::string("rdma.netnsMode is ") + netlink::NetnsModeName(want) +
+                       " but the kernel's RDMA netns mode is " + netlink::NetnsModeName(plan.mode) +
+                       "; set rdma.setSystemMode to switch it, or " + NetnsModeBootFix(want));
+    // The switch is the plan's first step (StepRdmaMode); what follows is
+    // planned for the mode it switches to.
+    plan.switch_from = plan.mode;
+    plan.mode = want;
+  }
+
+  if (cfg.soft_roce) {
+    plan.soft_name = soft_name;
+    return plan;
+  }
+  ASSIGN_OR_RETURN(auto devices, host->ListDevices());
+  ASSIGN_OR_RETURN(auto ports, host->ListPorts());
+  plan.pair = netlink::PairNetdev(netdev, devices, ports, sysfs_root);
+  if (!plan.pair)
+    return Problem(cfg,
+                   Error(Code::kRdmaNotPaired,
+                         "rdma: no RDMA device pairs with " + netdev.name + " (mac " + netdev.mac +
+                             "; tried the ports' netdev, sysfs and the eRDMA GUID rule); check `rdma link` "
+                             "on the node, or set rdma.required to false"));
+  base::Log::Info("RDMA device " + plan.pair->device.name + " pairs with " + netdev.name + " by " +
+                  plan.pair->how);
+  if (plan.mode == NetnsMode::kShared && plan.pair->port.state != netlink::kPortStateActive)
+    return Problem(
+        cfg, Error(Code::kRdmaNotPaired, "rdma: port " + std::to_string(plan.pair->port.port) + " of " +
+                                             plan.pair->device.name + " is not ACTIVE (state " +
+                                             std::to_string(plan.pair->port.state) + "); check the link of " +
+                                             netdev.name));
+  return plan;
+}
+
+Status MoveRdmaDevice(netlink::Rdma& from, const std::string& name, int netns_fd) {
+  ASSIGN_OR_RETURN(auto index, FindRdmaDevice(from, name));
+  if (!index)
+    return Error(Code::kRdmaNotPaired, "RDMA device " + name + " is not visible where it should be");
+  Status s = from.MoveDevice(*index, netns_fd);
+  if (!s.ok() && s.error().sys_errno == EOPNOTSUPP)
+    return Error(Code::kRdmaCannotMove,
+                 "RDMA device " + name +
+                     " cannot move between network namespaces (EOPNOTSUPP: its driver lacks "
+                     "disassociate_ucontext); use rdma.netnsMode \"shared\" for it",
+                 s.error().details, EOPNOTSUPP);
+  return s;
+}
+
+Status ReturnRdmaDevice(const std::string& name, netlink::Rdma* host, netlink::Rdma* pod, int host_fd) {
+  if (pod) {
+    auto index = FindRdmaDevice(*pod, name);
+    if (index.ok() && *index) {
+      RETURN_IF_ERROR(pod->MoveDevice(**index, host_fd));
+      base::Log::Info("RDMA device " + name + " returned to the node");
+      return base::Ok();
+    }
+  }
+  if (host) {
+    ASSIGN_OR_RETURN(auto index, FindRdmaDevice(*host, name));
+    if (index) {
+      base::Log::Info("RDMA device " + name + " is already on the node");
+      return base::Ok();
+    }
+  }
+  base::Log::Warn("RDMA device " + name +
+                  " is neither in the pod nor on the node (a soft device dies with its netdev)");
+  return base::Ok();
+}
+
+Status DeleteSoftDevice(const std::string& name, netlink::Rdma* host, netlink::Rdma* pod) {
+  for (netlink::Rdma* r : {host, pod}) {
+    if (!r) continue;
+    auto index = FindRdmaDevice(*r, name);
+    if (!index.ok() || !*index) continue;
+    Status s = r->DelDevice(**index);
+    if (s.ok() || s.error().sys_errno == EINVAL || s.error().sys_errno == ENODEV) return base::Ok();
+    return s;
+  }
+  return base::Ok();
+}
+
+}  // namespace cni

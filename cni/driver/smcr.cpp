@@ -1,0 +1,162 @@
+#include "cni/driver/smcr.h"
+
+#include <algorithm>
+#include <cerrno>
+
+#include "base/log.h"
+#include "netlink/smc_codec.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Result;
+using base::Status;
+
+namespace {
+
+// onUnsupported: "error" fails ADD, "warn" logs and goes on without the piece.
+Status Unsupported(const conf::Config& cfg, const std::string& what) {
+  if (cfg.smcr.on_unsupported_error)
+    return Error(Code::kSmcUnsupported,
+                 "smcr: " + what + " (set smcr.onUnsupported to \"warn\" to go on without it)");
+  base::Log::Warn("smcr: " + what + "; continuing (onUnsupported is warn)");
+  return base::Ok();
+}
+
+// The PNET ID of the interface's entry: smcr.pnetId, or "auto" derived
+// from the eRDMA netdev's MAC ("" when there is none to derive it from).
+std::string PnetIdOf(const conf::Config& cfg, const SmcrTarget& target) {
+  return cfg.smcr.pnet_id == "auto" ? netlink::PnetIdFromMac(target.pnet_mac) : cfg.smcr.pnet_id;
+}
+
+bool PnetEntryNeeded(const conf::Config& cfg, const SmcrTarget& target) {
+  // The interface is the RDMA device's own netdev: the kernel pairs them without PNET IDs. A pnet entry here
+  // would make SMC look only for RDMA ports with that ID, which outside s390 only the node's root table
+  // gives, and fall back to TCP (NOSMCDEV).
+  return !(target.is_rdma_netdev && cfg.smcr.pnet_id == "auto");
+}
+
+// The interface's entry in the pod's pnet table (ACK parity: what `smc_pnet -a <PNETID> -I eth0` does). Only
+// the interface's entry: the kernel keeps RDMA-device entries in the root netns alone, node-wide and shared
+// by every pod of the device.
+Status PlanPnet(const conf::Config& cfg, const SmcrTarget& target, const SmcrFacts& facts,
+                std::vector<Step>& steps) {
+  const std::string pnet_id = PnetIdOf(cfg, target);
+  if (pnet_id.empty())
+    return Error(
+        Code::kInvalidConfig,
+        "smcr.pnetId: \"auto\" derives the PNET ID from the eRDMA netdev's MAC, and no eRDMA device is "
+        "selected; set device/deviceID or an explicit smcr.pnetId");
+  const auto& entries = facts.pnet;
+  const auto other = std::find_if(entries.begin(), entries.end(), [&](const netlink::PnetEntry& e) {
+    return e.eth_name == target.ifname && e.pnet_id != pnet_id;
+  });
+  if (other != entries.end())  // one entry per netdev; someone else's stays theirs
+    return Unsupported(cfg, "the pod's SMC pnet table already maps " + target.ifname + " to " +
+                                other->pnet_id + ", not " + pnet_id);
+  const bool have = std::any_of(entries.begin(), entries.end(), [&](const netlink::PnetEntry& e) {
+    return e.eth_name == target.ifname && e.pnet_id == pnet_id;
+  });
+  if (!have) steps.push_back(StepPnet{netlink::PnetEntry{pnet_id, target.ifname, "", 0}});
+  if (target.node_port_check) {
+    // SMC-R then needs an RDMA port with the same ID, from the node's table.
+    const bool mapped = facts.node_pnet && std::any_of(facts.node_pnet->begin(), facts.node_pnet->end(),
+                                                       [&](const netlink::PnetEntry& e) {
+                                                         return e.pnet_id == pnet_id && !e.ib_name.empty();
+                                                       });
+    if (!mapped)
+      base::Log::Warn("SMC-R: no RDMA port on the node has PNET ID " + pnet_id +
+                      "; SMC will fall back to TCP (NOSMCDEV) until one does, e.g. `smc_pnet -a " + pnet_id +
+                      " -D erdma_0 -P 1` on the node");
+  }
+  return base::Ok();
+}
+
+std::vector<std::pair<std::string, std::string>> SysctlsOf(const conf::Config& cfg) {
+  auto sysctls = cfg.smcr.sysctls;
+  if (cfg.smcr.disable_ipv6) sysctls.emplace_back("net.ipv6.conf.all.disable_ipv6", "1");
+  return sysctls;
+}
+
+}  // namespace
+
+Result<SmcrFacts> ReadSmcr(const conf::Config& cfg, const SmcrTarget& target, netlink::Sysctl& sysctl,
+                           netlink::Smc* smc, const Error* smc_error, netlink::Smc* node_smc,
+                           const std::function<bool(const std::string&)>& ueid_in_use) {
+  SmcrFacts facts;
+  for (const auto& [name, value] : SysctlsOf(cfg)) {
+    ASSIGN_OR_RETURN(auto current, sysctl.Read(name));
+    facts.sysctls[name] = std::move(current);
+  }
+  if (!smc) {
+    facts.smc_error = smc_error ? smc_error->msg : std::string("unknown");
+    return facts;
+  }
+  if (PnetEntryNeeded(cfg, target)) {
+    ASSIGN_OR_RETURN(facts.pnet, smc->ListPnet());
+    if (target.node_port_check && node_smc) {
+      auto node = node_smc->ListPnet();
+      if (node.ok()) facts.node_pnet = std::move(node).value();
+    }
+  }
+  if (!cfg.smcr.ueid.empty()) {
+    facts.has_ueid = smc->HasUeid();
+    auto normalized = netlink::NormalizeUeid(cfg.smcr.ueid);
+    if (facts.has_ueid && normalized.ok()) {
+      ASSIGN_OR_RETURN(facts.ueids, smc->ListUeids());
+      facts.ueid_elsewhere = ueid_in_use && ueid_in_use(*normalized);
+    }
+  }
+  return facts;
+}
+
+Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const SmcrTarget& target,
+                                   const SmcrFacts& facts) {
+  std::vector<Step> steps;
+  for (const auto& [name, value] : SysctlsOf(cfg)) {
+    const auto it = facts.sysctls.find(name);
+    if (it == facts.sysctls.end() || !it->second) {
+      std::string why = "sysctl " + name + " does not exist in this kernel";
+      if (name == "net.smc.tcp2smc")
+        why +=
+            "; tcp2smc exists only on Alibaba Cloud Linux 3 kernels (not on Alibaba Cloud Linux 4 or "
+            "upstream Linux)";
+      else if (name.rfind("net.smc.", 0) == 0)
+        why += "; it needs CONFIG_SMC and the smc module";
+      RETURN_IF_ERROR(Unsupported(cfg, why));
+      continue;
+    }
+    if (*it->second == value) continue;  // nothing to change, nothing to undo
+    steps.push_back(StepSysctl{name, value, *it->second});
+  }
+
+  if (facts.smc_error) {
+    RETURN_IF_ERROR(Unsupported(cfg, "the kernel has no SMC netlink (" + *facts.smc_error +
+                                         "); SMC-R needs CONFIG_SMC and the smc module"));
+    return steps;
+  }
+  if (PnetEntryNeeded(cfg, target))
+    RETURN_IF_ERROR(PlanPnet(cfg, target, facts, steps));
+  else
+    base::Log::Debug("SMC-R: " + target.ifname + " is its RDMA device's netdev; no pnet entry needed");
+  if (!cfg.smcr.ueid.empty()) {
+    if (!facts.has_ueid) {
+      RETURN_IF_ERROR(
+          Unsupported(cfg,
+                      "the kernel has no SMC User EID commands (SMC_GEN_NETLINK); smcr.ueid needs "
+                      "a kernel with SMC-Rv2"));
+      return steps;
+    }
+    auto normalized = netlink::NormalizeUeid(cfg.smcr.ueid);
+    if (!normalized.ok()) return Error(Code::kInvalidConfig, "smcr.ueid: " + normalized.error().msg);
+    const std::string ueid = *normalized;
+    // Journal it when absent, or when it is there because other attachments
+    // added it (then this one shares it); one an operator put there is theirs.
+    if (std::find(facts.ueids.begin(), facts.ueids.end(), ueid) == facts.ueids.end() || facts.ueid_elsewhere)
+      steps.push_back(StepUeid{ueid});
+  }
+  return steps;
+}
+
+}  // namespace cni

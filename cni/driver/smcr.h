@@ -1,0 +1,58 @@
+// SMC-R in the pod: sysctls, the SMC pnet table and the SMC-Rv2 User EID, read (ReadSmcr) and planned
+// (PlanSmcr, pure) before anything changes, and applied as journal steps.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "cni/state/state.h"
+#include "conf/config.h"
+#include "netlink/rdma_pairing.h"
+#include "netlink/smc.h"
+#include "netlink/sysctl.h"
+
+namespace cni {
+
+/// Where SMC-R goes.
+struct SmcrTarget {
+  std::string ifname;    ///< the pod interface
+  std::string pnet_mac;  ///< the eRDMA netdev's MAC, for pnetId "auto"
+  /// Move mode: the interface is the RDMA device's own netdev, which the
+  /// kernel pairs without PNET IDs, so an "auto" pnet entry is left out.
+  bool is_rdma_netdev = false;
+  /// Mode none: warn when no RDMA port in the node's pnet table has the ID.
+  bool node_port_check = false;
+};
+
+/// What the kernel says that the SMC-R plan depends on, read in the pod
+/// (and, for node_port_check, on the node) before anything changes.
+struct SmcrFacts {
+  std::map<std::string, std::optional<std::string>>
+      sysctls;                           ///< each one's value; nullopt: not in this kernel
+  std::optional<std::string> smc_error;  ///< why the pod has no SMC netlink, when it has none
+  std::vector<netlink::PnetEntry> pnet;  ///< the pod's pnet table (when an entry is wanted)
+  std::optional<std::vector<netlink::PnetEntry>> node_pnet;  ///< the node's, when checked and readable
+  bool has_ueid = false;                                     ///< the kernel has the SMC-Rv2 User EID commands
+  std::vector<std::string> ueids;                            ///< the node-wide UEID table
+  bool ueid_elsewhere = false;  ///< the configured UEID is in use by another attachment
+};
+
+/// Reads the SMC-R facts for `target`: the configured sysctls, and through `smc` (null: the pod has no SMC
+/// netlink, `smc_error` saying why) the pnet and UEID tables; `node_smc` for target.node_port_check.
+base::Result<SmcrFacts> ReadSmcr(const conf::Config& cfg, const SmcrTarget& target, netlink::Sysctl& sysctl,
+                                 netlink::Smc* smc, const base::Error* smc_error, netlink::Smc* node_smc,
+                                 const std::function<bool(const std::string&)>& ueid_in_use);
+
+/// Plans the SMC-R steps for the target interface in the pod: a sysctl step for each configured sysctl (and
+/// disable_ipv6) whose value differs, a pnet entry for the interface (see SmcrTarget), the UEID when
+/// configured and absent or shared with other attachments. Pure. What the kernel lacks is an error
+/// (kSmcUnsupported, naming the piece and the kernel requirement) or, with onUnsupported "warn", a log line
+/// and no step.
+base::Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const SmcrTarget& target,
+                                         const SmcrFacts& facts);
+
+}  // namespace cni

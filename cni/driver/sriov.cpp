@@ -1,0 +1,113 @@
+#include "cni/driver/sriov.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <optional>
+#include <vector>
+
+#include "base/file.h"
+
+namespace cni {
+namespace {
+
+using base::Code;
+using base::Error;
+using base::Result;
+
+/// The last component of a symlink's target ("../0000:3b:00.2" gives
+/// "0000:3b:00.2"); nullopt when `path` is not a symlink.
+std::optional<std::string> LinkBase(const std::string& path) {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return std::nullopt;
+  std::string target(buf, static_cast<size_t>(n));
+  while (target.size() > 1 && target.back() == '/') target.pop_back();
+  const size_t slash = target.rfind('/');
+  return slash == std::string::npos ? target : target.substr(slash + 1);
+}
+
+/// Entries of a directory of any type (sysfs mixes directories and
+/// symlinks), sorted, no hidden ones; empty when it cannot be read.
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  while (const dirent* e = ::readdir(d))
+    if (e->d_name[0] != '.') out.emplace_back(e->d_name);
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string FirstLine(const std::string& path) {
+  auto text = base::ReadKernelFile(path, 256);
+  if (!text.ok()) return "";
+  std::string s = *text;
+  const size_t nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+// In switchdev mode the VF representors hang off the PF's PCI device too; their phys_port_name says pf0vf1
+// (or c1pf0vf1, pf0sf3 for subfunctions), the uplink's says p0.
+bool IsRepresentor(const std::string& net_dir, const std::string& name) {
+  const std::string port = FirstLine(net_dir + "/" + name + "/phys_port_name");
+  return port.find("vf") != std::string::npos || port.find("sf") != std::string::npos;
+}
+
+}  // namespace
+
+bool SriovVf::userspace() const {
+  return driver.find("vfio") != std::string::npos || driver == "uio_pci_generic" || driver == "igb_uio";
+}
+
+Result<SriovVf> FindVf(const std::string& sysfs_root, const std::string& pci, const std::string& key) {
+  const std::string devices = sysfs_root + "/bus/pci/devices/";
+  const std::string dir = devices + pci;
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return Error(Code::kDeviceNotFound, key + ": no PCI device " + pci + " on the node (" + dir +
+                                            "); check `lspci -D` and the SR-IOV device plugin's resource");
+  SriovVf vf;
+  vf.pci = pci;
+  auto pf = LinkBase(dir + "/physfn");
+  if (!pf)
+    return Error(Code::kInvalidConfig,
+                 key + ": " + pci +
+                     " is not an SR-IOV VF (it has no physfn); mode \"vf\" takes a VF, as the SR-IOV "
+                     "device plugin hands it out; use mode \"move\" to give a pod a whole device");
+  vf.pf_pci = *pf;
+  const std::string pf_dir = devices + vf.pf_pci;
+  bool numbered = false;
+  for (const std::string& e : Entries(pf_dir)) {
+    if (e.rfind("virtfn", 0) != 0 || e.size() == 6) continue;
+    const std::string digits = e.substr(6);
+    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    if (LinkBase(pf_dir + "/" + e) == pci) {
+      vf.vf = static_cast<uint32_t>(std::stoul(digits));
+      numbered = true;
+      break;
+    }
+  }
+  if (!numbered)
+    return Error(Code::kDeviceNotFound, key + ": VF " + pci + " is not among the virtfn links of its PF " +
+                                            vf.pf_pci + "; is SR-IOV being reconfigured (sriov_numvfs)?");
+
+  std::vector<std::string> pf_nets = Entries(pf_dir + "/net");
+  for (const std::string& n : pf_nets) {
+    if (!IsRepresentor(pf_dir + "/net", n)) {
+      vf.pf_netdev = n;
+      break;
+    }
+  }
+  if (vf.pf_netdev.empty() && !pf_nets.empty()) vf.pf_netdev = pf_nets.front();
+  std::vector<std::string> vf_nets = Entries(dir + "/net");
+  if (!vf_nets.empty()) vf.netdev = vf_nets.front();
+  vf.driver = LinkBase(dir + "/driver").value_or("");
+  return vf;
+}
+
+}  // namespace cni

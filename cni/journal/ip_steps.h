@@ -1,0 +1,51 @@
+// The pod's IP configuration: the IPAM plugin's lease, addresses, routes and
+// policy rules; and the JSON of the kernel values they journal.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cni/journal/json_fields.h"
+#include "cni/journal/step_env.h"
+#include "netlink/kernel.h"
+
+namespace cni {
+
+struct StepIpam {  ///< IPAM ADD ran; inverse: IPAM DEL with the same config
+  static constexpr const char* kOp = "ipam";
+  std::string type;
+  nlohmann::json config;  ///< {cniVersion, name, ipam, ...}: what IPAM needs, not prevResult
+};
+
+struct StepAddr {  ///< address added in the pod
+  static constexpr const char* kOp = "addr";
+  static constexpr bool kOnLink = true;
+  netlink::AddrInfo addr;
+};
+
+struct StepRoute {  ///< route added in the pod
+  static constexpr const char* kOp = "route";
+  static constexpr bool kOnLink = true;
+  netlink::RouteInfo route;
+};
+
+struct StepRule {  ///< rule added in the pod
+  static constexpr const char* kOp = "rule";
+  netlink::RuleInfo rule;
+};
+
+CNI_STEP(StepIpam)
+CNI_STEP(StepAddr)
+CNI_STEP(StepRoute)
+CNI_STEP(StepRule)
+
+void Fields(JsonFields& f, netlink::AddrInfo& a);
+void Fields(JsonFields& f, netlink::RouteInfo& r);
+void Fields(JsonFields& f, netlink::RuleInfo& r);
+
+/// A pod-side address or route planned before its link existed names it by
+/// index 0; once the link is in the pod, it is `pod_index`.
+void BindPodIndex(StepAddr& s, int pod_index);
+void BindPodIndex(StepRoute& s, int pod_index);
+
+}  // namespace cni

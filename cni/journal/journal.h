@@ -1,0 +1,50 @@
+// Applying and undoing journal steps. Every step enters the state file before
+// it runs (write-ahead); undo runs the inverses in reverse, treats "not
+// found" as done and collects every error instead of stopping at the first.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "cni/state/state.h"
+#include "ipam/ipam.h"
+
+namespace cni {
+
+class Journal {
+ public:
+  Journal(const StateStore& store, std::string path, AttachmentState& state)
+      : store_(store), path_(std::move(path)), state_(state) {}
+
+  /// Writes the state as it is now.
+  base::Status Persist();
+  /// Appends `steps` to the journal in one write, then applies them in order. Stops at the first failure (the
+  /// caller rolls back). The steps that never ran leave the journal in memory, and so does the failed one
+  /// when its error says it changed nothing: no undo is owed for them. Addresses and routes planned with
+  /// pod-side index 0 get env.pod_index once a step has set it.
+  base::Status Run(const std::vector<Step>& steps, StepEnv& env);
+  /// Run for the last `count` steps of the state, which a state write made
+  /// before (an earlier Persist) put on disk already.
+  base::Status RunWritten(size_t count, StepEnv& env);
+  /// Drops the last step from the journal in memory: a step the caller ran
+  /// itself (IPAM ADD) whose error says it changed nothing.
+  void DropLast();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  const StateStore& store_;
+  std::string path_;
+  AttachmentState& state_;
+};
+
+/// Runs the inverse of every step of `state` in reverse order. Returns every
+/// error (empty = all undone). Steps on the moved device itself are left to
+/// the move home, which takes the pod-side configuration with it.
+std::vector<base::Error> UndoSteps(const AttachmentState& state, StepEnv& env);
+
+/// Joins errors into one, with the first error's code.
+base::Error JoinErrors(const std::vector<base::Error>& errors, const std::string& what);
+
+}  // namespace cni

@@ -1,0 +1,20 @@
+// A group's member (cni/state/group.h): the journal records it; the group
+// adds, deletes and checks its members itself.
+#pragma once
+
+#include <string>
+
+#include "cni/journal/step_env.h"
+
+namespace cni {
+
+struct StepMember {  ///< a group's attachment of one device (cni/state/group.h); inverse: its DEL
+  static constexpr const char* kOp = "member";
+  std::string pod_name;  ///< its interface in the pod, and the key of its own state file
+  std::string device;    ///< the device ID or name it was given
+  std::string why;       ///< why that device: the kubelet's allocation, or the pool's preference
+};
+
+CNI_STEP(StepMember)
+
+}  // namespace cni

@@ -1,0 +1,329 @@
+#include "cni/state/claim.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "base/fault.h"
+#include "base/json_parse.h"
+#include "base/log.h"
+#include "base/phase.h"
+#include "conf/names.h"
+
+namespace cni {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kMaxClaimBytes = 64 << 10;
+
+// Why a claim or share read from disk cannot be used ("" = it can). A claim
+// names the device DEL returns and the state file whose existence keeps the
+// device held: each is checked as ADD checked it when it wrote the claim.
+std::string BadOwner(const ClaimOwner& o) {
+  if (!conf::IsValidContainerId(o.container_id, conf::kMaxLegacyContainerIdBytes)) return "containerID";
+  if (!conf::IsPlainFileName(o.network, 128) || conf::IsReservedDataDirName(o.network)) return "network";
+  if (!conf::IsValidIfName(o.if_name)) return "ifName";
+  // The owner's state: a file directly in <dataDir>/<network>/, nowhere else.
+  const std::string dir = "/" + o.network + "/";
+  const size_t slash = o.state_path.rfind('/');
+  if (!conf::IsSafeAbsolutePath(o.state_path) || slash == std::string::npos || slash < dir.size() - 1 ||
+      o.state_path.compare(slash + 1 - dir.size(), dir.size(), dir) != 0 ||
+      !conf::IsPlainFileName(o.state_path.substr(slash + 1)))
+    return "state";
+  if (!conf::IsValidIfName(o.device) && !conf::NormalizePci(o.device)) return "device";
+  if (!o.mac.empty() && (!conf::NormalizeMac(o.mac) || o.mac == "00:00:00:00:00:00")) return "mac";
+  if (!o.pci.empty() && !conf::NormalizePci(o.pci)) return "pci";
+  return "";
+}
+
+std::optional<ClaimOwner> ParseOwner(const std::string& text, const std::string& file) {
+  if (text.empty()) return std::nullopt;
+  auto parsed = base::ParseJson(text, "claim " + file);
+  if (!parsed.ok() || !parsed->is_object()) {
+    base::Log::Warn("ignoring the claim " + file + ": " +
+                    (parsed.ok() ? std::string("not a JSON object") : parsed.error().msg));
+    return std::nullopt;
+  }
+  const json& j = *parsed;
+  ClaimOwner o;
+  auto get = [&](const char* k) {
+    auto it = j.find(k);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  o.network = get("network");
+  o.container_id = get("containerID");
+  o.if_name = get("ifName");
+  o.state_path = get("state");
+  o.device = get("device");
+  o.mac = get("mac");
+  o.pci = get("pci");
+  if (auto vf = j.find("vf"); vf != j.end() && vf->is_object()) o.vf = *vf;
+  if (std::string bad = BadOwner(o); !bad.empty()) {
+    base::Log::Warn("ignoring the claim " + file + ": its \"" + bad +
+                    "\" is not what erdma-cni writes; remove the file if no pod uses the device");
+    return std::nullopt;
+  }
+  return o;
+}
+
+}  // namespace
+
+base::Result<DeviceClaim> DeviceClaim::Lock(const std::string& devices_dir, const std::string& device,
+                                            int wait_ms) {
+  const base::phase::Scope phase("claim");
+  auto lock = base::FileLock::Acquire(devices_dir + "/" + device, wait_ms);
+  if (!lock.ok()) {
+    base::Error e = std::move(lock).error();
+    if (e.code == base::Code::kTryAgainLater)
+      e.msg = "device " + device + " is being configured by another erdma-cni invocation; try again later";
+    return e;
+  }
+  return DeviceClaim(std::move(lock).value());
+}
+
+std::optional<ClaimOwner> DeviceClaim::Owner() const {
+  const base::phase::Scope phase("claim");
+  std::string text;
+  char buf[4096];
+  off_t off = 0;
+  for (;;) {
+    ssize_t n = ::pread(lock_.fd(), buf, sizeof buf, off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    off += n;
+    if (text.size() > kMaxClaimBytes) return std::nullopt;
+    // A short read of a regular file is its end, and nobody writes a claim
+    // without its lock, which we hold: no pread to be told so.
+    if (static_cast<size_t>(n) < sizeof buf) break;
+  }
+  return ParseOwner(text, lock_.path());
+}
+
+namespace {
+
+std::string OwnerText(const ClaimOwner& o) {
+  json j = {{"network", o.network}, {"containerID", o.container_id},
+            {"ifName", o.if_name},  {"state", o.state_path},
+            {"device", o.device},   {"mac", o.mac},
+            {"pci", o.pci}};
+  if (o.vf.is_object()) j["vf"] = o.vf;
+  return j.dump();
+}
+
+}  // namespace
+
+base::Status DeviceClaim::SetOwner(const ClaimOwner& o) {
+  const base::phase::Scope phase("claim");
+  const std::string text = OwnerText(o);
+  // Written in place under the lock: a reader that sees a torn file treats it
+  // as "no owner", and the owner's state file is the authority anyway.
+  if (::ftruncate(lock_.fd(), 0) != 0 ||
+      ::pwrite(lock_.fd(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
+    return base::Error(base::Code::kIo, "writing device claim: " + std::string(std::strerror(errno)), "",
+                       errno);
+  return base::Ok();
+}
+
+void DeviceClaim::Clear() {
+  // Like SetOwner: an empty claim is "no owner".
+  if (::ftruncate(lock_.fd(), 0) != 0)
+    base::Log::Warn("clearing the claim " + lock_.path() + ": " + std::strerror(errno));
+}
+
+namespace {
+
+// Every readable claim, without locking: (file name, owner).
+std::vector<std::pair<std::string, ClaimOwner>> ReadClaims(const std::string& devices_dir) {
+  std::vector<std::pair<std::string, ClaimOwner>> out;
+  auto files = base::ListFiles(devices_dir);
+  if (!files.ok()) return out;
+  for (const auto& f : *files) {
+    auto text = base::ReadFileNoFollow(devices_dir + "/" + f, kMaxClaimBytes);
+    if (!text.ok()) continue;
+    if (auto owner = ParseOwner(*text, devices_dir + "/" + f)) out.emplace_back(f, std::move(*owner));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ClaimOwner> ReadClaimOwners(const std::string& devices_dir) {
+  const base::phase::Scope phase("claim");
+  std::vector<ClaimOwner> out;
+  for (auto& [file, owner] : ReadClaims(devices_dir)) out.push_back(std::move(owner));
+  return out;
+}
+
+std::optional<ClaimOwner> MatchClaim(const std::vector<ClaimOwner>& owners, const std::string& name,
+                                     const std::string& mac, const std::string& pci) {
+  const base::phase::Scope phase("claim");
+  for (const auto& owner : owners) {
+    // Liveness (a stat of the owner's state) only for a claim of the device.
+    if (((!name.empty() && owner.device == name) || (!mac.empty() && owner.mac == mac) ||
+         (!pci.empty() && owner.pci == pci)) &&
+        ClaimIsLive(owner))
+      return owner;
+  }
+  return std::nullopt;
+}
+
+std::optional<ClaimOwner> FindClaim(const std::string& devices_dir, const std::string& name,
+                                    const std::string& mac, const std::string& pci) {
+  return MatchClaim(ReadClaimOwners(devices_dir), name, mac, pci);
+}
+
+bool ClaimIsLive(const ClaimOwner& owner) { return base::PathExists(owner.state_path); }
+
+std::optional<ClaimOwner> ClaimOf(const std::string& devices_dir, const std::string& state_path) {
+  for (const auto& [file, owner] : ReadClaims(devices_dir))
+    if (owner.state_path == state_path) return owner;
+  return std::nullopt;
+}
+
+base::Error InUseError(const std::string& what, const ClaimOwner& o) {
+  return base::Error(base::Code::kTryAgainLater, what + " is in use by container " + o.container_id +
+                                                     " (network " + o.network + ", interface " + o.if_name +
+                                                     "); it returns when that attachment is deleted");
+}
+
+namespace {
+
+// A share's file name: the owner's state file name, cut short, and a hash of its whole path (FNV-1a), which
+// tells attachments of different networks and data dirs apart.
+std::string ShareName(const std::string& state_path) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : state_path) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  std::string base = state_path.substr(state_path.rfind('/') + 1);
+  if (base.size() > 64) base.resize(64);
+  return base + "." + hex;
+}
+
+// Under the parent's lock: the lock file goes when nobody owns the parent
+// (our Lock made it, or a stale claim left it empty).
+void ReleaseParentLock(DeviceClaim& lock) {
+  if (!lock.Owner()) lock.Remove();
+}
+
+}  // namespace
+
+base::Status ShareParent(const std::string& devices_dir, const std::string& children_dir,
+                         const std::string& parent, const ClaimOwner& owner, int wait_ms) {
+  auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
+  if (!lock.ok()) return std::move(lock).error();
+  if (auto prior = lock->Owner(); prior && ClaimIsLive(*prior)) return InUseError(parent, *prior);
+  const std::string dir = children_dir + "/" + parent;
+  base::Status s = base::fault::Point("before", "share-write");
+  if (s.ok()) s = base::MakePrivateDirs(dir);
+  if (s.ok()) s = base::WriteFileAtomic(dir + "/" + ShareName(owner.state_path), OwnerText(owner));
+  if (s.ok()) s = base::fault::Point("after", "share-write");
+  ReleaseParentLock(*lock);
+  if (!s.ok()) return std::move(s).error().WithContext("recording the share of " + parent);
+  return base::Ok();
+}
+
+std::vector<ClaimOwner> LiveShares(const std::string& children_dir, const std::string& parent) {
+  std::vector<ClaimOwner> live;
+  const std::string dir = children_dir + "/" + parent;
+  bool found = false;
+  auto files = base::ListFiles(dir, &found);
+  if (!files.ok()) return live;
+  for (const auto& f : *files) {
+    auto text = base::ReadFileNoFollow(dir + "/" + f, kMaxClaimBytes);
+    auto owner = text.ok() ? ParseOwner(*text, dir + "/" + f) : std::nullopt;
+    if (owner && ClaimIsLive(*owner)) {
+      live.push_back(std::move(*owner));
+      continue;
+    }
+    (void)base::RemoveFile(dir + "/" + f);
+    base::Log::Info("removed the stale share " + dir + "/" + f + ": its attachment's state is gone");
+  }
+  // A directory that was not there has nothing to remove (a share is made
+  // under the parent's claim lock, which our caller holds).
+  if (live.empty() && found) base::RemoveDirIfEmpty(dir);
+  return live;
+}
+
+base::Error SharedError(const std::string& what, const std::string& device,
+                        const std::vector<ClaimOwner>& sharers) {
+  std::string pods;
+  for (size_t i = 0; i < sharers.size() && i < 3; ++i)
+    pods += (i ? "; " : "") + std::string("container ") + sharers[i].container_id + " (network " +
+            sharers[i].network + ", interface " + sharers[i].if_name + ")";
+  if (sharers.size() > 3) pods += "; and " + std::to_string(sharers.size() - 3) + " more";
+  return base::Error(base::Code::kTryAgainLater,
+                     what + ": " + device + " is the parent of macvlan/ipvlan children of " +
+                         std::to_string(sharers.size()) +
+                         (sharers.size() == 1 ? " attachment" : " attachments") + " (" + pods +
+                         "); taking the whole device would strand them. It returns when " +
+                         "they are deleted; or give this network a device of its own");
+}
+
+namespace {
+
+// Under the parent's claim lock: drops its stale shares, and its directory if none is
+// left. Without the lock (another ADD or DEL holds it too long) it warns and leaves both.
+void TidyParent(const std::string& devices_dir, const std::string& children_dir, const std::string& parent,
+                int wait_ms, const std::string& warn_prefix) {
+  auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
+  if (!lock.ok()) {
+    base::Log::Warn(warn_prefix + parent + ": " + lock.error().msg);
+    return;
+  }
+  (void)LiveShares(children_dir, parent);
+  ReleaseParentLock(*lock);
+}
+
+}  // namespace
+
+void DropShares(const std::string& devices_dir, const std::string& children_dir,
+                const std::string& state_path, int wait_ms, const std::string& locked_parent) {
+  auto parents = base::ListDirs(children_dir);
+  if (!parents.ok()) return;
+  const std::string name = ShareName(state_path);
+  for (const auto& parent : *parents) {
+    const std::string file = children_dir + "/" + parent + "/" + name;
+    if (!base::PathExists(file)) continue;
+    // Our own share goes without the lock; its directory only under it, so
+    // that a child ADD never loses the directory it is writing into.
+    (void)base::RemoveFile(file);
+    if (parent == locked_parent) continue;
+    TidyParent(devices_dir, children_dir, parent, wait_ms, "left the empty share directory of ");
+  }
+}
+
+void SweepShares(const std::string& devices_dir, const std::string& children_dir, int wait_ms) {
+  auto parents = base::ListDirs(children_dir);
+  if (!parents.ok()) return;
+  for (const auto& parent : *parents)
+    TidyParent(devices_dir, children_dir, parent, wait_ms, "GC: not sweeping the shares of ");
+}
+
+std::vector<Holding> ListHoldings(const std::string& devices_dir, const std::string& children_dir) {
+  std::vector<Holding> out;
+  for (auto& [file, owner] : ReadClaims(devices_dir)) {
+    const bool live = ClaimIsLive(owner);
+    out.push_back(Holding{file, false, std::move(owner), live});
+  }
+  auto parents = base::ListDirs(children_dir);
+  if (!parents.ok()) return out;
+  for (const auto& parent : *parents)
+    for (auto& [file, owner] : ReadClaims(children_dir + "/" + parent)) {
+      const bool live = ClaimIsLive(owner);
+      out.push_back(Holding{parent, true, std::move(owner), live});
+    }
+  return out;
+}
+
+}  // namespace cni

@@ -1,0 +1,124 @@
+#include "cni/state/stale.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "base/fault.h"
+#include "base/log.h"
+#include "cni/command/del.h"
+#include "cni/journal/journal.h"
+#include "cni/state/group.h"
+
+namespace cni {
+
+using base::Code;
+using base::Error;
+using base::Result;
+
+namespace {
+
+// Resets the IPAM executor to this process's attachment when done.
+class IpamFor {
+ public:
+  IpamFor(ipam::Executor& exec, ipam::Attachment who) : exec_(exec) { exec_.RunFor(std::move(who)); }
+  ~IpamFor() { exec_.RunFor(std::nullopt); }
+  IpamFor(const IpamFor&) = delete;
+  IpamFor& operator=(const IpamFor&) = delete;
+
+ private:
+  ipam::Executor& exec_;
+};
+
+}  // namespace
+
+std::string WhyStale(Context& ctx, const AttachmentState& st) {
+  std::string kept_by;
+  if (ctx.netns.MayExist(st.netns, st.netns_id, &kept_by)) {
+    base::Log::Info("container " + st.container_id + " (interface " + st.if_name +
+                    ") is live: its pod netns " + st.netns + " may still exist (" + kept_by + ")");
+    return "";
+  }
+  std::string why = "its pod netns " + (st.netns.empty() ? std::string("(none recorded)") : st.netns) +
+                    (st.netns_id ? " is gone (no task, descriptor, socket or mount keeps it)"
+                                 : " no longer exists (an older state: checked by path only)");
+  const StepMove* move = nullptr;
+  std::string pod_mac;
+  for (const Step& s : st.steps) {
+    if (const auto* m = std::get_if<StepMove>(&s)) move = m;
+    if (const auto* m = std::get_if<StepMac>(&s)) pod_mac = m->mac;
+  }
+  // A child went with its netns; a VF on vfio-pci never left the node.
+  if (!move) return why;
+  auto home = FindHome(st.origin, move->pod_name, ctx.host, pod_mac);
+  if (!home.ok() || !*home) {
+    base::Log::Info("container " + st.container_id + " (interface " + st.if_name +
+                    ") lost its pod netns, but " + st.origin.name +
+                    " is not back on the node: not recovered");
+    return "";
+  }
+  return why + " and " + st.origin.name + " is back on the node" +
+         ((*home)->name == st.origin.name ? "" : " as " + (*home)->name);
+}
+
+Result<bool> RecoverStale(Context& ctx, const std::string& data_dir, const ClaimOwner& owner,
+                          const HeldClaim* held) {
+  StateStore store(data_dir, owner.network);
+  // Only a state of this dataDir, where the claim says it is.
+  const std::string name = owner.state_path.substr(owner.state_path.rfind('/') + 1);
+  if (owner.state_path != store.Dir() + "/" + name) return false;
+  auto loaded = store.Load(owner.state_path);
+  if (!loaded.ok()) {
+    base::Log::Warn("cannot tell whether container " + owner.container_id + " still holds " + owner.device +
+                    ": " + loaded.error().msg);
+    return false;
+  }
+  if (!*loaded) return true;
+  AttachmentState& st = **loaded;
+  if (st.container_id != owner.container_id || st.if_name != owner.if_name) return false;
+  const std::string why = WhyStale(ctx, st);
+  if (why.empty()) return false;
+  base::Log::Warn("recovering " + owner.device + " from container " + st.container_id + " (network " +
+                  st.network + ", interface " + st.if_name + "), whose DEL never finished: " + why);
+  auto failed = [&](const Error& e) {
+    return Error(Code::kTryAgainLater,
+                 owner.device + " is held by container " + st.container_id +
+                     ", whose pod is gone; finishing " +
+                     "its DEL failed (its state is kept; the next ADD, DEL or GC retries): " + e.msg,
+                 e.details);
+  };
+  if (auto s = base::fault::Point("before", "stale-recover"); !s.ok()) return failed(s.error());
+  // The old attachment's DEL, not this command's: its container ID and interface for IPAM, and no pod netns
+  // at all. Its path may name another pod's netns by now (a reused name or PID); the one it recorded is gone,
+  // and with it everything the journal did inside it.
+  const std::string recorded_netns = st.netns;
+  st.netns.clear();
+  Env env = ctx.env;
+  env.container_id = st.container_id;
+  env.ifname = st.if_name;
+  env.netns.clear();
+  env.args.clear();
+  Context old{ctx.cfg,          env,     ctx.host, ctx.netns, ctx.ipam, ctx.sysfs_root, ctx.procfs_root,
+              ctx.lock_wait_ms, ctx.node};
+  {
+    IpamFor ipam_for(ctx.ipam, ipam::Attachment{st.container_id, st.if_name, recorded_netns});
+    if (auto s = DeleteAttachment(old, store, owner.state_path, st, held); !s.ok()) return failed(s.error());
+  }
+  if (st.member_of) ForgetGroupIfEmpty(store, st.container_id, *st.member_of);
+  if (auto s = base::fault::Point("after", "stale-recover"); !s.ok()) return failed(s.error());
+  return true;
+}
+
+Result<bool> RecoverClaim(Context& ctx, const StateStore& store, const ClaimOwner& owner) {
+  ASSIGN_OR_RETURN(auto claim, DeviceClaim::Lock(store.DevicesDir(), owner.device, ctx.lock_wait_ms));
+  // Read without the lock: another ADD may have recovered it meanwhile.
+  auto now = claim.Owner();
+  bool free = !now || now->state_path != owner.state_path || !ClaimIsLive(*now);
+  if (!free) {
+    HeldClaim held{claim, owner.device};
+    ASSIGN_OR_RETURN(free, RecoverStale(ctx, store.DataDir(), *now, &held));
+  }
+  if (!claim.Owner()) claim.Remove();
+  return free;
+}
+
+}  // namespace cni

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# layering.sh SOURCE_DIR    every project #include of a file under SOURCE_DIR names a
+#                           layer its own layer may use (docs/architecture.md, "Layers")
+# layering.sh --self-test   the check fails on a tree that breaks the layers
+set -euo pipefail
+
+# The layer of a path: a file's, or the one an #include names.
+layer_of() {
+  case "$1" in
+    base/*) echo base ;;
+    netlink/*) echo netlink ;;
+    conf/*) echo conf ;;
+    ipam/*) echo ipam ;;
+    kubelet/*) echo kubelet ;;
+    cni/admin/*) echo admin ;;
+    cni/main.cpp) echo main ;;
+    cni/*) echo plugin ;;
+    install/*) echo install ;;
+    *) echo "" ;;
+  esac
+}
+
+# What each layer may include, its own layer with it.
+declare -A may=(
+  [base]="base"
+  [netlink]="base netlink"
+  [conf]="base netlink conf"
+  [ipam]="base netlink conf ipam"
+  [kubelet]="base netlink conf kubelet"
+  [plugin]="base netlink conf ipam kubelet plugin"
+  [admin]="base netlink conf ipam kubelet plugin admin"
+  [main]="base netlink conf ipam kubelet plugin admin"
+  [install]="base netlink conf install"
+)
+
+check() {
+  local src="${1%/}" bad=0 file rel own inc target
+  while IFS= read -r -d '' file; do
+    rel="${file#"$src"/}"
+    own="$(layer_of "$rel")"
+    [[ -n $own ]] || continue
+    while IFS= read -r inc; do
+      target="$(layer_of "$inc")"
+      [[ -n $target ]] || continue
+      if [[ " ${may[$own]} " != *" $target "* ]]; then
+        echo "$rel ($own) includes $inc ($target): $own may include only ${may[$own]}"
+        bad=1
+      fi
+    done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
+  done < <(find "$src"/{base,netlink,conf,ipam,kubelet,cni,install} -type f \( -name '*.cpp' -o -name '*.h' \) \
+             -print0 2>/dev/null | sort -z)
+  return "$bad"
+}
+
+if [[ ${1:-} == --self-test ]]; then
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  mkdir -p "$tmp"/{base,conf,cni/command,cni/admin}
+  printf '#include "base/error.h"\n' >"$tmp/conf/good.cpp"
+  printf '#include "cni/admin/diag.h"\n' >"$tmp/cni/command/up.cpp"
+  printf '#include "ipam/ipam.h"\n' >"$tmp/conf/up.h"
+  printf '#include "cni/command/run.h"\n' >"$tmp/cni/admin/good.cpp"
+  if out="$(check "$tmp")"; then
+    echo "FAIL: a tree whose conf/ includes ipam/ and whose cni/command/ includes cni/admin/ passed"
+    exit 1
+  fi
+  for want in "conf/up.h (conf) includes ipam/ipam.h" "cni/command/up.cpp (plugin) includes cni/admin/diag.h"; do
+    grep -qF "$want" <<<"$out" || { echo "FAIL: not named: $want"; echo "$out"; exit 1; }
+  done
+  if grep -q "good" <<<"$out"; then
+    echo "FAIL: an include that follows the layers was refused: $out"
+    exit 1
+  fi
+  echo "ok: the check refuses both includes against the layers and passes the others"
+  exit 0
+fi
+
+(($# == 1)) || { sed -n '2,4s/^# //p' "$0" >&2; exit 2; }
+if check "$1"; then
+  echo "ok: every include follows the layers"
+else
+  exit 1
+fi
