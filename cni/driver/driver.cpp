@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "base/log.h"
+#include "cni/device/rails.h"
 #include "cni/driver/plan.h"
 #include "cni/state/claim.h"
 #include "cni/state/stale.h"
@@ -58,6 +60,11 @@ Status ResolveTargetRdma(Context& ctx, const RdmaAccess& rdma, Target& t) {
   const std::string soft_name = "rxe_" + ctx.env.container_id.substr(0, 12) + "_" + PodIfName(ctx);
   ASSIGN_OR_RETURN(t.rdma,
                    ResolveRdma(ctx.cfg.rdma, *t.device, rdma.host, rdma.error, ctx.sysfs_root, soft_name));
+  // A device the config or the kubelet named is taken as it is; a pool
+  // passed over the unusable ones already.
+  if (std::string why = WhyUnusable(*t.device, t.rdma.pair ? &t.rdma.pair->port : nullptr, ctx.sysfs_root);
+      !why.empty())
+    base::Log::Warn(t.selection + " selects " + t.device->name + ": " + why + "; attached as it is");
   return base::Ok();
 }
 

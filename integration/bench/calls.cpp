@@ -70,6 +70,12 @@ json ErdmaConfig(const Options& opt, const std::string& data_dir, const std::str
   return c;
 }
 
+json ErdmaPoolConfig(const Options& opt, const std::string& data_dir, const std::string& device) {
+  json c = ErdmaConfig(opt, data_dir, "");
+  c["device"] = {{"pool", {{"names", {device}}}}, {"count", 1}};
+  return c;
+}
+
 json ErdmaKubeletConfig(const Options& opt, const std::string& data_dir) {
   json c = ErdmaConfig(opt, data_dir, "");
   c["device"] = {{"resource", kKubeletResource}};

@@ -43,6 +43,9 @@ nlohmann::json ErdmaConfig(const Options& opt, const std::string& data_dir, cons
 /// erdma-cni, move mode, the device the kubelet gave the pod
 /// (`device.resource` kKubeletResource): otherwise ErdmaConfig.
 nlohmann::json ErdmaKubeletConfig(const Options& opt, const std::string& data_dir);
+/// The same device as a pool of one (`device.pool` names it): the pod's
+/// GPUs are asked of the kubelet and the pool ranked for them.
+nlohmann::json ErdmaPoolConfig(const Options& opt, const std::string& data_dir, const std::string& device);
 inline constexpr const char* kKubeletResource = "aliyun/erdma";
 /// The pod the fake kubelet serves, as CNI_ARGS names it.
 inline constexpr const char* kKubeletPodArgs = "K8S_POD_NAMESPACE=bench;K8S_POD_NAME=pod";

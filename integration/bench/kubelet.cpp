@@ -52,7 +52,11 @@ std::string FakeKubelet::Start(const std::string& device) {
          {"name", "pod"},
          {"containers",
           {{{"name", "main"},
-            {"devices", {{{"resource", kKubeletResource}, {"ids", {device}}, {"numa", {0}}}}}}}}},
+            {"devices",
+             {{{"resource", kKubeletResource}, {"ids", {device}}, {"numa", {0}}},
+              {{"resource", "nvidia.com/gpu"},
+               {"ids", {"GPU-a5f7c1d2-0000-1111-2222-333344445555"}},
+               {"numa", {0}}}}}}}}},
         // A pod that asked for no device: what a chained entry passes through.
         {{"namespace", "bench"},
          {"name", "plain"},

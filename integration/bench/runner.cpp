@@ -143,8 +143,16 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
   if (opt.Wants("kubelet")) {
     r.kubelet_unavailable = kubelet.Start(eni.name);
     if (r.kubelet_unavailable.empty())
+    {
       plugins.push_back({"kubelet", "erdma-cni device.resource", opt.plugin,
                          ErdmaKubeletConfig(opt, data_dir), kKubeletPodArgs});
+      // A pool of the same device, for a pod with a GPU and for one without:
+      // what ranking the pool for the pod's GPUs costs.
+      plugins.push_back({"pool gpu", "erdma-cni device.pool, a GPU", opt.plugin,
+                         ErdmaPoolConfig(opt, data_dir, eni.name), kKubeletPodArgs});
+      plugins.push_back({"pool", "erdma-cni device.pool, no GPU", opt.plugin,
+                         ErdmaPoolConfig(opt, data_dir, eni.name), kKubeletPlainPodArgs});
+    }
     else
       r.kubelet_unavailable = "n/a (" + r.kubelet_unavailable + ")";
   } else {

@@ -240,9 +240,10 @@ TEST_CASE(
   CHECK(rendered.out.find("  net2: " + g.t.eni(3).name + " (") != std::string::npos);
   std::ifstream log(g.t.LogFile());
   const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-  // eth1 is in pod 0: not on the node, not a candidate.
-  CHECK(text.find("device.pool: free, nearest the pod's GPUs first: " + g.t.eni(2).name + ", " +
-                  g.t.eni(3).name + "\n") != std::string::npos);
+  // eth1 is in pod 0: not on the node, not a candidate. Each candidate with why.
+  const std::string why = " (by name: the pod's GPUs are not known)";
+  CHECK(text.find("device.pool: free, nearest the pod's GPUs first: " + g.t.eni(2).name + why + ", " +
+                  g.t.eni(3).name + why + "\n") != std::string::npos);
 
   // Nothing free is left for a third pod.
   const std::string node_before = kt::StableSnapshot(g.t.node());
