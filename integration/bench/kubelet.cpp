@@ -46,21 +46,20 @@ std::string FakeKubelet::Start(const std::string& device) {
   char tmpl[] = "/tmp/erdma-bench-kubelet-XXXXXX";
   if (!::mkdtemp(tmpl)) return "mkdtemp failed";
   dir_ = tmpl;
-  const nlohmann::json pods = {
-      {"pods",
-       {{{"namespace", "bench"},
-         {"name", "pod"},
-         {"containers",
-          {{{"name", "main"},
-            {"devices",
-             {{{"resource", kKubeletResource}, {"ids", {device}}, {"numa", {0}}},
-              {{"resource", "nvidia.com/gpu"},
-               {"ids", {"GPU-a5f7c1d2-0000-1111-2222-333344445555"}},
-               {"numa", {0}}}}}}}}},
-        // A pod that asked for no device: what a chained entry passes through.
-        {{"namespace", "bench"},
-         {"name", "plain"},
-         {"containers", {{{"name", "main"}, {"devices", json_array()}}}}}}}};
+  const nlohmann::json pods = {{"pods",
+                                {{{"namespace", "bench"},
+                                  {"name", "pod"},
+                                  {"containers",
+                                   {{{"name", "main"},
+                                     {"devices",
+                                      {{{"resource", kKubeletResource}, {"ids", {device}}, {"numa", {0}}},
+                                       {{"resource", "nvidia.com/gpu"},
+                                        {"ids", {"GPU-a5f7c1d2-0000-1111-2222-333344445555"}},
+                                        {"numa", {0}}}}}}}}},
+                                 // A pod that asked for no device: what a chained entry passes through.
+                                 {{"namespace", "bench"},
+                                  {"name", "plain"},
+                                  {"containers", {{{"name", "main"}, {"devices", json_array()}}}}}}}};
   std::ofstream(dir_ + "/pods.json") << pods.dump();
   const std::string& sock = KubeletSocketPath();
   ::unlink(sock.c_str());

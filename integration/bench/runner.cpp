@@ -142,8 +142,7 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
   FakeKubelet kubelet;
   if (opt.Wants("kubelet")) {
     r.kubelet_unavailable = kubelet.Start(eni.name);
-    if (r.kubelet_unavailable.empty())
-    {
+    if (r.kubelet_unavailable.empty()) {
       plugins.push_back({"kubelet", "erdma-cni device.resource", opt.plugin,
                          ErdmaKubeletConfig(opt, data_dir), kKubeletPodArgs});
       // A pool of the same device, for a pod with a GPU and for one without:
@@ -152,8 +151,7 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
                          ErdmaPoolConfig(opt, data_dir, eni.name), kKubeletPodArgs});
       plugins.push_back({"pool", "erdma-cni device.pool, no GPU", opt.plugin,
                          ErdmaPoolConfig(opt, data_dir, eni.name), kKubeletPlainPodArgs});
-    }
-    else
+    } else
       r.kubelet_unavailable = "n/a (" + r.kubelet_unavailable + ")";
   } else {
     r.kubelet_unavailable = "not run (--only)";
