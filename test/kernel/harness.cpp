@@ -11,8 +11,11 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <iostream>
 #include <mutex>
 #include <sstream>
 
@@ -341,6 +344,24 @@ json AsRuntimeWouldForDel(json config, const json& add_result) {
     config["prevResult"] = add_result;
   }
   return config;
+}
+
+std::vector<std::string> SweepSample(const std::vector<std::string>& points, const std::string& sweep) {
+  const char* stride_env = std::getenv("ERDMA_TEST_SWEEP_STRIDE");
+  const long stride = stride_env != nullptr ? std::strtol(stride_env, nullptr, 10) : 1;
+  if (stride <= 1) return points;
+  const char* offset_env = std::getenv("ERDMA_TEST_SWEEP_OFFSET");
+  const long from = offset_env != nullptr ? std::strtol(offset_env, nullptr, 10) : std::time(nullptr) / 86400;
+  const long offset = (from % stride + stride) % stride;
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < points.size(); ++i)
+    if (static_cast<long>(i) % stride == offset) kept.push_back(points[i]);
+  if (kept.empty() && !points.empty())
+    kept.push_back(points[offset % points.size()]);  // never an empty sweep
+  std::cout << "sampled sweep: " << sweep << ": " << kept.size() << " of " << points.size()
+            << " fault points (ERDMA_TEST_SWEEP_STRIDE=" << stride << " ERDMA_TEST_SWEEP_OFFSET=" << offset
+            << " runs these again; unset, all)\n";
+  return kept;
 }
 
 }  // namespace kt

@@ -294,4 +294,11 @@ long CheckAttached(const std::string& pod, const Attached& a);
 /// The element of result["ips"] whose address is `addr` ("10.9.0.11/24"), or null.
 nlohmann::json FindIp(const nlohmann::json& result, const std::string& addr);
 
+/// The fault points a sweep runs. All of them unless ERDMA_TEST_SWEEP_STRIDE
+/// is N > 1 (the ASan phase of the test command, docs/testing.md): then every
+/// N-th point from an offset, ERDMA_TEST_SWEEP_OFFSET or the day's number
+/// modulo N, so that successive days cover every point. Prints what it kept
+/// and how to run the same sample or all of them.
+std::vector<std::string> SweepSample(const std::vector<std::string>& points, const std::string& sweep);
+
 }  // namespace kt

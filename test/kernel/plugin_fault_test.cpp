@@ -139,7 +139,8 @@ TEST_CASE("ADD failing or killed at any fault point leaves nothing a DEL cannot 
   Fixture f(scenario);
   auto [add_points, del_points] = f.Trace();
   REQUIRE(add_points.size() >= 10);
-  for (const std::string& point : add_points) {
+  const std::vector<std::string> run = kt::SweepSample(add_points, std::string(scenario.name) + " ADD");
+  for (const std::string& point : run) {
     {
       INFO("ADD fails at " << point);
       const std::string cid = f.Cid();
@@ -162,7 +163,7 @@ TEST_CASE("ADD failing or killed at any fault point leaves nothing a DEL cannot 
     }
   }
   std::cout << "fault points: " << scenario.name << " ADD " << add_points.size() << " points, "
-            << 2 * add_points.size() << " runs (fail, kill)\n";
+            << 2 * run.size() << " runs (fail, kill)\n";
 }
 
 TEST_CASE("DEL failing or killed at any fault point keeps the state, and the next DEL finishes") {
@@ -173,7 +174,8 @@ TEST_CASE("DEL failing or killed at any fault point keeps the state, and the nex
   Fixture f(scenario);
   auto [add_points, del_points] = f.Trace();
   REQUIRE(del_points.size() >= 5);
-  for (const std::string& point : del_points) {
+  const std::vector<std::string> run = kt::SweepSample(del_points, std::string(scenario.name) + " DEL");
+  for (const std::string& point : run) {
     for (const char* action : {"fail", "kill"}) {
       INFO("DEL " << action << " at " << point);
       const std::string cid = f.Cid();
@@ -189,7 +191,7 @@ TEST_CASE("DEL failing or killed at any fault point keeps the state, and the nex
     }
   }
   std::cout << "fault points: " << scenario.name << " DEL " << del_points.size() << " points, "
-            << 2 * del_points.size() << " runs (fail, kill)\n";
+            << 2 * run.size() << " runs (fail, kill)\n";
 }
 
 TEST_CASE(
