@@ -211,7 +211,11 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
-std::string PluginBinary() { return ERDMA_CNI_BIN; }
+std::string PluginBinary() {
+  // The test command's sanitizer phase runs this suite against build-asan's erdma-cni.
+  if (const char* bin = std::getenv("ERDMA_TEST_PLUGIN"); bin != nullptr && *bin != '\0') return bin;
+  return ERDMA_CNI_BIN;
+}
 
 const std::string& TestNodeFile() {
   // Written once per test process, removed at exit. The tests' dataDirs and
