@@ -84,6 +84,8 @@ export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrac
 # a different quarter each day (docs/testing.md, "Sanitizers and fuzzing").
 export ERDMA_TEST_SWEEP_STRIDE=4
 ERDMA_TEST_PLUGIN="$PWD/build-asan/erdma-cni" ctest --test-dir build --output-on-failure -j"$(nproc)" -L '^kernel$'
+# Which points each sampled sweep ran (a passing test's output is only in the log).
+grep -E '^sampled sweep: ' build/Testing/Temporary/LastTest.log || true
 cd build-asan
 ctest --output-on-failure -j"$(nproc)" -L '^(unit|fuzz)$'
 # ctest shows a passing test's output only in its log: the fuzzer's figures.
