@@ -384,6 +384,11 @@ Status WriteFileAtomic(const std::string& path, const std::string& data) {
 }
 
 Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes) {
+  FileId id;
+  return ReadFileNoFollow(path, max_bytes, &id);
+}
+
+Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes, FileId* id) {
   for (bool again = true;; again = false) {
     ASSIGN_OR_RETURN(Entry at, Split(path));
     if (!at.dir) return SysError("open " + path, kNoDir);
@@ -396,8 +401,77 @@ Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes) 
       if (again && at.Gone(err)) continue;
       return SysError("open " + path, err);
     }
-    return ReadAll(fd.get(), path, max_bytes);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return SysError("stat " + path, errno);
+    if (!S_ISREG(st.st_mode)) return Error(Code::kIo, path + " is not a regular file");
+    *id = FileId{static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino)};
+    return ReadRest(fd.get(), path, max_bytes);
   }
+}
+
+std::optional<FileId> FileIdOf(const std::string& path) {
+  auto at = Split(path);
+  if (!at.ok() || !at->dir) return std::nullopt;
+  struct stat st {};
+  if (::fstatat(at->fd(), at->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
+  return FileId{static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino)};
+}
+
+Status LinkFile(const std::string& from, const std::string& to, bool replace) {
+  for (bool again = true;; again = false) {
+    ASSIGN_OR_RETURN(Entry src, Split(from));
+    ASSIGN_OR_RETURN(Entry dst, Split(to));
+    if (!src.dir || !dst.dir) return SysError("link " + from + " as " + to, kNoDir);
+    if (!replace) {
+      if (::linkat(src.fd(), src.name.c_str(), dst.fd(), dst.name.c_str(), 0) == 0 || errno == EEXIST)
+        return Ok();
+      const int err = errno;
+      if (again && (src.Gone(err) || dst.Gone(err))) continue;
+      return SysError("link " + from + " as " + to, err);
+    }
+    // Most often there is nothing to replace: one linkat.
+    if (::linkat(src.fd(), src.name.c_str(), dst.fd(), dst.name.c_str(), 0) == 0) return Ok();
+    if (errno != EEXIST) {
+      const int err = errno;
+      if (again && (src.Gone(err) || dst.Gone(err))) continue;
+      return SysError("link " + from + " as " + to, err);
+    }
+    // Already a link of the same file: rename(2) of one link over another of the same file does nothing.
+    struct stat a {
+    }, b{};
+    if (::fstatat(src.fd(), src.name.c_str(), &a, AT_SYMLINK_NOFOLLOW) == 0 &&
+        ::fstatat(dst.fd(), dst.name.c_str(), &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+        a.st_dev == b.st_dev)
+      return Ok();
+    // A file already at the temp name (a crashed writer of the same pid) goes first.
+    const std::string tmp = dst.name + ".tmp." + std::to_string(::getpid());
+    ::unlinkat(dst.fd(), tmp.c_str(), 0);
+    if (::linkat(src.fd(), src.name.c_str(), dst.fd(), tmp.c_str(), 0) != 0) {
+      const int err = errno;
+      if (again && (src.Gone(err) || dst.Gone(err))) continue;
+      return SysError("link " + from + " as " + to, err);
+    }
+    const int renamed = ::renameat(dst.fd(), tmp.c_str(), dst.fd(), dst.name.c_str());
+    const int err = errno;
+    // Gone with the rename, unless `to` had become a link of the same file meanwhile.
+    ::unlinkat(dst.fd(), tmp.c_str(), 0);
+    if (renamed != 0) return SysError("rename " + to + ".tmp", err);
+    return Ok();
+  }
+}
+
+Status RemoveFileIfSame(const std::string& path, int fd) {
+  ASSIGN_OR_RETURN(Entry at, Split(path));
+  if (!at.dir) return Ok();
+  struct stat mine {
+  }, there{};
+  if (::fstat(fd, &mine) != 0) return SysError("stat " + path, errno);
+  if (::fstatat(at.fd(), at.name.c_str(), &there, AT_SYMLINK_NOFOLLOW) != 0)
+    return errno == ENOENT ? Ok() : SysError("stat " + path, errno);
+  if (there.st_ino != mine.st_ino || there.st_dev != mine.st_dev) return Ok();
+  if (::unlinkat(at.fd(), at.name.c_str(), 0) != 0 && errno != ENOENT)
+    return SysError("unlink " + path, errno);
+  return Ok();
 }
 
 Result<std::string> ReadKernelFile(const std::string& path, size_t max_bytes) {

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,23 @@ Status WriteFileAtomic(const std::string& path, const std::string& data);
 /// Reads a regular file of at most `max_bytes` without following a symlink.
 /// ENOENT gives an Error with sys_errno == ENOENT (callers test for it).
 Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes);
+
+/// Which file a path led to: its device and inode numbers.
+struct FileId {
+  unsigned long long dev = 0, ino = 0;
+  bool operator==(const FileId&) const = default;
+};
+/// ReadFileNoFollow that also says which file it read (`*id`).
+Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes, FileId* id);
+/// The file at `path` (not following a symlink); nullopt when there is none or it cannot be told.
+std::optional<FileId> FileIdOf(const std::string& path);
+
+/// Links the file `from` also as `to` (entries of private directories of one file system). An existing `to`
+/// is replaced (through `to.tmp.<pid>` and renameat(2)) when `replace`, else left as it is (Ok).
+Status LinkFile(const std::string& from, const std::string& to, bool replace);
+
+/// Removes `path` only when it is the file open at `fd` (the same inode); a missing file is success.
+Status RemoveFileIfSame(const std::string& path, int fd);
 
 /// A file of /sys or /proc (written by the kernel, so the symlinks on its
 /// path are the kernel's): O_NOFOLLOW on the last component only.

@@ -147,6 +147,16 @@ class Kernel {
   /// Routes of every table, both families; oif > 0 keeps only routes through
   /// it (a multipath route when one of its legs is).
   virtual Result<std::vector<RouteInfo>> ListRoutes(int oif) = 0;
+  /// Routes of one table, both families. The real kernel filters the dump itself (strict checking); this
+  /// default reads every table and keeps the one.
+  virtual Result<std::vector<RouteInfo>> ListTableRoutes(uint32_t table) {
+    auto all = ListRoutes(0);
+    if (!all.ok()) return all;
+    std::vector<RouteInfo> out;
+    for (RouteInfo& r : *all)
+      if (r.table == table) out.push_back(std::move(r));
+    return out;
+  }
   /// NLM_F_CREATE | NLM_F_EXCL: EEXIST when the table already has a route of
   /// that dst and metric, whatever its nexthop.
   virtual Status AddRoute(const RouteInfo& route) = 0;

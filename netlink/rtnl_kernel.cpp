@@ -253,6 +253,27 @@ class RtnlKernel final : public Kernel {
     return out;
   }
 
+  Result<std::vector<RouteInfo>> ListTableRoutes(uint32_t table) override {
+    // rtm_table and RTA_TABLE: the kernel dumps that table alone (strict checking, transport.cpp); a kernel
+    // that ignores the filter sends every table, which the loop below drops.
+    auto objects = sock_.Dump(kDumpRoutes, [table] {
+      rtmsg rtm{};
+      rtm.rtm_table =
+          static_cast<unsigned char>(table < 256 ? table : static_cast<uint32_t>(RT_TABLE_UNSPEC));
+      nl::MsgPtr msg = DumpRequest(RTM_GETROUTE, rtm);
+      if (msg && nla_put_u32(msg.get(), RTA_TABLE, table) < 0) msg.reset();
+      return msg;
+    });
+    if (!objects.ok()) return std::move(objects).error();
+    std::vector<RouteInfo> out;
+    ForEach<rtnl_route>(*objects, RTM_NEWROUTE, [&](rtnl_route* r) {
+      if (rtnl_route_get_flags(r) & RTM_F_CLONED) return;
+      auto info = rtnl::ToRouteInfo(r, 0);
+      if (info && info->table == table) out.push_back(*info);
+    });
+    return out;
+  }
+
   Status AddRoute(const RouteInfo& route) override {
     const std::string what = "RTM_NEWROUTE " + rtnl::Describe(route);
     ASSIGN_OR_RETURN(nl::RoutePtr r, WithWhat(rtnl::MakeRoute(route, false), what));

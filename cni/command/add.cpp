@@ -283,7 +283,8 @@ Result<json> Add(Context& ctx) {
   const conf::Config& cfg = ctx.cfg;
   // CNI_NETNS first: a path that is not a network namespace is bad input,
   // refused before anything is created on the node or in dataDir.
-  ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
+  std::unique_ptr<netlink::Kernel> pod_owned;
+  ASSIGN_OR_RETURN(netlink::Kernel * pod, OpenNetns(ctx, ctx.env.netns, pod_owned));
   StateStore store(cfg.data_dir, cfg.name);
   RETURN_IF_ERROR(store.Prepare());
   const std::string path = store.PathFor(ctx.env.container_id, ctx.env.ifname);
@@ -293,9 +294,9 @@ Result<json> Add(Context& ctx) {
   // 1. The device, on the node, held for us. RDMA netlink is optional: a
   // kernel without it fails socket() at once.
   const Driver& driver = DriverFor(cfg.mode);
-  auto host_rdma = ctx.netns.OpenRdma("");
-  const RdmaAccess rdma{host_rdma.ok() ? host_rdma->get() : nullptr,
-                        host_rdma.ok() ? nullptr : &host_rdma.error()};
+  std::unique_ptr<netlink::Rdma> rdma_owned;
+  const auto host_rdma = NodeRdma(ctx, rdma_owned);
+  const RdmaAccess rdma{host_rdma.ok() ? *host_rdma : nullptr, host_rdma.ok() ? nullptr : &host_rdma.error()};
   auto found = driver.Find(ctx, store, rdma);
   if (!found.ok() && found.error().code == Code::kTryAgainLater &&
       cfg.device.by == conf::DeviceSelector::By::kDeviceId && !cfg.device.via.empty()) {
@@ -338,7 +339,7 @@ Result<json> Add(Context& ctx) {
     ASSIGN_OR_RETURN(handles.rdma, ctx.netns.OpenRdma(ctx.env.netns));
   }
   Journal journal(store, path, plan.state);
-  StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, rdma.host, handles.rdma.get()};
+  StepEnv env{ctx.host, pod, 0, &ctx.ipam, rdma.host, handles.rdma.get()};
   env.host_vf = target.vfs.get();
   std::vector<Step> smcr_steps;
   if (plan.smcr) {

@@ -2,6 +2,7 @@
 // rtnetlink and exec'd IPAM plugins, unit tests to fakes.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -47,6 +48,20 @@ class NetnsOpener {
                         std::string* kept_by) = 0;
 };
 
+/// What one invocation opens or reads once for every device it attaches or detaches: a group's members
+/// share their group's (run.cpp makes one per invocation; contexts without one, as in unit tests, open and
+/// read for each device).
+struct Shared {
+  /// Netns handles by path (CNI_NETNS; the netns a state recorded). A handle keeps no cache of the kernel's
+  /// objects: every request reads the kernel as it is.
+  std::map<std::string, std::unique_ptr<netlink::Kernel>> netns;
+  /// The node's RDMA netlink, or why it cannot be opened.
+  std::optional<base::Result<std::unique_ptr<netlink::Rdma>>> host_rdma;
+  /// The node's main table, read once: which devices carry the node's default routes does not change with
+  /// the devices an invocation attaches (it refuses those).
+  std::optional<std::vector<netlink::RouteInfo>> node_main_routes;
+};
+
 struct Context {
   const conf::Config& cfg;
   const Env& env;
@@ -60,7 +75,21 @@ struct Context {
   const conf::NodePolicy* node = nullptr;
   /// A member of a group (cni/state/group.h): the group's ifName, recorded in the member's state as memberOf.
   std::optional<std::string> member_of = std::nullopt;
+  /// The invocation's shared handles; null: none are shared.
+  Shared* shared = nullptr;
 };
+
+/// The handle of the netns at `path`: the invocation's shared one (opened on first use), else one opened
+/// into `owned`. Errors as NetnsOpener::Open's.
+base::Result<netlink::Kernel*> OpenNetns(Context& ctx, const std::string& path,
+                                         std::unique_ptr<netlink::Kernel>& owned);
+
+/// The node's RDMA netlink, opened once per invocation when shared (`owned` holds it otherwise); the error
+/// says why there is none.
+base::Result<netlink::Rdma*> NodeRdma(Context& ctx, std::unique_ptr<netlink::Rdma>& owned);
+
+/// The routes of the node's main table (read once per invocation when shared).
+base::Result<std::vector<netlink::RouteInfo>> NodeMainRoutes(Context& ctx);
 
 /// Our interface's name in the pod: ifName when chained (CNI_IFNAME is the primary's), else CNI_IFNAME.
 inline std::string PodIfName(const Context& ctx) {

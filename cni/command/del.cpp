@@ -49,16 +49,24 @@ bool HoldsOurLink(const AttachmentState& st, netlink::Kernel& pod) {
 // second DEL), gone while the netns ADD recorded lives on, or another live netns than ADD's. Both are opened
 // and the one holding our link is used, so that the device is never left in a netns nobody will DEL again.
 // The node's own netns is never taken for the pod's.
-std::unique_ptr<netlink::Kernel> OpenPod(Context& ctx, const AttachmentState& st, std::string& path) {
+// The pod's netns handle (null: it is gone); `owned` keeps it alive when the invocation shares none.
+netlink::Kernel* OpenPod(Context& ctx, const AttachmentState& st, std::string& path,
+                         std::unique_ptr<netlink::Kernel>& owned) {
   std::vector<std::string> candidates;
   if (!ctx.env.netns.empty()) candidates.push_back(ctx.env.netns);
   if (!st.netns.empty() && st.netns != ctx.env.netns) candidates.push_back(st.netns);
   path = candidates.empty() ? std::string() : candidates.front();
-  std::vector<std::pair<std::string, std::unique_ptr<netlink::Kernel>>> live;
+  struct Live {
+    std::string path;
+    netlink::Kernel* pod;
+    std::unique_ptr<netlink::Kernel> owned;
+  };
+  std::vector<Live> live;
   for (const std::string& c : candidates) {
-    auto pod = ctx.netns.Open(c);
+    std::unique_ptr<netlink::Kernel> mine;
+    auto pod = OpenNetns(ctx, c, mine);
     if (pod.ok()) {
-      live.emplace_back(c, std::move(pod).value());
+      live.push_back({c, *pod, std::move(mine)});
       continue;
     }
     base::Log::Info("pod netns " + c + " cannot be used (" + pod.error().msg + ")");
@@ -71,16 +79,17 @@ std::unique_ptr<netlink::Kernel> OpenPod(Context& ctx, const AttachmentState& st
   size_t pick = 0;
   if (live.size() > 1) {
     for (size_t i = 0; i < live.size(); ++i)
-      if (HoldsOurLink(st, *live[i].second)) {
+      if (HoldsOurLink(st, *live[i].pod)) {
         pick = i;
         break;
       }
   }
-  if (live[pick].first != candidates.front())
-    base::Log::Info("undoing in the netns recorded at ADD, " + live[pick].first + ", not in CNI_NETNS " +
+  if (live[pick].path != candidates.front())
+    base::Log::Info("undoing in the netns recorded at ADD, " + live[pick].path + ", not in CNI_NETNS " +
                     candidates.front() + ": it holds " + st.pod_if_name + " or is the only one left");
-  path = live[pick].first;
-  return std::move(live[pick].second);
+  path = live[pick].path;
+  owned = std::move(live[pick].owned);
+  return live[pick].pod;
 }
 
 }  // namespace
@@ -126,20 +135,21 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
     }
   }
   std::string netns_path;
-  std::unique_ptr<netlink::Kernel> pod = OpenPod(ctx, st, netns_path);
+  std::unique_ptr<netlink::Kernel> pod_owned;
+  netlink::Kernel* const pod = OpenPod(ctx, st, netns_path, pod_owned);
   // RDMA netlink only when the journal moved or made an RDMA device.
-  std::unique_ptr<netlink::Rdma> host_rdma, pod_rdma;
+  std::unique_ptr<netlink::Rdma> host_rdma_owned, pod_rdma;
+  netlink::Rdma* host_rdma = nullptr;
   if (FindStep<StepRdmaMove>(st.steps) || FindStep<StepSoftRdma>(st.steps)) {
-    auto h = ctx.netns.OpenRdma("");
-    if (!h.ok())
-      return std::move(h).error().WithContext("DEL needs RDMA netlink to return " + st.rdma_device);
-    host_rdma = std::move(h).value();
+    auto h = NodeRdma(ctx, host_rdma_owned);
+    if (!h.ok()) return Error(h.error()).WithContext("DEL needs RDMA netlink to return " + st.rdma_device);
+    host_rdma = *h;
     if (pod) {
       auto p = ctx.netns.OpenRdma(netns_path);
       if (p.ok()) pod_rdma = std::move(p).value();
     }
   }
-  StepEnv env{ctx.host, pod.get(), 0, &ctx.ipam, host_rdma.get(), pod_rdma.get()};
+  StepEnv env{ctx.host, pod, 0, &ctx.ipam, host_rdma, pod_rdma.get()};
   // SMC-R: the pod's sysctls and pnet table (gone with the netns, if it is), the node-wide UEID table.
   std::unique_ptr<netlink::Sysctl> pod_sysctl;
   std::unique_ptr<netlink::Smc> pod_smc, host_smc;

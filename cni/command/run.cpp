@@ -181,6 +181,8 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
   exec->SetTimeLimit(cfg->ipam_timeout_ms);
   ipam::NegotiatingExecutor ipam(*exec);
   Context ctx{*cfg, *env, **host, backend.Opener(), ipam};
+  Shared shared;
+  ctx.shared = &shared;
   ctx.lock_wait_ms = static_cast<int>(cfg->lock_timeout_ms);
   ctx.node = &*node;
 #ifdef ERDMA_CNI_FAULT_HOOKS

@@ -96,11 +96,23 @@ std::string AckGpuIndex(const conf::Config& cfg) {
 Result<std::vector<DeviceCandidate>> PoolCandidates(Context& ctx, const conf::DevicePool& pool,
                                                     const kubelet::PodAllocation* gpus,
                                                     std::string* passed_over) {
-  ASSIGN_OR_RETURN(auto links, ctx.host.ListLinks());
+  // A pool of names asks for those links alone; any other reads the node's list.
+  std::vector<netlink::LinkInfo> links;
+  if (!pool.names.empty()) {
+    for (const std::string& name : pool.names) {
+      if (std::any_of(links.begin(), links.end(), [&](const netlink::LinkInfo& l) { return l.name == name; }))
+        continue;
+      ASSIGN_OR_RETURN(auto link, ctx.host.FindLink(name));
+      if (link) links.push_back(std::move(*link));
+    }
+  } else {
+    ASSIGN_OR_RETURN(links, ctx.host.ListLinks());
+  }
   std::vector<netlink::RdmaDevice> rdma_devices;
   std::vector<netlink::RdmaPort> rdma_ports;
   if (!pool.rdma_driver.empty()) {
-    auto rdma = ctx.netns.OpenRdma("");
+    std::unique_ptr<netlink::Rdma> rdma_owned;
+    auto rdma = NodeRdma(ctx, rdma_owned);
     if (!rdma.ok())
       return Error(Code::kRdmaUnavailable,
                    "device.pool.rdmaDriver \"" + pool.rdma_driver +
@@ -108,19 +120,31 @@ Result<std::vector<DeviceCandidate>> PoolCandidates(Context& ctx, const conf::De
     ASSIGN_OR_RETURN(rdma_devices, (*rdma)->ListDevices());
     ASSIGN_OR_RETURN(rdma_ports, (*rdma)->ListPorts());
   }
+  // The pod's GPUs first: without them the pool ranks by name, and no candidate's place in the PCIe tree
+  // is read.
+  std::vector<RailGpu> rail_gpus;
+  if (gpus && !gpus->gpus.empty()) {
+    std::vector<std::string> lines;
+    rail_gpus = LocatePodGpus(gpus->gpus, AckGpuIndex(ctx.cfg), ctx.sysfs_root, ctx.procfs_root, lines);
+    for (const std::string& line : lines) base::Log::Info("device.pool: GPU " + line);
+  }
   const StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
   const bool alone = !ctx.cfg.child();
   std::vector<RailNic> nics;
   std::vector<std::string> skipped;
-  // The claims, read once for all the candidates (a node's rails each hold one).
-  const std::vector<ClaimOwner> claims =
-      alone ? ReadClaimOwners(store.DevicesDir()) : std::vector<ClaimOwner>{};
+  // Each candidate's claim by its identity (without the claims' index, all of them read once).
+  ClaimLookup claims(store.DevicesDir());
   for (const netlink::LinkInfo& l : links) {
     if (l.index == 1 || l.name == "lo") continue;
     if (!pool.names.empty() && std::find(pool.names.begin(), pool.names.end(), l.name) == pool.names.end())
       continue;
-    const std::string function = PciFunction(ctx.sysfs_root, l.name);
-    if (!pool.pci_vendor.empty() && Attr(function, "vendor") != pool.pci_vendor) continue;
+    // Each sysfs file is read only for a candidate still in the running, and once.
+    std::optional<std::string> function;
+    auto pci_function = [&]() -> const std::string& {
+      if (!function) function = PciFunction(ctx.sysfs_root, l.name);
+      return *function;
+    };
+    if (!pool.pci_vendor.empty() && Attr(pci_function(), "vendor") != pool.pci_vendor) continue;
     std::optional<netlink::PairMatch> pair;
     if (!pool.rdma_driver.empty()) {
       pair = netlink::PairNetdev(l, rdma_devices, rdma_ports, ctx.sysfs_root);
@@ -129,7 +153,7 @@ Result<std::vector<DeviceCandidate>> PoolCandidates(Context& ctx, const conf::De
         continue;
     }
     if (alone) {
-      if (auto owner = MatchClaim(claims, l.name, l.mac, PciAddressOf(ctx.sysfs_root, l.name))) {
+      if (auto owner = claims.Find(l.name, l.mac, PciAddressOf(ctx.sysfs_root, l.name))) {
         skipped.push_back(l.name + " (held by container " + owner->container_id + ")");
         continue;
       }
@@ -142,18 +166,15 @@ Result<std::vector<DeviceCandidate>> PoolCandidates(Context& ctx, const conf::De
       skipped.push_back(l.name + " (" + why + ")");
       continue;
     }
-    RailNic nic{l.name, NetdevLocation(ctx.sysfs_root, l.name), -1};
-    if (!nic.location) {
-      const std::string numa = Attr(function, "numa_node");
-      nic.numa = numa.empty() ? -1 : std::atoi(numa.c_str());
+    RailNic nic{l.name, std::nullopt, -1};
+    if (!rail_gpus.empty()) {
+      nic.location = NetdevLocation(ctx.sysfs_root, l.name);
+      if (!nic.location) {
+        const std::string numa = Attr(pci_function(), "numa_node");
+        nic.numa = numa.empty() ? -1 : std::atoi(numa.c_str());
+      }
     }
     nics.push_back(std::move(nic));
-  }
-  std::vector<RailGpu> rail_gpus;
-  if (gpus && !gpus->gpus.empty()) {
-    std::vector<std::string> lines;
-    rail_gpus = LocatePodGpus(gpus->gpus, AckGpuIndex(ctx.cfg), ctx.sysfs_root, ctx.procfs_root, lines);
-    for (const std::string& line : lines) base::Log::Info("device.pool: GPU " + line);
   }
   const RailRanking ranking = RankRails(rail_gpus, nics);
   if (ranking.basis == RankBasis::kFlat)

@@ -144,7 +144,7 @@ base::Status RefuseNodeOwnDevice(Context& ctx, const netlink::LinkInfo& dev) {
   } else {
     // The node's default route per family is the one with the lowest metric in main; secondary ENIs often
     // carry defaults at higher metrics (the node agent's) and stay attachable.
-    ASSIGN_OR_RETURN(auto routes, ctx.host.ListRoutes(0));
+    ASSIGN_OR_RETURN(auto routes, NodeMainRoutes(ctx));
     for (int family : {AF_INET, AF_INET6}) {
       std::optional<uint32_t> best;
       for (const netlink::RouteInfo& r : routes)

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +22,46 @@ using nlohmann::json;
 namespace {
 
 constexpr size_t kMaxClaimBytes = 64 << 10;
+
+// A share's file name: the owner's state file name, cut short, and a hash of its whole path (FNV-1a), which
+// tells attachments of different networks and data dirs apart.
+std::string ShareName(const std::string& state_path) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : state_path) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  std::string base = state_path.substr(state_path.rfind('/') + 1);
+  if (base.size() > 64) base.resize(64);
+  return base + "." + hex;
+}
+
+// The claims' index (claim.h). The directory's name starts with a dot, so listings of claims leave it out,
+// and holds a colon, so no interface name or PCI address is the same.
+constexpr char kIndexDir[] = ".by:id";
+constexpr char kIndexBuilt[] = ".built";
+
+std::string IndexDir(const std::string& devices_dir) { return devices_dir + "/" + kIndexDir; }
+
+std::vector<std::string> IndexKeys(const ClaimOwner& o) {
+  std::vector<std::string> keys;
+  if (!o.mac.empty()) keys.push_back("mac=" + o.mac);
+  if (!o.pci.empty()) keys.push_back("pci=" + o.pci);
+  if (!o.state_path.empty()) keys.push_back("state=" + ShareName(o.state_path));
+  return keys;
+}
+
+bool IndexBuilt(const std::string& devices_dir) {
+  return base::PathExists(IndexDir(devices_dir) + "/" + kIndexBuilt);
+}
+
+// The directory of a claim file's path, and its name.
+std::pair<std::string, std::string> SplitClaimPath(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return {path.substr(0, slash), path.substr(slash + 1)};
+}
 
 // Why a claim or share read from disk cannot be used ("" = it can). A claim
 // names the device DEL returns and the state file whose existence keeps the
@@ -72,6 +113,19 @@ std::optional<ClaimOwner> ParseOwner(const std::string& text, const std::string&
   return o;
 }
 
+// The owner of the claim that the index entry `key` is a link of: nullopt when there is no entry, or the
+// entry is no longer a link of the claim file of the device its owner names (that file is gone, or another
+// one took its place).
+std::optional<ClaimOwner> IndexedOwner(const std::string& devices_dir, const std::string& key) {
+  const std::string path = IndexDir(devices_dir) + "/" + key;
+  base::FileId id;
+  auto text = base::ReadFileNoFollow(path, kMaxClaimBytes, &id);
+  if (!text.ok()) return std::nullopt;
+  std::optional<ClaimOwner> owner = ParseOwner(*text, path);
+  if (!owner || base::FileIdOf(devices_dir + "/" + owner->device) != id) return std::nullopt;
+  return owner;
+}
+
 }  // namespace
 
 base::Result<DeviceClaim> DeviceClaim::Lock(const std::string& devices_dir, const std::string& device,
@@ -119,22 +173,62 @@ std::string OwnerText(const ClaimOwner& o) {
 
 }  // namespace
 
+namespace {
+
+// Removes the index entries of `owner` that are links of the claim file open at `fd`, but for the keys in
+// `keep`: another claim may have taken a key over since, and the keys a new owner shares stay.
+void DropIndexEntries(const std::string& claim_path, int fd, const ClaimOwner& owner,
+                      const std::vector<std::string>& keep = {}) {
+  const std::string index = IndexDir(SplitClaimPath(claim_path).first);
+  for (const std::string& key : IndexKeys(owner)) {
+    if (std::find(keep.begin(), keep.end(), key) != keep.end()) continue;
+    if (base::Status s = base::RemoveFileIfSame(index + "/" + key, fd); !s.ok())
+      base::Log::Warn("left the claims' index entry " + key + ": " + s.error().msg);
+  }
+}
+
+}  // namespace
+
 base::Status DeviceClaim::SetOwner(const ClaimOwner& o) {
   const base::phase::Scope phase("claim");
   const std::string text = OwnerText(o);
+  const std::optional<ClaimOwner> before = Owner();
+  const std::vector<std::string> keys = IndexKeys(o);
+  // The index's entries first: a lookup through them reads this file, so they may name it before it names
+  // its owner, never after.
+  const std::string index = IndexDir(SplitClaimPath(lock_.path()).first);
+  if (base::Status s = base::EnsurePrivateDirs(index); !s.ok())
+    return std::move(s).error().WithContext("indexing the claim " + lock_.path());
+  for (const std::string& key : keys)
+    RETURN_IF_ERROR(base::LinkFile(lock_.path(), index + "/" + key, /*replace=*/true));
   // Written in place under the lock: a reader that sees a torn file treats it
   // as "no owner", and the owner's state file is the authority anyway.
   if (::ftruncate(lock_.fd(), 0) != 0 ||
       ::pwrite(lock_.fd(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
     return base::Error(base::Code::kIo, "writing device claim: " + std::string(std::strerror(errno)), "",
                        errno);
+  // A previous owner's other keys (a stale holder's state) no longer lead here.
+  if (before) DropIndexEntries(lock_.path(), lock_.fd(), *before, keys);
   return base::Ok();
 }
 
+void DeviceClaim::Remove() {
+  const base::phase::Scope phase("claim");
+  const std::optional<ClaimOwner> owner = Owner();
+  // The file goes first: an entry left behind (a crash in between) leads to no claim file, and lookups ignore
+  // it; an entry gone before the file would hide a claim from them.
+  lock_.Unlink();
+  if (owner) DropIndexEntries(lock_.path(), lock_.fd(), *owner);
+}
+
 void DeviceClaim::Clear() {
+  const std::optional<ClaimOwner> owner = Owner();
   // Like SetOwner: an empty claim is "no owner".
-  if (::ftruncate(lock_.fd(), 0) != 0)
+  if (::ftruncate(lock_.fd(), 0) != 0) {
     base::Log::Warn("clearing the claim " + lock_.path() + ": " + std::strerror(errno));
+    return;
+  }
+  if (owner) DropIndexEntries(lock_.path(), lock_.fd(), *owner);
 }
 
 namespace {
@@ -174,14 +268,60 @@ std::optional<ClaimOwner> MatchClaim(const std::vector<ClaimOwner>& owners, cons
   return std::nullopt;
 }
 
+base::Status EnsureClaimIndex(const std::string& devices_dir) {
+  if (IndexBuilt(devices_dir)) return base::Ok();
+  const base::phase::Scope phase("claim");
+  const std::string index = IndexDir(devices_dir);
+  RETURN_IF_ERROR(base::EnsurePrivateDirs(index));
+  // Two invocations that build it at once link the same files: the second's links replace the first's.
+  size_t linked = 0;
+  for (const auto& [file, owner] : ReadClaims(devices_dir)) {
+    if (!ClaimIsLive(owner)) continue;
+    for (const std::string& key : IndexKeys(owner))
+      RETURN_IF_ERROR(base::LinkFile(devices_dir + "/" + file, index + "/" + key, /*replace=*/true));
+    ++linked;
+  }
+  RETURN_IF_ERROR(base::WriteFileAtomic(index + "/" + kIndexBuilt, ""));
+  if (linked) base::Log::Info("indexed the " + std::to_string(linked) + " claims of " + devices_dir);
+  return base::Ok();
+}
+
+ClaimLookup::ClaimLookup(std::string devices_dir)
+    : devices_dir_(std::move(devices_dir)), indexed_(IndexBuilt(devices_dir_)) {}
+
+std::optional<ClaimOwner> ClaimLookup::Find(const std::string& name, const std::string& mac,
+                                            const std::string& pci) {
+  if (!indexed_) {
+    if (!all_) all_ = ReadClaimOwners(devices_dir_);
+    return MatchClaim(*all_, name, mac, pci);
+  }
+  const base::phase::Scope phase("claim");
+  auto live = [](const std::optional<ClaimOwner>& o) { return o && ClaimIsLive(*o); };
+  if (conf::IsPlainFileName(name, 255)) {
+    auto text = base::ReadFileNoFollow(devices_dir_ + "/" + name, kMaxClaimBytes);
+    std::optional<ClaimOwner> o = text.ok() ? ParseOwner(*text, devices_dir_ + "/" + name) : std::nullopt;
+    if (o && o->device == name && live(o)) return o;
+  }
+  if (!mac.empty())
+    if (auto o = IndexedOwner(devices_dir_, "mac=" + mac); o && o->mac == mac && live(o)) return o;
+  if (!pci.empty())
+    if (auto o = IndexedOwner(devices_dir_, "pci=" + pci); o && o->pci == pci && live(o)) return o;
+  return std::nullopt;
+}
+
 std::optional<ClaimOwner> FindClaim(const std::string& devices_dir, const std::string& name,
                                     const std::string& mac, const std::string& pci) {
-  return MatchClaim(ReadClaimOwners(devices_dir), name, mac, pci);
+  return ClaimLookup(devices_dir).Find(name, mac, pci);
 }
 
 bool ClaimIsLive(const ClaimOwner& owner) { return base::PathExists(owner.state_path); }
 
 std::optional<ClaimOwner> ClaimOf(const std::string& devices_dir, const std::string& state_path) {
+  if (IndexBuilt(devices_dir)) {
+    auto o = IndexedOwner(devices_dir, "state=" + ShareName(state_path));
+    if (o && o->state_path == state_path) return o;
+    return std::nullopt;
+  }
   for (const auto& [file, owner] : ReadClaims(devices_dir))
     if (owner.state_path == state_path) return owner;
   return std::nullopt;
@@ -194,21 +334,6 @@ base::Error InUseError(const std::string& what, const ClaimOwner& o) {
 }
 
 namespace {
-
-// A share's file name: the owner's state file name, cut short, and a hash of its whole path (FNV-1a), which
-// tells attachments of different networks and data dirs apart.
-std::string ShareName(const std::string& state_path) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : state_path) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  std::string base = state_path.substr(state_path.rfind('/') + 1);
-  if (base.size() > 64) base.resize(64);
-  return base + "." + hex;
-}
 
 // Under the parent's lock: the lock file goes when nobody owns the parent
 // (our Lock made it, or a stale claim left it empty).
@@ -285,6 +410,19 @@ void TidyParent(const std::string& devices_dir, const std::string& children_dir,
   ReleaseParentLock(*lock);
 }
 
+// Under the parent's claim lock: its share directory goes if it is empty. The other shares are not read: a
+// stale one is dropped by the next ADD that would take the whole parent, or by GC.
+void DropEmptyParent(const std::string& devices_dir, const std::string& children_dir,
+                     const std::string& parent, int wait_ms) {
+  auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
+  if (!lock.ok()) {
+    base::Log::Warn("left the share directory of " + parent + ": " + lock.error().msg);
+    return;
+  }
+  base::RemoveDirIfEmpty(children_dir + "/" + parent);
+  ReleaseParentLock(*lock);
+}
+
 }  // namespace
 
 void DropShares(const std::string& devices_dir, const std::string& children_dir,
@@ -299,7 +437,7 @@ void DropShares(const std::string& devices_dir, const std::string& children_dir,
     // that a child ADD never loses the directory it is writing into.
     (void)base::RemoveFile(file);
     if (parent == locked_parent) continue;
-    TidyParent(devices_dir, children_dir, parent, wait_ms, "left the empty share directory of ");
+    DropEmptyParent(devices_dir, children_dir, parent, wait_ms);
   }
 }
 

@@ -35,8 +35,9 @@ class DeviceClaim {
   /// The recorded owner; nullopt when none or unreadable.
   std::optional<ClaimOwner> Owner() const;
   base::Status SetOwner(const ClaimOwner& owner);
-  /// The device is free again: drop the file while still holding the lock.
-  void Remove() { lock_.Unlink(); }
+  /// The device is free again: drop the file, and its entries in the claims' index, while still holding the
+  /// lock.
+  void Remove();
   /// Forgets the owner, keeping the file and the lock: the claim of an ADD that goes on holding it (its Own
   /// writes the new owner into this file; a removed one would be another file to the next Lock).
   void Clear();
@@ -53,13 +54,35 @@ struct HeldClaim {
   std::string device;  ///< the node device it is the claim of
 };
 
-/// Reads every claim without locking (for messages only): the live owner of
-/// a device that is not on the node, matched by node name, MAC or PCI address.
+// The claims' index: <devicesDir>/.by:id/ holds hard links to the claim files, one per MAC address, PCI
+// address and owner's state file a claim names (mac=<MAC>, pci=<address>, state=<ShareName>). SetOwner links
+// them, under the index's lock, before it writes the owner; Remove unlinks them. A lookup reads one entry and
+// trusts it only when the claim file is still linked to it and names the key; the file `.built` says every
+// claim of the data dir is in the index (docs/decisions/claims-index.md).
+
+/// Makes the index of a data dir whose claims were written by an erdma-cni without it: every live claim is
+/// linked, then `.built` written. One stat when it is there already. ADD and GC call it.
+base::Status EnsureClaimIndex(const std::string& devices_dir);
+
+/// The live owner of a device, matched by node name, MAC or PCI address, read without locking: the claim
+/// file of the name and the index's entries for the MAC and the PCI address. Without an index, every claim
+/// is read, once per ClaimLookup (docs/decisions/claims-read-once.md).
+class ClaimLookup {
+ public:
+  explicit ClaimLookup(std::string devices_dir);
+  std::optional<ClaimOwner> Find(const std::string& name, const std::string& mac, const std::string& pci);
+
+ private:
+  std::string devices_dir_;
+  bool indexed_ = false;
+  std::optional<std::vector<ClaimOwner>> all_;  // read on the first Find of a data dir without an index
+};
+
+/// ClaimLookup(devices_dir).Find(name, mac, pci).
 std::optional<ClaimOwner> FindClaim(const std::string& devices_dir, const std::string& name,
                                     const std::string& mac, const std::string& pci);
 
-/// Every claim that names an owner, read once without locking, for MatchClaim
-/// (docs/decisions/claims-read-once.md).
+/// Every claim that names an owner, read once without locking, for MatchClaim.
 std::vector<ClaimOwner> ReadClaimOwners(const std::string& devices_dir);
 
 /// FindClaim against claims read already: the first live one that names the device.
@@ -69,7 +92,7 @@ std::optional<ClaimOwner> MatchClaim(const std::vector<ClaimOwner>& owners, cons
 /// True when `owner` still holds the device: its state file exists.
 bool ClaimIsLive(const ClaimOwner& owner);
 
-/// The claim whose owner's state is `state_path` (read without locking).
+/// The claim whose owner's state is `state_path` (read without locking; through the index's state= entry).
 std::optional<ClaimOwner> ClaimOf(const std::string& devices_dir, const std::string& state_path);
 
 /// "<what> is in use by container C (network N, interface I); it returns when

@@ -45,6 +45,7 @@ class Member {
     ctx_.lock_wait_ms = group.lock_wait_ms;
     ctx_.node = group.node;
     ctx_.member_of = of.if_name;
+    ctx_.shared = group.shared;
     ipam_.RunFor(ipam::Attachment{env_.container_id, pod_name, env_.netns});
   }
   ~Member() { ipam_.RunFor(std::nullopt); }
@@ -65,12 +66,15 @@ size_t IndexOf(const AttachmentState& st, const StepMember& m) {
   return st.steps.size();
 }
 
-// The members of the group `st`: its journal's, then any other state of this
-// network that says it is one (memberOf), in case the journal lost track.
+// The members of the group `st`: its journal's; when it lists none, every state of this network that says
+// it is one (memberOf).
 std::vector<StepMember> MembersOf(const StateStore& store, const AttachmentState& st) {
   std::vector<StepMember> members;
   for (const Step& s : st.steps)
     if (const auto* m = std::get_if<StepMember>(&s)) members.push_back(*m);
+  // ADD journals each member before the member's own state exists: a journal that lists members lists them
+  // all. One that lists none (it was unreadable, or lost the last) is completed from the states.
+  if (!members.empty()) return members;
   auto paths = store.List();
   if (!paths.ok()) return members;
   for (const std::string& p : *paths) {
@@ -211,7 +215,8 @@ Result<json> AddChosen(Context& ctx, std::optional<kubelet::PodAllocation> answe
                  std::string(cfg.mac ? "mac" : cfg.requested_ips_key) +
                      ": the pod gets several interfaces here (device.count), and one MAC or address cannot "
                      "go to all of them; remove the request, or take one device per attachment");
-  ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
+  std::unique_ptr<netlink::Kernel> pod_owned;
+  ASSIGN_OR_RETURN(netlink::Kernel * pod, OpenNetns(ctx, ctx.env.netns, pod_owned));
   ASSIGN_OR_RETURN(DeviceChoice choice, ChooseDevices(ctx, std::move(answer)));
   if (choice.alternatives || cfg.device.Several()) return AddGroup(ctx, choice, *pod);
   // One device of a resource: the plain attachment of that device ID.
@@ -221,6 +226,7 @@ Result<json> AddChosen(Context& ctx, std::optional<kubelet::PodAllocation> answe
   with.sysfs_root = ctx.sysfs_root;
   with.lock_wait_ms = ctx.lock_wait_ms;
   with.node = ctx.node;
+  with.shared = ctx.shared;
   return Add(with);
 }
 

@@ -152,7 +152,8 @@ Status StateStore::Prepare() const {
   // Check keeps those it found checked: only the missing ones are walked again, to be made.
   RETURN_IF_ERROR(base::EnsurePrivateDirs(data_dir_));
   RETURN_IF_ERROR(base::EnsurePrivateDirs(Dir()));
-  return base::EnsurePrivateDirs(DevicesDir());
+  RETURN_IF_ERROR(base::EnsurePrivateDirs(DevicesDir()));
+  return EnsureClaimIndex(DevicesDir());
 }
 
 Status StateStore::Check() const {

@@ -149,7 +149,8 @@ std::string SnapshotDiff(const std::string& a, const std::string& b);
 std::string SettledDiff(const std::string& expected, const std::string& netns,
                         const std::string& ignore = "");
 
-/// Regular files under `dir`, relative paths, sorted (empty if dir is absent).
+/// Regular files under `dir`, relative paths, sorted (empty if dir is absent); the claims' index's marker
+/// (devices/.by:id/.built) is left out, its entries are not.
 std::vector<std::string> StateFiles(const std::string& dir);
 
 /// Whether a file (or anything) exists at `path`.
@@ -160,7 +161,8 @@ std::string StatePath(const std::string& data_dir, const std::string& network,
                       const std::string& container_id, const std::string& ifname);
 
 /// Files under `<dataDir>/devices/` and `<dataDir>/children/` whose content
-/// mentions `container_id` (a claim or a child's share still held for it).
+/// mentions `container_id` (a claim or a child's share still held for it); an entry of the claims' index
+/// only when its claim file is gone.
 std::vector<std::string> ClaimsFor(const std::string& data_dir, const std::string& container_id);
 
 /// One invocation of the plugin. Empty strings mean "variable not set";

@@ -230,6 +230,8 @@ TEST_CASE(
   json owner = json::parse(Read(claim));
   owner["state"] = legacy;
   Overwrite(claim, owner.dump());
+  // That build kept no index of its claims.
+  fs::remove_all(t.DataDir() + "/devices/.by:id");
   const std::string node = kt::StableSnapshot(t.node()), pod = kt::StableSnapshot(t.pod());
 
   // (p, q-net1): the same old name, another attachment. Nothing of it here.

@@ -199,6 +199,33 @@ TEST_CASE("one device's routes and addresses, filtered by the kernel, are the wh
   CHECK(none_addrs->empty());
 }
 
+TEST_CASE("one table's routes, filtered by the kernel, are the whole dump's share of it, table 1000 included",
+          "[rtnl][route]") {
+  Addressed t;
+  t.a.Ip("route add default via 10.1.0.1 dev va metric 300");
+  t.a.Ip("route add 10.2.0.0/24 via 10.1.0.1 dev va table 200");
+  t.a.Ip("route add 10.3.0.0/24 via 10.1.0.1 dev va table 1000");
+  t.a.Ip("-6 route add fd00:3::/64 via fd00:1::1 dev va table 1000");
+  auto all = t.ka->ListRoutes(0);
+  REQUIRE_OK(all);
+  for (const uint32_t table : {netlink::kTableMain, netlink::kTableLocal, uint32_t{200}, uint32_t{1000}}) {
+    auto routes = t.ka->ListTableRoutes(table);
+    REQUIRE_OK(routes);
+    const auto share =
+        std::count_if(all->begin(), all->end(), [&](const RouteInfo& r) { return r.table == table; });
+    CHECK(static_cast<long>(routes->size()) == share);
+    CHECK_FALSE(routes->empty());
+    for (const RouteInfo& r : *routes) {
+      CHECK(r.table == table);
+      CHECK(Contains(*all, r));
+    }
+  }
+  // As many as iproute2 sees in main, both families.
+  CHECK(t.ka->ListTableRoutes(netlink::kTableMain)->size() ==
+        t.a.Json("-4 route show table main").size() + t.a.Json("-6 route show table main").size());
+  CHECK(t.ka->ListTableRoutes(4000)->empty());
+}
+
 TEST_CASE("a route in table 200 is added once, then EEXIST, and deleted by its identity", "[rtnl][route]") {
   Addressed t;
   RouteInfo r;

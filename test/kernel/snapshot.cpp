@@ -123,6 +123,10 @@ std::vector<std::string> StateFiles(const std::string& dir) {
        it.increment(ec)) {
     if (ec) break;
     if (it->is_regular_file(ec) || it->is_symlink(ec)) {
+      // The claims' index keeps its marker, as the data dir keeps its directories; its
+      // entries (mac=, pci=, state=) are listed like any file, so an entry left behind shows.
+      const std::string name = it->path().filename().string();
+      if (it->path().parent_path().filename() == ".by:id" && name == ".built") continue;
       files.push_back(fs::relative(it->path(), dir, ec).string());
     }
   }
@@ -152,6 +156,9 @@ std::vector<std::string> ClaimsFor(const std::string& data_dir, const std::strin
   for (const char* dir : {"/devices", "/children"}) {
     for (const auto& e : fs::recursive_directory_iterator(data_dir + dir, ec)) {
       if (!e.is_regular_file(ec)) continue;
+      // An entry of the claims' index is a hard link to a claim listed already; one that is the last link
+      // of its file (the claim is gone) is listed: it was left behind.
+      if (e.path().parent_path().filename() == ".by:id" && e.hard_link_count(ec) > 1) continue;
       std::ifstream f(e.path());
       std::string content((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
       if (content.find(container_id) != std::string::npos) found.push_back(e.path().string());

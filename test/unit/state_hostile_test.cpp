@@ -142,9 +142,11 @@ TEST_CASE("an unreadable state under the older name is this attachment's only wh
   CHECK(path == store.PathFor("p-q", "net1"));
   REQUIRE(found.ok());
   CHECK_FALSE(*found);
-  json claim = {{"network", "erdma"}, {"containerID", "p-q"},       {"ifName", "net1"}, {"state", legacy},
-                {"device", "eth1"},   {"mac", "00:16:3e:10:f8:b0"}, {"pci", ""}};
-  Write(store.DevicesDir() + "/eth1", claim.dump());
+  {
+    auto claim = cni::DeviceClaim::Lock(store.DevicesDir(), "eth1", 1000);
+    REQUIRE(claim.ok());
+    REQUIRE(claim->SetOwner({"erdma", "p-q", "net1", legacy, "eth1", "00:16:3e:10:f8:b0", "", nullptr}).ok());
+  }
   found = store.LoadLocated("p-q", "net1", &path);
   CHECK(path == legacy);
   REQUIRE_FALSE(found.ok());
