@@ -1,8 +1,8 @@
 // erdma-bench: issue 8's benchmark. Builds a private topology, then from
 // inside its node netns measures the floor (the same rtnetlink work
 // in-process), erdma-cni (move mode, mode none, mode macvlan), the Go
-// reference chains and parallel ADDs, and writes a markdown report. See
-// docs/performance.md.
+// reference chains, parallel ADDs and, asked for, the node-scale rows, and
+// writes a markdown report. See docs/performance.md.
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -21,6 +21,7 @@
 #include "integration/bench/calls.h"
 #include "integration/bench/report.h"
 #include "integration/bench/runner.h"
+#include "integration/bench/scale.h"
 #include "integration/bench/topology.h"
 
 namespace {
@@ -36,8 +37,10 @@ constexpr const char* kUsage = R"(usage: erdma-bench [options]   (as root)
   --output FILE            the markdown report (default build/bench/results.md)
   --plugin PATH            the erdma-cni binary (default: the one built with this driver)
   --cni-dir DIR            Go reference plugins (default /usr/lib/cni)
-  --only LIST              any of floor,erdma,kubelet,go,none,macvlan,parallel
-                           (default: all)
+  --only LIST              any of floor,erdma,kubelet,go,none,macvlan,parallel,scale
+                           (default: all but scale)
+  --scale N                the scale rows (issue 38): N other move attachments and N
+                           macvlan children on the busy node (default 256)
   --data-dir DIR           parent of erdma-cni's dataDir (default "tmpfs": a tmpfs of
                            the benchmark's own, as /run is on a node; /tmp: a disk here)
   --variant LABEL=PATH[@DIR]  also measure another erdma-cni build (or dataDir parent,
@@ -55,6 +58,9 @@ constexpr const char* kUsage = R"(usage: erdma-bench [options]   (as root)
   --profile-mode MODE      the ADD and DEL --profile wraps: move (default), none
                            (with SMC-R, as its row) or macvlan
 )";
+
+// The busy node's addresses are numbered within a /16 (scale.cpp).
+constexpr int kMaxScale = 16000;
 
 std::vector<std::string> Split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -110,6 +116,8 @@ bool ParseArgs(int argc, char** argv, Options& o) {
       o.cni_dir = next();
     else if (a == "--only")
       o.only = Split(next(), ',');
+    else if (a == "--scale")
+      o.scale = std::stoi(next());
     else if (a == "--mtu")
       o.mtu = std::stoi(next());
     else if (a == "--data-dir")
@@ -145,6 +153,10 @@ bool ParseArgs(int argc, char** argv, Options& o) {
   }
   if (o.iterations < 1 || o.warmup < 0 || o.parallel_iterations < 1) {
     std::cerr << "erdma-bench: --iterations and --parallel-iterations must be >= 1, --warmup >= 0\n";
+    return false;
+  }
+  if (o.scale < 1 || o.scale > kMaxScale) {
+    std::cerr << "erdma-bench: --scale must be 1 to " << kMaxScale << "\n";
     return false;
   }
   for (auto& v : o.variants)
@@ -222,11 +234,15 @@ int main(int argc, char** argv) {
 
   bench::Results r;
   Machine(opt, r);
-  // The macvlan rows get one more ENI stand-in and pod, used by nothing else.
-  const int extra = opt.Wants("macvlan") && opt.profile.empty() ? 1 : 0;
-  r.enis = max_parallel + extra;
+  // The scale rows get their ENI stand-ins and a pod, the macvlan rows one more
+  // of each after them, used by nothing else.
+  const bool measuring = opt.profile.empty();
+  const int scale_enis = opt.Wants("scale") && measuring ? bench::ScaleGroup::kEnis : 0;
+  const int scale_pods = scale_enis > 0 ? 1 : 0;
+  const int macvlan = opt.Wants("macvlan") && measuring ? 1 : 0;
+  r.enis = max_parallel + scale_enis + macvlan;
   try {
-    bench::Topology topo(max_parallel + extra, max_parallel + extra);
+    bench::Topology topo(r.enis, max_parallel + scale_pods + macvlan);
     bench::SetRunId(getpid());
     // The measuring process enters the node netns (and its own mount ns);
     // this one stays in the host's to tear the world down whatever happens.

@@ -71,8 +71,13 @@ json ErdmaConfig(const Options& opt, const std::string& data_dir, const std::str
 }
 
 json ErdmaPoolConfig(const Options& opt, const std::string& data_dir, const std::string& device) {
+  return ErdmaPoolConfig(opt, data_dir, std::vector<std::string>{device}, 1);
+}
+
+json ErdmaPoolConfig(const Options& opt, const std::string& data_dir, const std::vector<std::string>& names,
+                     int count) {
   json c = ErdmaConfig(opt, data_dir, "");
-  c["device"] = {{"pool", {{"names", {device}}}}, {"count", 1}};
+  c["device"] = {{"pool", {{"names", names}}}, {"count", count}};
   return c;
 }
 
@@ -130,24 +135,25 @@ json NoneConfig(const Options& opt, const std::string& data_dir) {
 namespace {
 
 // Debian's static IPAM: one address and a default route via the VPC gateway.
-json StaticIpam(const std::string& address) {
+json StaticIpam(const std::string& address, const std::string& gateway = kGateway) {
   return {{"type", "static"},
-          {"addresses", json::array({{{"address", address}, {"gateway", kGateway}}})},
-          {"routes", json::array({{{"dst", "0.0.0.0/0"}, {"gw", kGateway}}})}};
+          {"addresses", json::array({{{"address", address}, {"gateway", gateway}}})},
+          {"routes", json::array({{{"dst", "0.0.0.0/0"}, {"gw", gateway}}})}};
 }
 
 }  // namespace
 
 // The parent is selected as a move-mode device is; IPAM's routes are not
 // installed (erdma-cni makes its own policy routes from the gateway).
-json ErdmaMacvlanConfig(const std::string& data_dir, const std::string& parent) {
+json ErdmaMacvlanConfig(const std::string& data_dir, const std::string& parent, const std::string& address,
+                        const std::string& gateway) {
   return {{"cniVersion", kVersion},
           {"name", "bench-macvlan"},
           {"type", "erdma-cni"},
           {"mode", "macvlan"},
           {"device", {{"name", parent}}},
           {"macvlan", {{"mode", "bridge"}}},
-          {"ipam", StaticIpam(kChildAddress)},
+          {"ipam", StaticIpam(address, gateway)},
           {"dataDir", data_dir}};
 }
 

@@ -46,6 +46,10 @@ nlohmann::json ErdmaKubeletConfig(const Options& opt, const std::string& data_di
 /// The same device as a pool of one (`device.pool` names it): the pod's
 /// GPUs are asked of the kubelet and the pool ranked for them.
 nlohmann::json ErdmaPoolConfig(const Options& opt, const std::string& data_dir, const std::string& device);
+/// A pool of the devices `names` taking `count` of them (a group when more
+/// than one), standalone: no kubelet is asked when CNI_ARGS names no pod.
+nlohmann::json ErdmaPoolConfig(const Options& opt, const std::string& data_dir,
+                               const std::vector<std::string>& names, int count);
 inline constexpr const char* kKubeletResource = "aliyun/erdma";
 /// The pod the fake kubelet serves, as CNI_ARGS names it.
 inline constexpr const char* kKubeletPodArgs = "K8S_POD_NAMESPACE=bench;K8S_POD_NAME=pod";
@@ -57,9 +61,11 @@ nlohmann::json PassThroughConfig(const std::string& data_dir);
 /// erdma-cni mode none chained after Terway with SMC-R from the pod annotation
 /// (or the file given with --none-config).
 nlohmann::json NoneConfig(const Options& opt, const std::string& data_dir);
-/// erdma-cni mode macvlan (bridge) on `parent` with static IPAM: kChildAddress
-/// and a default route.
-nlohmann::json ErdmaMacvlanConfig(const std::string& data_dir, const std::string& parent);
+/// erdma-cni mode macvlan (bridge) on `parent` with static IPAM: `address`
+/// and a default route via `gateway`.
+nlohmann::json ErdmaMacvlanConfig(const std::string& data_dir, const std::string& parent,
+                                  const std::string& address = kChildAddress,
+                                  const std::string& gateway = kGateway);
 /// host-device with static IPAM: the ENI's address and a default route.
 nlohmann::json HostDeviceConfig(const Eni& e);
 /// The Go macvlan plugin (bridge, `master` = parent) with the same static IPAM

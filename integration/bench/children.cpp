@@ -30,10 +30,10 @@ MacvlanGroup::MacvlanGroup(const Options& opt, const Topology& topo, const std::
       ecfg_(ErdmaMacvlanConfig(data_dir, parent_.name)),
       gcfg_(MacvlanConfig(parent_.name)) {}
 
-std::string MacvlanGroup::PodCounts() {
-  auto l = pod_k_->ListLinks();
-  auto ru = pod_k_->ListRules();
-  auto ro = pod_k_->ListRoutes(0);
+std::string PodCounts(netlink::Kernel& pod) {
+  auto l = pod.ListLinks();
+  auto ru = pod.ListRules();
+  auto ro = pod.ListRoutes(0);
   if (!l.ok() || !ru.ok() || !ro.ok()) return "unreadable";
   return std::to_string(l->size()) + " links, " + std::to_string(ru->size()) + " rules, " +
          std::to_string(ro->size()) + " routes";
@@ -41,8 +41,8 @@ std::string MacvlanGroup::PodCounts() {
 
 // The node's link names: a child left behind on the node (a Go plugin that
 // made it there first) would show here.
-std::string MacvlanGroup::NodeLinks() {
-  auto links = host_->ListLinks();
+std::string NodeLinks(netlink::Kernel& node) {
+  auto links = node.ListLinks();
   if (!links.ok()) return "unreadable";
   std::vector<std::string> names;
   for (const auto& l : *links) names.push_back(l.name);
@@ -51,6 +51,10 @@ std::string MacvlanGroup::NodeLinks() {
   for (const auto& n : names) out += (out.empty() ? "" : " ") + n;
   return out;
 }
+
+std::string MacvlanGroup::PodCounts() { return bench::PodCounts(*pod_k_); }
+
+std::string MacvlanGroup::NodeLinks() { return bench::NodeLinks(*host_); }
 
 bool MacvlanGroup::Prepare() {
   auto fail = [](const std::string& why) {

@@ -21,6 +21,11 @@ namespace bench {
 /// false (after printing why) when something failed.
 using Unit = std::function<bool(int, bool, bool)>;
 
+/// "<links> links, <rules> rules, <routes> routes" of a pod ("unreadable" when a dump fails).
+std::string PodCounts(netlink::Kernel& pod);
+/// The names of the node's links, sorted, space separated.
+std::string NodeLinks(netlink::Kernel& node);
+
 /// The macvlan rows. Its units refer to it: it must outlive them.
 class MacvlanGroup {
  public:

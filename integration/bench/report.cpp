@@ -1,5 +1,6 @@
 #include "integration/bench/report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -25,6 +26,11 @@ constexpr double kGoCpuRatio17 = 6.0;
 constexpr double kVersionOverExecMs = 0.05;
 constexpr double kNoneWallMs17 = 1.5;
 constexpr double kMacvlanOwnMs = 0.5;
+// Targets of issue 38: performance at node scale.
+constexpr double kScaleWithin = 0.10;   // an ADD or DEL among N attachments against an empty node
+constexpr double kGroupAddRatio = 3.0;  // a group of 8 rails against one rail
+constexpr double kGroupDelRatio = 2.5;
+constexpr double kPoolOverNameMs = 0.2;  // a device from a pool against the same by name
 
 std::string Fmt(const char* f, double v) {
   char buf[64];
@@ -57,6 +63,14 @@ std::string Verdict(bool pass) { return pass ? "**PASS**" : "**MISS**"; }
 void TargetRow(std::ostream& o, const std::string& what, const std::string& measured,
                std::optional<bool> pass) {
   o << "| " << what << " | " << measured << " | " << (pass ? Verdict(*pass) : "n/a") << " |\n";
+}
+
+// Where the macvlan and scale rows run, for the header: " (...)" or "".
+std::string GroupsWhere(const Results& r) {
+  std::string where;
+  if (!r.macvlan_where.empty()) where = "the macvlan rows: " + r.macvlan_where;
+  if (!r.scale_where.empty()) where += (where.empty() ? "" : "; ") + ("the scale rows: " + r.scale_where);
+  return where.empty() ? where : " (" + where + ")";
 }
 
 std::string VariantFs(const Results& r) {
@@ -156,6 +170,94 @@ std::string Issue17Targets(const Results& r) {
   return o.str();
 }
 
+// Issue 38's targets: the scale rows (--only scale). Each verdict is on the
+// rows' medians; beside it, "paired", the median of the iteration-by-iteration
+// ratios or differences (every variant runs once per iteration).
+std::string Issue38Targets(const Results& r) {
+  if (r.scale_n == 0)
+    return "\n## Targets (issue 38)\n\nNot measured: the node-scale rows run with `--only scale` (and "
+           "`--scale N`).\n";
+  std::ostringstream o;
+  const std::string n = std::to_string(r.scale_n);
+  auto median_of = [](const std::vector<double>& v, size_t from, size_t to) {
+    return Med(std::vector<double>(v.begin() + static_cast<long>(from), v.begin() + static_cast<long>(to)));
+  };
+  // The busy attachments' own ADDs as the node filled: the first and the last 32.
+  auto fill = [&](const char* what, const std::vector<double>& v) {
+    if (v.empty()) return;
+    const size_t k = std::min<size_t>(32, v.size());
+    o << "- " << what << ": CPU median " << Fmt("%.2f ms", median_of(v, 0, k)) << " for the first " << k
+      << ", " << Fmt("%.2f ms", median_of(v, v.size() - k, v.size())) << " for the last " << k << "\n";
+  };
+  o << "\n## Targets (issue 38)\n\n"
+    << "- the busy node: " << n << " move attachments and " << n
+    << " macvlan children made by erdma-cni, their state in one dataDir; made in "
+    << Fmt("%.1f s", r.scale_setup_s) << " (of which the erdma-cni ADDs "
+    << Fmt("%.1f s", r.scale_setup_calls_s) << "), removed in " << Fmt("%.1f s", r.scale_teardown_s)
+    << " (the DELs " << Fmt("%.1f s", r.scale_teardown_calls_s) << ")\n";
+  // The first ran while the busy devices not yet moved were on the node with their routes.
+  fill("a move ADD while the busy node filled (its devices not yet moved still on the node)",
+       r.scale_fill_move_cpu_ms);
+  fill("a macvlan ADD while the busy node filled", r.scale_fill_macvlan_cpu_ms);
+  o << "\n| target | measured (CPU medians) | result |\n|---|---|---|\n";
+  auto row = [&](const std::string& what, const std::string& measured, std::optional<bool> holds) {
+    o << "| " << what << " | " << measured << " | "
+      << (holds ? (*holds ? "**HOLDS**" : "**MISS**") : std::string("n/a")) << " |\n";
+  };
+  auto cpu = [&](const std::string& key) -> const std::vector<double>* {
+    const Series* s = Row(r, key);
+    return s == nullptr ? nullptr : &s->cpu_ms;
+  };
+  // `a` against `b`: the ratio of their medians at most `most`.
+  auto ratio = [&](const std::string& what, const std::string& a_key, const std::string& b_key, double most,
+                   bool percent) {
+    const auto a = cpu(a_key), b = cpu(b_key);
+    if (!a || !b || Med(*b) <= 0) return row(what, "n/a", std::nullopt);
+    const double v = Med(*a) / Med(*b);
+    std::string measured = Fmt("%.2f", Med(*a)) + " against " + Fmt("%.2f ms: ", Med(*b)) +
+                           (percent ? Fmt("%+.1f %%", (v - 1) * 100) : Fmt("%.2f×", v));
+    if (a->size() == b->size()) {
+      std::vector<double> each;
+      for (size_t i = 0; i < a->size(); ++i)
+        if ((*b)[i] > 0) each.push_back((*a)[i] / (*b)[i]);
+      if (!each.empty())
+        measured +=
+            " (paired " + (percent ? Fmt("%+.1f %%", (Med(each) - 1) * 100) : Fmt("%.2f×", Med(each))) + ")";
+    }
+    row(what, measured, v <= most);
+  };
+  for (const char* c : {"ADD", "DEL"}) {
+    const std::string cmd = c;
+    ratio("move " + cmd + " with " + n + " other moves and " + n +
+              " children on the node within 10 % of the empty node's",
+          "scale move N " + cmd, "scale move 0 " + cmd, 1 + kScaleWithin, true);
+  }
+  for (const char* c : {"ADD", "DEL"}) {
+    const std::string cmd = c;
+    ratio("macvlan " + cmd + " on a parent with " + n + " children within 10 % of a parent without",
+          "scale macvlan N " + cmd, "scale macvlan 0 " + cmd, 1 + kScaleWithin, true);
+  }
+  ratio("a group of 8 rails: ADD ≤ 3 × one rail's", "scale group 8 ADD", "scale group 1 ADD", kGroupAddRatio,
+        false);
+  ratio("a group of 8 rails: DEL ≤ 2.5 × one rail's", "scale group 8 DEL", "scale group 1 DEL",
+        kGroupDelRatio, false);
+  if (const auto p = cpu("scale pool ADD"), d = cpu("scale move 0 ADD"); p && d) {
+    const double over = Med(*p) - Med(*d);
+    std::string measured =
+        Fmt("%.2f", Med(*p)) + " against " + Fmt("%.2f ms: ", Med(*d)) + Fmt("%+.2f ms", over);
+    if (p->size() == d->size()) {
+      std::vector<double> each;
+      for (size_t i = 0; i < p->size(); ++i) each.push_back((*p)[i] - (*d)[i]);
+      measured += Fmt(" (paired %+.2f)", Med(each));
+    }
+    row("a pool of one (no kubelet) ADD ≤ the same device by name + 0.2 ms", measured,
+        over <= kPoolOverNameMs);
+  } else {
+    row("a pool of one (no kubelet) ADD ≤ the same device by name + 0.2 ms", "n/a", std::nullopt);
+  }
+  return o.str();
+}
+
 std::string PhaseTable(const Results& r) {
   if (r.phases.empty()) return "";
   std::ostringstream o;
@@ -204,8 +306,7 @@ std::string RenderReport(const Results& r) {
     << " warm-up; in each iteration every variant "
     << "runs once, in an order rotated from one iteration to the next, each ADD and DEL after a "
     << r.settle_ms << " ms pause; topology: a node netns with " << r.enis
-    << " veth ENI stand-ins, empty pod netns"
-    << (r.macvlan_where.empty() ? std::string() : " (the macvlan rows: " + r.macvlan_where + ")") << "; "
+    << " veth ENI stand-ins, empty pod netns" << GroupsWhere(r) << "; "
     << "the driver lives in the node netns (private mount ns with the node's /sys), plugins are "
     << "fork+exec'd with CNI_* env and the config on stdin\n"
     << "- wall: clock_gettime around fork..wait4; CPU: ru_utime+ru_stime of the child from wait4 "
@@ -275,6 +376,29 @@ std::string RenderReport(const Results& r) {
   line("Go macvlan chain DEL (sbr, then macvlan)", "go macvlan DEL");
   line("&nbsp;&nbsp;sbr DEL", "macvlan sbr DEL");
   line("&nbsp;&nbsp;macvlan DEL (execs static)", "macvlan plugin DEL");
+  if (r.scale_n > 0) {
+    const std::string n = std::to_string(r.scale_n);
+    line("scale: erdma-cni ADD, move (device.name), empty dataDir: no other attachment", "scale move 0 ADD");
+    line("scale: erdma-cni DEL of it", "scale move 0 DEL");
+    line("scale: the same ADD with " + n + " move attachments and " + n +
+             " macvlan children on the node (made by erdma-cni, their state in the dataDir)",
+         "scale move N ADD");
+    line("scale: erdma-cni DEL of it", "scale move N DEL");
+    line("scale: erdma-cni macvlan ADD on a parent without children, empty dataDir", "scale macvlan 0 ADD");
+    line("scale: erdma-cni macvlan DEL of it", "scale macvlan 0 DEL");
+    line("scale: erdma-cni macvlan ADD on a parent with " + n + " children, the busy dataDir",
+         "scale macvlan N ADD");
+    line("scale: erdma-cni macvlan DEL of it", "scale macvlan N DEL");
+    line("scale: erdma-cni ADD, device.pool of 8 names, count 1 (one rail; no kubelet)", "scale group 1 ADD");
+    line("scale: erdma-cni DEL of it", "scale group 1 DEL");
+    line("scale: erdma-cni ADD, the same pool, count 8 (a group of 8 rails)", "scale group 8 ADD");
+    line("scale: erdma-cni DEL of the group", "scale group 8 DEL");
+    line(
+        "scale: erdma-cni ADD, the move device as device.pool (names: it, count 1; no kubelet), empty "
+        "dataDir",
+        "scale pool ADD");
+    line("scale: erdma-cni DEL of it", "scale pool DEL");
+  }
   line("calibration: erdma-cni VERSION (start, answer, exit)", "erdma VERSION");
   line("calibration: fork+exec of /bin/true", "true");
   line("calibration: fork+exec of a static do-nothing (erdma-bench-idle)", "idle");
@@ -438,6 +562,7 @@ std::string RenderReport(const Results& r) {
            Fmt("%.2f×", v), v <= kParallelVsFloor);
   }
   o << Issue17Targets(r);
+  o << Issue38Targets(r);
   o << PhaseTable(r);
   if (!r.notes.empty()) o << "\n## Notes\n\n" << r.notes;
   return o.str();

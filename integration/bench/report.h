@@ -45,6 +45,15 @@ struct Results {
   std::string kubelet_unavailable;  ///< non-empty: why the device.resource rows are missing
   std::string macvlan_where;        ///< the macvlan rows' parent and pod, for the header
   std::vector<ParallelRun> parallel;
+  // The scale group (issue 38); scale_n 0: not run.
+  int scale_n = 0;
+  std::string scale_where;  ///< its devices and pods, for the header
+  /// Making the busy node (veths, pods, erdma-cni ADDs) and removing it (DELs,
+  /// pods, veths), and the erdma-cni calls' share of each, seconds of wall.
+  double scale_setup_s = 0, scale_setup_calls_s = 0, scale_teardown_s = 0, scale_teardown_calls_s = 0;
+  /// CPU of each busy attachment's ADD, in the order they were made: what an
+  /// ADD costs as the node fills.
+  std::vector<double> scale_fill_move_cpu_ms, scale_fill_macvlan_cpu_ms;
   std::vector<std::string> variant_labels;        ///< rows "v:<label> ADD/DEL"
   std::string load_before, load_after;            ///< /proc/loadavg around the run
   std::string notes;                              ///< anything the run noticed (state checks)

@@ -18,6 +18,7 @@
 #include "integration/bench/children.h"
 #include "integration/bench/floor.h"
 #include "integration/bench/kubelet.h"
+#include "integration/bench/scale.h"
 #include "integration/bench/spawn.h"
 #include "netlink/netns.h"
 #include "netlink/rtnl_kernel.h"
@@ -79,7 +80,9 @@ bool ParallelFloor(const std::vector<FloorSpec>& specs, double* add_total, doubl
 }  // namespace
 
 bool Options::Wants(const std::string& what) const {
-  return only.empty() || std::find(only.begin(), only.end(), what) != only.end();
+  if (std::find(only.begin(), only.end(), what) != only.end()) return true;
+  // The scale group makes hundreds of attachments before it starts: asked for by name only.
+  return only.empty() && what != "scale";
 }
 
 bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
@@ -194,6 +197,14 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
 
   std::optional<MacvlanGroup> macvlan;  // the child modes, on an ENI stand-in and a pod of their own
   if (opt.Wants("macvlan") && !macvlan.emplace(opt, topo, data_dir, r).Prepare()) return false;
+  // The node-scale rows: the ENI stand-ins and the pod before the macvlan group's (bench_main.cpp).
+  std::optional<ScaleGroup> scale;
+  if (opt.Wants("scale")) {
+    const int after = opt.Wants("macvlan") ? 1 : 0;
+    if (!scale.emplace(opt, topo, topo.enis() - after - ScaleGroup::kEnis + 1, topo.pods() - after - 1, r)
+             .Prepare())
+      return false;
+  }
 
   r.driver_rss_anon_kib = SelfStatusKib("RssAnon");
   // Every ADD and DEL starts after the same pause, and the order of the
@@ -337,6 +348,7 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
     });
   }
   if (macvlan) macvlan->AddUnits(units);
+  if (scale) scale->AddUnits(units);
   // Calibration: the process alone (start, answer VERSION, exit) and a trivial exec.
   units.push_back([&](int, bool rec, bool) {
     if (opt.Wants("erdma")) {
@@ -375,6 +387,7 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
   }
   if (!check_node("the last iteration")) return false;
   if (macvlan && !macvlan->Check("the last iteration")) return false;
+  if (scale && !scale->Finish()) return false;
 
   if (opt.Wants("parallel")) {
     for (int n : opt.parallel) {

@@ -28,7 +28,8 @@ struct Options {
       "tmpfs";  ///< parent of dataDir (MakeDataDir: "tmpfs" = a private tmpfs, as /run on a node)
   std::vector<Variant> variants;  ///< --variant LABEL=PATH[@DATA_ROOT]
   std::string cni_dir = "/usr/lib/cni";
-  std::vector<std::string> only;      ///< empty: everything (floor erdma go none macvlan parallel)
+  std::vector<std::string> only;      ///< empty: every group but scale (floor erdma go none macvlan parallel)
+  int scale = 256;                    ///< the scale group's N: attachments on the busy node (--scale)
   std::vector<std::string> profile;   ///< wrapper argv for one erdma-cni ADD and DEL
   std::string profile_mode = "move";  ///< which ADD and DEL --profile wraps: move, none, macvlan
   std::string none_config;            ///< a file with the mode-none config to use instead of ours

@@ -120,6 +120,15 @@ Topology::~Topology() { Teardown(); }
 void Topology::Teardown() {
   for (auto it = live_.rbegin(); it != live_.rend(); ++it) Sh("ip netns del " + *it + " 2>/dev/null");
   live_.clear();
+  // Namespaces the measuring process made under this run's prefix (the scale
+  // group's pods) and did not remove: it died first.
+  if (g_owner == getpid() && !prefix_.empty()) {
+    std::error_code ec;
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator("/run/netns", ec))
+      if (const std::string name = e.path().filename(); name.rfind(prefix_, 0) == 0) left.push_back(name);
+    for (const auto& name : left) Sh("ip netns del " + name + " 2>/dev/null");
+  }
   // The node file a driver wrote (NodeFileEnv): the drivers end with _exit,
   // so its own removal at exit never runs.
   if (g_owner == getpid()) ::unlink(NodeFilePath().c_str());

@@ -34,13 +34,17 @@ class Topology {
 
   const std::string& node() const { return node_; }
   const std::string& vpc() const { return vpc_; }
+  /// The prefix of every netns name of this run ("ebench-<pid>-"): names made
+  /// with it later (by the measuring process) go in Teardown and SweepStale.
+  const std::string& prefix() const { return prefix_; }
   std::string PodPath(int i) const { return "/run/netns/" + pods_.at(static_cast<size_t>(i)); }
   std::string TerwayPodPath() const { return "/run/netns/" + tpod_; }
   const Eni& eni(int i) const { return enis_.at(static_cast<size_t>(i - 1)); }
   int enis() const { return static_cast<int>(enis_.size()); }
   int pods() const { return static_cast<int>(pods_.size()); }
 
-  /// Removes the namespaces now (idempotent).
+  /// Removes the namespaces now, with any other of this run's prefix
+  /// (idempotent).
   void Teardown();
 
  private:
