@@ -281,7 +281,8 @@ base::Status EnsureClaimIndex(const std::string& devices_dir) {
       RETURN_IF_ERROR(base::LinkFile(devices_dir + "/" + file, index + "/" + key, /*replace=*/true));
     ++linked;
   }
-  RETURN_IF_ERROR(base::WriteFileAtomic(index + "/" + kIndexBuilt, ""));
+  // A directory, not a file: an empty data dir holds no file of ours.
+  RETURN_IF_ERROR(base::MakePrivateDirs(index + "/" + kIndexBuilt));
   if (linked) base::Log::Info("indexed the " + std::to_string(linked) + " claims of " + devices_dir);
   return base::Ok();
 }

@@ -56,12 +56,13 @@ struct HeldClaim {
 
 // The claims' index: <devicesDir>/.by:id/ holds hard links to the claim files, one per MAC address, PCI
 // address and owner's state file a claim names (mac=<MAC>, pci=<address>, state=<ShareName>). SetOwner links
-// them, under the index's lock, before it writes the owner; Remove unlinks them. A lookup reads one entry and
-// trusts it only when the claim file is still linked to it and names the key; the file `.built` says every
-// claim of the data dir is in the index (docs/decisions/claims-index.md).
+// them, under the claim's lock, before it writes the owner; Remove unlinks them after the claim file. A
+// lookup reads one entry and trusts it only when the claim file of the device its owner names is that same
+// file and the owner names the key; the directory `.built` says every claim of the data dir is in the index
+// (docs/decisions/claims-index.md).
 
 /// Makes the index of a data dir whose claims were written by an erdma-cni without it: every live claim is
-/// linked, then `.built` written. One stat when it is there already. ADD and GC call it.
+/// linked, then the directory `.built` made. One stat when it is there already. ADD and GC call it.
 base::Status EnsureClaimIndex(const std::string& devices_dir);
 
 /// The live owner of a device, matched by node name, MAC or PCI address, read without locking: the claim

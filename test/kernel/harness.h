@@ -149,8 +149,8 @@ std::string SnapshotDiff(const std::string& a, const std::string& b);
 std::string SettledDiff(const std::string& expected, const std::string& netns,
                         const std::string& ignore = "");
 
-/// Regular files under `dir`, relative paths, sorted (empty if dir is absent); the claims' index's marker
-/// (devices/.by:id/.built) is left out, its entries are not.
+/// Regular files under `dir`, relative paths, sorted (empty if dir is absent); an entry of the claims'
+/// index (devices/.by:id/) left behind is one.
 std::vector<std::string> StateFiles(const std::string& dir);
 
 /// Whether a file (or anything) exists at `path`.

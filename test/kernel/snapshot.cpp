@@ -123,10 +123,6 @@ std::vector<std::string> StateFiles(const std::string& dir) {
        it.increment(ec)) {
     if (ec) break;
     if (it->is_regular_file(ec) || it->is_symlink(ec)) {
-      // The claims' index keeps its marker, as the data dir keeps its directories; its
-      // entries (mac=, pci=, state=) are listed like any file, so an entry left behind shows.
-      const std::string name = it->path().filename().string();
-      if (it->path().parent_path().filename() == ".by:id" && name == ".built") continue;
       files.push_back(fs::relative(it->path(), dir, ec).string());
     }
   }
