@@ -119,7 +119,7 @@ TEST_CASE("the claims' index of a data dir an older erdma-cni wrote is built fro
   CHECK_FALSE(fs::exists(d.devices + "/.by:id/mac=" + later.mac));
 }
 
-TEST_CASE("Remove drops a claim's index entries; an entry whose claim file is gone is ignored",
+TEST_CASE("Remove drops a claim's index entries, and an entry whose claim file is gone is ignored",
           "[claim][index]") {
   DataDir d;
   REQUIRE(cni::EnsureClaimIndex(d.devices).ok());
