@@ -437,12 +437,7 @@ Status LinkFile(const std::string& from, const std::string& to, bool replace) {
       return SysError("link " + from + " as " + to, err);
     }
     // Already a link of the same file: rename(2) of one link over another of the same file does nothing.
-    struct stat a {
-    }, b{};
-    if (::fstatat(src.fd(), src.name.c_str(), &a, AT_SYMLINK_NOFOLLOW) == 0 &&
-        ::fstatat(dst.fd(), dst.name.c_str(), &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
-        a.st_dev == b.st_dev)
-      return Ok();
+    if (const auto id = FileIdOf(from); id && id == FileIdOf(to)) return Ok();
     // A file already at the temp name (a crashed writer of the same pid) goes first.
     const std::string tmp = dst.name + ".tmp." + std::to_string(::getpid());
     ::unlinkat(dst.fd(), tmp.c_str(), 0);

@@ -398,29 +398,22 @@ base::Error SharedError(const std::string& what, const std::string& device,
 
 namespace {
 
-// Under the parent's claim lock: drops its stale shares, and its directory if none is
-// left. Without the lock (another ADD or DEL holds it too long) it warns and leaves both.
+// Under the parent's claim lock: its share directory goes if it is left empty. `sweep` (GC) first drops its
+// stale shares; without it the other shares are not read (a DEL's: a stale one is dropped by the next ADD
+// that would take the whole parent, or by GC). Without the lock (another ADD or DEL holds it too long) it
+// warns and leaves both.
 void TidyParent(const std::string& devices_dir, const std::string& children_dir, const std::string& parent,
-                int wait_ms, const std::string& warn_prefix) {
+                int wait_ms, bool sweep) {
   auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
   if (!lock.ok()) {
-    base::Log::Warn(warn_prefix + parent + ": " + lock.error().msg);
+    base::Log::Warn(std::string(sweep ? "GC: not sweeping the shares of " : "left the share directory of ") +
+                    parent + ": " + lock.error().msg);
     return;
   }
-  (void)LiveShares(children_dir, parent);
-  ReleaseParentLock(*lock);
-}
-
-// Under the parent's claim lock: its share directory goes if it is empty. The other shares are not read: a
-// stale one is dropped by the next ADD that would take the whole parent, or by GC.
-void DropEmptyParent(const std::string& devices_dir, const std::string& children_dir,
-                     const std::string& parent, int wait_ms) {
-  auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
-  if (!lock.ok()) {
-    base::Log::Warn("left the share directory of " + parent + ": " + lock.error().msg);
-    return;
-  }
-  base::RemoveDirIfEmpty(children_dir + "/" + parent);
+  if (sweep)
+    (void)LiveShares(children_dir, parent);
+  else
+    base::RemoveDirIfEmpty(children_dir + "/" + parent);
   ReleaseParentLock(*lock);
 }
 
@@ -438,15 +431,14 @@ void DropShares(const std::string& devices_dir, const std::string& children_dir,
     // that a child ADD never loses the directory it is writing into.
     (void)base::RemoveFile(file);
     if (parent == locked_parent) continue;
-    DropEmptyParent(devices_dir, children_dir, parent, wait_ms);
+    TidyParent(devices_dir, children_dir, parent, wait_ms, /*sweep=*/false);
   }
 }
 
 void SweepShares(const std::string& devices_dir, const std::string& children_dir, int wait_ms) {
   auto parents = base::ListDirs(children_dir);
   if (!parents.ok()) return;
-  for (const auto& parent : *parents)
-    TidyParent(devices_dir, children_dir, parent, wait_ms, "GC: not sweeping the shares of ");
+  for (const auto& parent : *parents) TidyParent(devices_dir, children_dir, parent, wait_ms, /*sweep=*/true);
 }
 
 std::vector<Holding> ListHoldings(const std::string& devices_dir, const std::string& children_dir) {
