@@ -432,7 +432,8 @@ base::Result<json> Decode(std::string_view bytes) {
 
 // What the config is parsed for: ADD and CHECK refuse every mistake; DEL and GC need only the keys they use;
 // a conflist entry leaves the device to the runtime.
-enum class Purpose { kAdd, kDel, kEntry };
+// kDelKeys: DEL's first read, the journal's keys only (ParseDelKeys).
+enum class Purpose { kAdd, kDel, kDelKeys, kEntry };
 
 Status ParseModeBlocks(const json& root, Config& c) {
   ASSIGN_OR_RETURN(ModeOptions modes, ParseModeOptions(root, c.mode));
@@ -458,17 +459,17 @@ Status ParseSmcrGroup(const json& root, Config& c) {
   return base::Ok();
 }
 
-base::Result<Config> ParseChecked(std::string_view stdin_bytes, Purpose purpose) {
-  ASSIGN_OR_RETURN(json root, Decode(stdin_bytes));
-  Config c;
-  // What DEL and GC use: the journal is found by name and dataDir, and is all they need of the attachment.
+// What DEL and GC use: the journal is found by name and dataDir, and is all they need of the attachment.
+Status ParseJournalKeys(const json& root, Config& c) {
   RETURN_IF_ERROR(ParseVersion(root, c));
   RETURN_IF_ERROR(ParseIdentity(root, c));
   RETURN_IF_ERROR(ParseRuntimeObjects(root, c));
-  RETURN_IF_ERROR(ParseFiles(root, c));
+  return ParseFiles(root, c);
+}
 
-  // The rest: at DEL a group that does not parse keeps its defaults and is
-  // a warning, so that a config edited since ADD cannot block a teardown.
+// The rest: at DEL a group that does not parse keeps its defaults and is a warning, so that a config edited
+// since ADD cannot block a teardown. Keeps `root` as the config's raw tree.
+Status ParseRest(json root, Purpose purpose, Config& c) {
   const Config defaults;
   auto group = [&](Status s, auto reset) -> Status {
     if (s.ok() || purpose != Purpose::kDel || s.error().code != Code::kInvalidConfig) return s;
@@ -504,6 +505,19 @@ base::Result<Config> ParseChecked(std::string_view stdin_bytes, Purpose purpose)
     c.smcr_wanted = defaults.smcr_wanted;
   }));
   c.raw = std::move(root);
+  return base::Ok();
+}
+
+base::Result<Config> ParseChecked(std::string_view stdin_bytes, Purpose purpose) {
+  ASSIGN_OR_RETURN(json root, Decode(stdin_bytes));
+  Config c;
+  RETURN_IF_ERROR(ParseJournalKeys(root, c));
+  if (purpose == Purpose::kDelKeys) {
+    c.rest_pending = true;
+    c.raw = std::move(root);
+    return c;
+  }
+  RETURN_IF_ERROR(ParseRest(std::move(root), purpose, c));
   return c;
 }
 
@@ -537,6 +551,20 @@ std::string DeviceSelector::Describe() const {
 
 base::Result<Config> Parse(std::string_view stdin_bytes, bool for_del) {
   return ParseFor(stdin_bytes, for_del ? Purpose::kDel : Purpose::kAdd);
+}
+
+base::Result<Config> ParseDelKeys(std::string_view stdin_bytes) {
+  return ParseFor(stdin_bytes, Purpose::kDelKeys);
+}
+
+Status ParseDelRest(Config& c) {
+  if (!c.rest_pending) return base::Ok();
+  c.rest_pending = false;
+  try {
+    return ParseRest(std::move(c.raw), Purpose::kDel, c);
+  } catch (const std::exception& e) {
+    return Error(Code::kDecoding, "config: cannot decode stdin", e.what());
+  }
 }
 
 base::Result<Config> ParseChainEntry(std::string_view config_bytes) {

@@ -121,6 +121,8 @@ struct Config {
   /// DEL and GC only: each key group that did not parse (left at its
   /// defaults) and each unknown key, one message each, for the log.
   std::vector<std::string> del_warnings;
+  /// ParseDelKeys read only the journal's keys; ParseDelRest reads the rest from `raw`.
+  bool rest_pending = false;
 
   bool chained() const { return !prev_result.is_null(); }
   /// macvlan or ipvlan: the pod gets a new link; the node device stays.
@@ -139,6 +141,16 @@ inline constexpr size_t kMaxConfigBytes = 1 << 20;
 /// defaults (a broken ipam: no IPAM) and, like each unknown key, becomes one of `del_warnings`. No device is
 /// then needed.
 base::Result<Config> Parse(std::string_view stdin_bytes, bool for_del = false);
+
+/// DEL's first read: the keys Parse(.., for_del=true) needs to find the attachment's journal (cniVersion(s),
+/// name, type, dataDir, logFile, logLevel, logMaxBytes, lockTimeoutMs, ipamTimeoutMs, the shapes of
+/// prevResult, runtimeConfig and args), with the same errors. Nothing else is read until ParseDelRest: a DEL
+/// that finds no state of its own (every pod that passed through) never reads the rest.
+base::Result<Config> ParseDelKeys(std::string_view stdin_bytes);
+
+/// The rest of a config ParseDelKeys read, as Parse(.., for_del=true) reads it (each group that does not
+/// parse becomes one of `del_warnings`). Does nothing for a config read whole.
+base::Status ParseDelRest(Config& c);
 
 /// A conflist entry as the runtime will hand it over (cniVersion and name merged in): every check of ADD,
 /// except that the device may be left to the runtime (deviceID).

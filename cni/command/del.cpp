@@ -339,13 +339,18 @@ std::optional<Status> DelWithoutState(const conf::Config& cfg, const Env& env, i
     return base::Ok();
   }
   if (Status s = store.Check(); !s.ok()) return s;
+  // One look at each of the three directories first: on a node where this network has no attachment, a DEL
+  // (every pod that passed through) stops there.
   const std::string path = store.PathFor(env.container_id, env.ifname);
-  for (const std::string& p : {store.GroupPathFor(env.container_id, env.ifname), path,
-                               store.Dir() + "/" + StateStore::LegacyFileName(env.container_id, env.ifname)})
-    if (base::PathExists(p)) return std::nullopt;
+  if (base::PathExists(store.Dir()))
+    for (const std::string& p :
+         {store.GroupPathFor(env.container_id, env.ifname), path,
+          store.Dir() + "/" + StateStore::LegacyFileName(env.container_id, env.ifname)})
+      if (base::PathExists(p)) return std::nullopt;
   // An ADD that died between its claim and its first state write.
-  if (ClaimOf(store.DevicesDir(), path)) return std::nullopt;
-  DropShares(store.DevicesDir(), store.ChildrenDir(), path, lock_wait_ms);
+  if (base::PathExists(store.DevicesDir()) && ClaimOf(store.DevicesDir(), path)) return std::nullopt;
+  if (base::PathExists(store.ChildrenDir()))
+    DropShares(store.DevicesDir(), store.ChildrenDir(), path, lock_wait_ms);
   base::Log::Info("no state for this attachment: nothing to do");
   return base::Ok();
 }

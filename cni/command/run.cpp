@@ -110,7 +110,9 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
 
   const bool lenient =
       env->command == Command::kDel || env->command == Command::kGc || env->command == Command::kStatus;
-  auto cfg = conf::Parse(stdin_bytes, lenient);
+  // DEL reads the keys that find its journal first, and the rest only when it has an attachment to undo.
+  auto cfg =
+      env->command == Command::kDel ? conf::ParseDelKeys(stdin_bytes) : conf::Parse(stdin_bytes, lenient);
   if (!cfg.ok()) return Fail(out, BestEffortVersion(stdin_bytes), cfg.error());
   const std::string& version = cfg->cni_version;
 
@@ -148,8 +150,11 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
   }
   base::Log::Debug(std::string(CommandName(env->command)) + " netns=" + env->netns);
   // DEL and GC take the keys they use; the rest of a config edited since ADD is logged and left alone.
-  for (const std::string& w : cfg->del_warnings)
-    base::Log::Warn(std::string(CommandName(env->command)) + ": ignored: " + w);
+  auto warn_ignored = [&] {
+    for (const std::string& w : cfg->del_warnings)
+      base::Log::Warn(std::string(CommandName(env->command)) + ": ignored: " + w);
+  };
+  if (!cfg->rest_pending) warn_ignored();
 
   // A pod that asked for nothing passes through its ADD before anything of the node is opened (pod_request.h;
   // CHECK decides where it finds no state); DEL without a state of ours needs no kernel.
@@ -172,6 +177,11 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
     base::phase::Begin("state-look");
     if (auto done = DelWithoutState(*cfg, *env, static_cast<int>(cfg->lock_timeout_ms)))
       return done->ok() ? 0 : Fail(out, version, done->error());
+  }
+  if (cfg->rest_pending) {
+    base::phase::Begin("config");
+    if (auto s = conf::ParseDelRest(*cfg); !s.ok()) return Fail(out, version, s.error());
+    warn_ignored();
   }
 
   base::phase::Begin("lookup");

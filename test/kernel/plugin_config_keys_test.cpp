@@ -59,9 +59,38 @@ TEST_CASE("DEL of a live attachment whose config now has an mtu string succeeds 
   CHECK(kt::SettledDiff(pod_before, t.pod()) == "");
   CHECK_FALSE(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", cid, "net1")));
   CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
+  // The edited key is named in the log: DEL read the rest of its config once it found its state.
+  CHECK(kt::Sh("grep -c 'DEL: ignored: mtu: must be an integer' " + t.LogFile()).out == "1\n");
 
   // ADD with the edited config is refused: only DEL lets it through.
   kt::PluginResult again = kt::RunPlugin(kt::Call(t, "ADD", t.ContainerId("mtu2"), "net1", edited));
   kt::CheckError(again, 7, {"mtu: must be an integer"});
   CHECK(kt::LinkExists(t.node(), eni.name));
+}
+
+TEST_CASE("DEL of an attachment never made reads no more of its config than the keys that find a journal") {
+  kt::Topology t;
+  // A pod that passed through a chained entry, or whose ADD was refused: its DEL comes with a config whose
+  // device block no longer parses. Nothing of the attachment exists, so nothing past its journal's keys is
+  // read or warned about.
+  json config = kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile()});
+  config["device"] = {{"name", "eth1"}, {"mac", "02:00:00:00:00:01"}};
+  config["mtu"] = "9000";
+  const std::string node_before = kt::StableSnapshot(t.node());
+  const std::string cid = t.ContainerId("never");
+
+  kt::PluginResult del = kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", config));
+  INFO("DEL: " << kt::Describe(del));
+  CHECK(del.exit == 0);
+  CHECK(del.out.empty());
+  const std::string log = kt::Sh("cat " + t.LogFile()).out;
+  INFO("log: " << log);
+  CHECK(log.find("no state for this attachment: nothing to do") != std::string::npos);
+  CHECK(log.find("ignored:") == std::string::npos);
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+
+  // Its journal's keys are still judged: a dataDir that is not absolute fails the DEL.
+  config["dataDir"] = "run/erdma-cni";
+  kt::PluginResult bad = kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", config));
+  kt::CheckError(bad, 7, {"dataDir: must be an absolute path"});
 }

@@ -101,6 +101,79 @@ TEST_CASE(
   CHECK_FALSE(conf::Parse("[]", true).ok());
 }
 
+// DEL's two reads: ParseDelKeys, the journal's keys alone (a DEL with nothing of its own stops there), then
+// ParseDelRest, which must end where Parse for DEL ends.
+base::Result<conf::Config> ParseDelKeysOf(const char* patch) {
+  json j = json::parse(R"({"cniVersion": "1.0.0", "name": "erdma", "type": "erdma-cni",
+                           "device": {"name": "eth1"}, "dataDir": "/run/erdma-cni"})");
+  j.merge_patch(json::parse(patch));
+  return conf::ParseDelKeys(j.dump());
+}
+
+TEST_CASE(
+    "ParseDelKeys reads the journal's keys and nothing else, and ParseDelRest ends where Parse for DEL "
+    "does") {
+  for (const char* patch :
+       {R"({})", R"({"mtu": "9000"})", R"({"mdoe": "ipvlan", "routing": {"rulePriorty": 300}})",
+        R"({"device": {"name": "eth1", "mac": "02:00:00:00:00:01"}, "ifName": "a/b", "addresses": "all"})",
+        R"({"ipam": {"type": "host-local", "subnet": "10.9.0.0/24"}, "mtu": 1500, "mode": "macvlan",
+            "routing": {"rulePriority": 300}, "logFile": "/var/log/erdma.log", "lockTimeoutMs": 5,
+            "prevResult": {"cniVersion": "1.0.0", "ips": []}})"}) {
+    INFO(patch);
+    auto whole = ParseForDel(patch);
+    REQUIRE(whole.ok());
+    CHECK_FALSE(whole->rest_pending);
+    auto keys = ParseDelKeysOf(patch);
+    REQUIRE(keys.ok());
+    CHECK(keys->rest_pending);
+    // The journal's keys are read...
+    CHECK(keys->name == whole->name);
+    CHECK(keys->data_dir == whole->data_dir);
+    CHECK(keys->log_file == whole->log_file);
+    CHECK(keys->lock_timeout_ms == whole->lock_timeout_ms);
+    CHECK(keys->prev_result == whole->prev_result);
+    // ...and nothing else: no device, no warning, the defaults.
+    CHECK(keys->device.value.empty());
+    CHECK(keys->del_warnings.empty());
+    CHECK_FALSE(keys->mtu.has_value());
+    CHECK(keys->mode == conf::Config().mode);
+
+    REQUIRE(conf::ParseDelRest(*keys).ok());
+    CHECK_FALSE(keys->rest_pending);
+    CHECK(keys->del_warnings == whole->del_warnings);
+    CHECK(keys->device.value == whole->device.value);
+    CHECK(keys->mtu == whole->mtu);
+    CHECK(keys->mode == whole->mode);
+    CHECK(keys->if_name == whole->if_name);
+    CHECK(keys->addresses == whole->addresses);
+    CHECK(keys->ipam == whole->ipam);
+    CHECK(keys->ipam_type == whole->ipam_type);
+    CHECK(keys->routing.rule_priority == whole->routing.rule_priority);
+    CHECK(keys->raw == whole->raw);
+    // A second call reads nothing again.
+    REQUIRE(conf::ParseDelRest(*keys).ok());
+    CHECK(keys->del_warnings == whole->del_warnings);
+  }
+}
+
+TEST_CASE("ParseDelKeys fails on every key DEL uses, as Parse for DEL does") {
+  for (const char* patch :
+       {R"({"name": "a/b"})", R"({"dataDir": "run/erdma-cni"})", R"({"logFile": "log"})",
+        R"({"logLevel": "loud"})", R"({"lockTimeoutMs": "10"})", R"({"ipamTimeoutMs": 0})", R"({"type": 5})",
+        R"({"prevResult": []})", R"({"runtimeConfig": "x"})", R"({"args": 1})"}) {
+    INFO(patch);
+    auto r = ParseDelKeysOf(patch);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == Code::kInvalidConfig);
+    CHECK(r.error().msg == ParseForDel(patch).error().msg);
+  }
+  auto v = ParseDelKeysOf(R"({"cniVersion": "9.9.9"})");
+  REQUIRE_FALSE(v.ok());
+  CHECK(v.error().code == Code::kIncompatibleVersion);
+  CHECK(conf::ParseDelKeys("[]").error().code == Code::kDecoding);
+  CHECK(conf::ParseDelKeys("{\"name\": ").error().code == Code::kDecoding);
+}
+
 TEST_CASE("ADD and CHECK refuse what DEL only warns about") {
   json j = json::parse(R"({"cniVersion": "1.0.0", "name": "erdma", "type": "erdma-cni",
                            "device": {"name": "eth1"}, "mtu": "9000"})");
