@@ -336,6 +336,8 @@ std::string RenderReport(const Results& r) {
     line("erdma-cni DEL of it (no kubelet call)", "kubelet DEL");
     line("erdma-cni ADD of a chained pod that asked for nothing (pass-through: one kubelet Get)", "pass ADD");
     line("erdma-cni DEL of it (a look for a state of its own)", "pass DEL");
+    line("erdma-cni VERSION in the same unit, after the same pause (what those two are judged against)",
+         "pass VERSION");
     line("erdma-cni ADD, the same device as a pool of one, for a pod without a GPU", "pool ADD");
     line("erdma-cni ADD, the same pool for a pod with a GPU (its GPUs mapped and the pool ranked for them)",
          "pool gpu ADD");
@@ -526,28 +528,67 @@ std::string RenderReport(const Results& r) {
   } else {
     target("issue 37: ranking a pool for the pod's GPUs adds ≤ 0.3 ms CPU to ADD", "n/a", std::nullopt);
   }
-  // A chained pod that asked for nothing: ADD pays VERSION and the kubelet
-  // lookup (what device.resource adds to a move ADD), DEL VERSION and a look
-  // at the state directory.
-  const Series* ver = Row(r, "erdma VERSION");
+  // A chained pod that asked for nothing: ADD pays VERSION and the kubelet lookup (what device.resource adds
+  // to a move ADD), DEL VERSION and a look for a state of its own. Judged against the VERSION run in their
+  // own unit, after the same pause: paired, iteration by iteration.
+  const Series* ver = Row(r, "pass VERSION");
   const Series* pa = Row(r, "pass ADD");
   const Series* pd = Row(r, "pass DEL");
+  auto over_version = [&](const Series* s) {
+    std::vector<double> each(s->cpu_ms);
+    for (size_t i = 0; i < each.size(); ++i) each[i] -= ver->cpu_ms[i];
+    return Med(each);
+  };
+  const char* add_target = "issue 34: a pass-through ADD ≤ VERSION + the kubelet lookup (+0.1 ms)";
   if (pa && ver && Row(r, "kubelet ADD") && ea) {
-    const double over = Med(pa->cpu_ms) - Med(ver->cpu_ms);
+    const double over = over_version(pa);
     const double lookup = Med(Row(r, "kubelet ADD")->cpu_ms) - Med(ea->cpu_ms);
-    target("issue 34: a pass-through ADD ≤ VERSION + the kubelet lookup (+0.1 ms)",
-           Fmt("%+.2f ms over VERSION", over) + Fmt("; the lookup %.2f ms", lookup),
+    target(add_target, Fmt("%+.2f ms over VERSION (paired)", over) + Fmt("; the lookup %.2f ms", lookup),
            over <= lookup + kPassSlackMs);
   } else {
-    target("issue 34: a pass-through ADD ≤ VERSION + the kubelet lookup (+0.1 ms)", "n/a", std::nullopt);
+    target(add_target, "n/a", std::nullopt);
   }
+  const char* del_target = "issue 34: a pass-through DEL ≤ VERSION + 0.1 ms";
   if (pd && ver) {
-    const double over = Med(pd->cpu_ms) - Med(ver->cpu_ms);
-    target("issue 34: a pass-through DEL ≤ VERSION + 0.1 ms", Fmt("%+.2f ms over VERSION", over),
-           over <= kPassSlackMs);
+    const double over = over_version(pd);
+    target(del_target, Fmt("%+.2f ms over VERSION (paired)", over), over <= kPassSlackMs);
   } else {
-    target("issue 34: a pass-through DEL ≤ VERSION + 0.1 ms", "n/a", std::nullopt);
+    target(del_target, "n/a", std::nullopt);
   }
+  // The issue's words: what each may add to VERSION is the plugin's own account (--phases) of the Get it
+  // needs (the node file that names the kubelet's socket, the request) and of its look for a state of its own
+  // (the node file that allows the dataDir, the dataDir's check, the look). Paired, iteration by iteration;
+  // the phases' clock reads stay charged to the plugin.
+  auto beyond = [&](const Series* s, const char* row, std::initializer_list<const char*> allowed,
+                    std::string* allowance) -> std::optional<double> {
+    const auto p = r.phases.find(row);
+    if (!s || !ver || p == r.phases.end()) return std::nullopt;
+    std::vector<double> each(s->cpu_ms);
+    std::vector<double> allowed_each(s->cpu_ms.size(), 0);
+    for (const char* name : allowed) {
+      const auto ph = p->second.find(name);
+      if (ph == p->second.end() || ph->second.size() != each.size()) return std::nullopt;
+      for (size_t i = 0; i < each.size(); ++i) allowed_each[i] += ph->second[i];
+    }
+    for (size_t i = 0; i < each.size(); ++i) each[i] -= ver->cpu_ms[i] + allowed_each[i];
+    *allowance = Fmt("%.2f ms", Med(allowed_each));
+    return Med(each);
+  };
+  std::string allowance;
+  const char* add_words =
+      "issue 34 as written: a pass-through ADD ≤ VERSION + the Get it needs (node file, "
+      "request; --phases) + 0.1 ms";
+  if (auto b = beyond(pa, "pass-through ADD", {"node-file", "pod-request"}, &allowance))
+    target(add_words, Fmt("%+.2f ms beyond them; the Get ", *b) + allowance, *b <= kPassSlackMs);
+  else
+    target(add_words, "n/a (run with --phases)", std::nullopt);
+  const char* del_words =
+      "issue 34 as written: a pass-through DEL ≤ VERSION + one look for a state of its own "
+      "(node file, dataDir, state; --phases) + 0.1 ms";
+  if (auto b = beyond(pd, "pass-through DEL", {"node-file", "state-dir", "state-look"}, &allowance))
+    target(del_words, Fmt("%+.2f ms beyond them; the look ", *b) + allowance, *b <= kPassSlackMs);
+  else
+    target(del_words, "n/a (run with --phases)", std::nullopt);
   if (na) {
     const double w = Med(na->wall_ms);
     target("mode none + SMC-R ADD wall ≤ 2 ms", Fmt("%.2f ms", w), w <= kNoneWallMs);

@@ -326,6 +326,11 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
     const json pcfg = PassThroughConfig(data_dir);
     units.push_back([&, pcfg](int it, bool rec, bool verify) {
       const std::string cid = "bench-pass-" + std::to_string(it);
+      // VERSION as the runtime asks it, measured as these two are (after the same pause, in the same unit):
+      // what they are judged against, iteration by iteration.
+      Settle(opt);
+      Outcome ver = Spawn(Make(opt, opt.plugin, {"VERSION", "", "", "", json{{"cniVersion", kVersion}}}));
+      if (!Ok(ver, "pass-through unit's VERSION")) return false;
       Settle(opt);
       Outcome add = Spawn(
           Make(opt, opt.plugin, {"ADD", cid, topo.TerwayPodPath(), "eth0", pcfg, kKubeletPlainPodArgs}));
@@ -339,8 +344,10 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
           Make(opt, opt.plugin, {"DEL", cid, topo.TerwayPodPath(), "eth0", pcfg, kKubeletPlainPodArgs}));
       if (!Ok(del, "pass-through DEL")) return false;
       if (rec) {
+        r.rows["pass VERSION"].Add(ver.wall_ms, ver.cpu_ms, static_cast<double>(ver.maxrss_kib));
         r.rows["pass ADD"].Add(add.wall_ms, add.cpu_ms, static_cast<double>(add.maxrss_kib));
         r.rows["pass DEL"].Add(del.wall_ms, del.cpu_ms, static_cast<double>(del.maxrss_kib));
+        AddPhases(r, "pass-through VERSION", ver);
         AddPhases(r, "pass-through ADD", add);
         AddPhases(r, "pass-through DEL", del);
       }
