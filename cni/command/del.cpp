@@ -339,8 +339,8 @@ std::optional<Status> DelWithoutState(const conf::Config& cfg, const Env& env, i
     return base::Ok();
   }
   if (Status s = store.Check(); !s.ok()) return s;
-  // One look at each of the three directories first: on a node where this network has no attachment, a DEL
-  // (every pod that passed through) stops there.
+  // The three names of a state, all in the network's directory: one look at it first, so that on a node
+  // where this network has no attachment, a DEL (every pod that passed through) does not look three times.
   const std::string path = store.PathFor(env.container_id, env.ifname);
   if (base::PathExists(store.Dir()))
     for (const std::string& p :
@@ -348,9 +348,8 @@ std::optional<Status> DelWithoutState(const conf::Config& cfg, const Env& env, i
           store.Dir() + "/" + StateStore::LegacyFileName(env.container_id, env.ifname)})
       if (base::PathExists(p)) return std::nullopt;
   // An ADD that died between its claim and its first state write.
-  if (base::PathExists(store.DevicesDir()) && ClaimOf(store.DevicesDir(), path)) return std::nullopt;
-  if (base::PathExists(store.ChildrenDir()))
-    DropShares(store.DevicesDir(), store.ChildrenDir(), path, lock_wait_ms);
+  if (ClaimOf(store.DevicesDir(), path)) return std::nullopt;
+  DropShares(store.DevicesDir(), store.ChildrenDir(), path, lock_wait_ms);
   base::Log::Info("no state for this attachment: nothing to do");
   return base::Ok();
 }

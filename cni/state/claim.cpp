@@ -33,14 +33,11 @@ std::string ShareName(const std::string& state_path) {
   }
   // 16 hex digits, zero-padded; to_chars, not snprintf: a DEL that finds nothing of its own (every pod that
   // passed through) runs this, and printf's machinery is code no other part of that DEL touches.
-  std::string hex(16, '0');
   char digits[16];
-  const char* end = std::to_chars(digits, digits + sizeof digits, h, 16).ptr;
-  hex.replace(16 - static_cast<size_t>(end - digits), static_cast<size_t>(end - digits), digits,
-              static_cast<size_t>(end - digits));
+  const auto n = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, h, 16).ptr - digits);
   std::string base = state_path.substr(state_path.rfind('/') + 1);
   if (base.size() > 64) base.resize(64);
-  return base + "." + hex;
+  return base + "." + std::string(16 - n, '0').append(digits, n);
 }
 
 // The claims' index (claim.h). The directory's name starts with a dot, so listings of claims leave it out,

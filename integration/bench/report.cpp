@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <sstream>
+#include <vector>
 
 namespace bench {
 namespace {
@@ -57,6 +59,20 @@ const Series* Row(const Results& r, const std::string& key) {
 
 double Med(const std::vector<double>& v) { return Summarize(v).median; }
 
+// The median, iteration by iteration, of `e` less the `less` (every row runs once per iteration, in a rotated
+// order): a slow spell of the machine moves it less than a difference of medians. None when a row is missing
+// or the sample counts differ.
+std::optional<double> PairedMedian(const std::vector<double>* e,
+                                   const std::vector<const std::vector<double>*>& less) {
+  if (e == nullptr) return std::nullopt;
+  for (const auto* l : less)
+    if (l == nullptr || l->size() != e->size()) return std::nullopt;
+  std::vector<double> each(*e);
+  for (size_t i = 0; i < each.size(); ++i)
+    for (const auto* l : less) each[i] -= (*l)[i];
+  return Med(each);
+}
+
 std::string Verdict(bool pass) { return pass ? "**PASS**" : "**MISS**"; }
 
 // One row of a targets table; no verdict when it could not be measured.
@@ -108,27 +124,15 @@ std::string Issue17Targets(const Results& r) {
     const auto s = p->second.find(name);
     return s == p->second.end() || s->second.empty() ? nullptr : &s->second;
   };
-  // `e` less the `less`, judged by the difference of medians; beside it the
-  // median of the differences iteration by iteration (every row runs once
-  // per iteration, in a rotated order), which a slow spell of the machine
-  // moves less. No paired figure when the rows' sample counts differ.
+  // `e` less the `less`, judged by the difference of medians; beside it the paired figure (PairedMedian).
   using Samples = const std::vector<double>*;
   auto own = [&](const std::string& what, Samples e, const std::vector<Samples>& less, double want) {
-    bool all = e != nullptr, aligned = all;
-    for (Samples l : less) {
-      all = all && l != nullptr;
-      aligned = all && aligned && l->size() == e->size();
-    }
-    if (!all) return target(what, "n/a", std::nullopt);
+    if (e == nullptr || std::find(less.begin(), less.end(), nullptr) != less.end())
+      return target(what, "n/a", std::nullopt);
     double d = Med(*e);
     for (Samples l : less) d -= Med(*l);
     std::string measured = Fmt("%.2f ms", d);
-    if (aligned) {
-      std::vector<double> each(*e);
-      for (size_t i = 0; i < each.size(); ++i)
-        for (Samples l : less) each[i] -= (*l)[i];
-      measured += Fmt(" (paired %.2f)", Med(each));
-    }
+    if (auto paired = PairedMedian(e, less)) measured += Fmt(" (paired %.2f)", *paired);
     target(what, measured, d <= want);
   };
   const auto ea = cpu("erdma ADD"), ed = cpu("erdma DEL"), xa = cpu("floor exec ADD"),
@@ -245,11 +249,7 @@ std::string Issue38Targets(const Results& r) {
     const double over = Med(*p) - Med(*d);
     std::string measured =
         Fmt("%.2f", Med(*p)) + " against " + Fmt("%.2f ms: ", Med(*d)) + Fmt("%+.2f ms", over);
-    if (p->size() == d->size()) {
-      std::vector<double> each;
-      for (size_t i = 0; i < p->size(); ++i) each.push_back((*p)[i] - (*d)[i]);
-      measured += Fmt(" (paired %+.2f)", Med(each));
-    }
+    if (auto paired = PairedMedian(p, {d})) measured += Fmt(" (paired %+.2f)", *paired);
     row("a pool of one (no kubelet) ADD ≤ the same device by name + 0.2 ms", measured,
         over <= kPoolOverNameMs);
   } else {
@@ -534,27 +534,20 @@ std::string RenderReport(const Results& r) {
   const Series* ver = Row(r, "pass VERSION");
   const Series* pa = Row(r, "pass ADD");
   const Series* pd = Row(r, "pass DEL");
-  auto over_version = [&](const Series* s) {
-    std::vector<double> each(s->cpu_ms);
-    for (size_t i = 0; i < each.size(); ++i) each[i] -= ver->cpu_ms[i];
-    return Med(each);
-  };
   const char* add_target = "issue 34: a pass-through ADD ≤ VERSION + the kubelet lookup (+0.1 ms)";
-  if (pa && ver && Row(r, "kubelet ADD") && ea) {
-    const double over = over_version(pa);
+  const auto add_over = pa && ver ? PairedMedian(&pa->cpu_ms, {&ver->cpu_ms}) : std::nullopt;
+  if (add_over && Row(r, "kubelet ADD") && ea) {
     const double lookup = Med(Row(r, "kubelet ADD")->cpu_ms) - Med(ea->cpu_ms);
-    target(add_target, Fmt("%+.2f ms over VERSION (paired)", over) + Fmt("; the lookup %.2f ms", lookup),
-           over <= lookup + kPassSlackMs);
+    target(add_target, Fmt("%+.2f ms over VERSION (paired)", *add_over) + Fmt("; the lookup %.2f ms", lookup),
+           *add_over <= lookup + kPassSlackMs);
   } else {
     target(add_target, "n/a", std::nullopt);
   }
   const char* del_target = "issue 34: a pass-through DEL ≤ VERSION + 0.1 ms";
-  if (pd && ver) {
-    const double over = over_version(pd);
-    target(del_target, Fmt("%+.2f ms over VERSION (paired)", over), over <= kPassSlackMs);
-  } else {
+  if (const auto over = pd && ver ? PairedMedian(&pd->cpu_ms, {&ver->cpu_ms}) : std::nullopt)
+    target(del_target, Fmt("%+.2f ms over VERSION (paired)", *over), *over <= kPassSlackMs);
+  else
     target(del_target, "n/a", std::nullopt);
-  }
   // The issue's words: what each may add to VERSION is the plugin's own account (--phases) of the Get it
   // needs (the node file that names the kubelet's socket, the request) and of its look for a state of its own
   // (the node file that allows the dataDir, the dataDir's check, the look). Paired, iteration by iteration;
@@ -563,16 +556,16 @@ std::string RenderReport(const Results& r) {
                     std::string* allowance) -> std::optional<double> {
     const auto p = r.phases.find(row);
     if (!s || !ver || p == r.phases.end()) return std::nullopt;
-    std::vector<double> each(s->cpu_ms);
-    std::vector<double> allowed_each(s->cpu_ms.size(), 0);
+    std::vector<const std::vector<double>*> less = {&ver->cpu_ms};
+    double allowed_ms = 0;
     for (const char* name : allowed) {
       const auto ph = p->second.find(name);
-      if (ph == p->second.end() || ph->second.size() != each.size()) return std::nullopt;
-      for (size_t i = 0; i < each.size(); ++i) allowed_each[i] += ph->second[i];
+      if (ph == p->second.end()) return std::nullopt;
+      less.push_back(&ph->second);
+      allowed_ms += Med(ph->second);
     }
-    for (size_t i = 0; i < each.size(); ++i) each[i] -= ver->cpu_ms[i] + allowed_each[i];
-    *allowance = Fmt("%.2f ms", Med(allowed_each));
-    return Med(each);
+    *allowance = Fmt("%.2f ms", allowed_ms);
+    return PairedMedian(&s->cpu_ms, less);
   };
   std::string allowance;
   const char* add_words =
