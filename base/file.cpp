@@ -15,6 +15,8 @@
 #include <map>
 #include <memory>
 
+#include "base/clock.h"
+
 namespace base {
 
 Error SysError(const std::string& what, int err) {
@@ -193,7 +195,7 @@ Result<std::string> ReadAll(int fd, const std::string& path, size_t max_bytes) {
 
 Result<std::string> ReadRest(int fd, const std::string& path, size_t max_bytes) {
   std::string out;
-  char buf[8192];
+  char buf[2048];  // the plugin's files are small; docs/decisions/first-touched-pages.md
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
@@ -222,8 +224,7 @@ Status WriteAll(int fd, std::string_view data, const std::string& what) {
 }
 
 Status WaitForFlock(int fd, int wait_ms, const std::string& what, const std::function<bool()>& held) {
-  timespec start{};
-  clock_gettime(CLOCK_MONOTONIC, &start);
+  const timespec start = ReadClock(CLOCK_MONOTONIC);
   long sleep_us = 200;
   for (;;) {
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
@@ -231,8 +232,7 @@ Status WaitForFlock(int fd, int wait_ms, const std::string& what, const std::fun
       return Error(Code::kIo, what + " was replaced while being locked", "", EAGAIN);
     }
     if (errno != EWOULDBLOCK && errno != EINTR) return SysError("flock " + what, errno);
-    timespec t{};
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    const timespec t = ReadClock(CLOCK_MONOTONIC);
     long elapsed_ms = (t.tv_sec - start.tv_sec) * 1000 + (t.tv_nsec - start.tv_nsec) / 1000000;
     if (elapsed_ms >= wait_ms) return Error(Code::kTryAgainLater, what + " is locked by another invocation");
     ::usleep(static_cast<useconds_t>(sleep_us));
@@ -278,7 +278,7 @@ Result<Entry> Split(const std::string& path) {
 int ReadEntries(int fd, unsigned char type, std::vector<std::string>& names) {
   // struct linux_dirent64, the kernel's record: d_ino, d_off, d_reclen, d_type, d_name.
   constexpr size_t kReclen = 16, kType = 18, kName = 19;
-  alignas(8) char buf[16384];
+  alignas(8) char buf[2048];  // docs/decisions/first-touched-pages.md
   for (;;) {
     const ssize_t n = ::getdents64(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "base/clock.h"
 #include "base/escape.h"
 #include "base/fd.h"
 #include "base/path_open.h"
@@ -114,8 +115,7 @@ void Log::Write(LogLevel level, std::string_view msg) {
   const bool to_stderr = level >= LogLevel::kError;
   if (!to_file && !to_stderr) return;
 
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
+  const timespec ts = ReadClock(CLOCK_REALTIME);
   tm utc{};
   gmtime_r(&ts.tv_sec, &utc);
   char stamp[96];

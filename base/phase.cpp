@@ -5,6 +5,8 @@
 #include <array>
 #include <cstring>
 
+#include "base/clock.h"
+
 namespace base::phase {
 
 namespace {
@@ -23,8 +25,7 @@ struct Clock {
 Clock g;
 
 long CpuNs() {
-  timespec t{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  const timespec t = ReadClock(CLOCK_PROCESS_CPUTIME_ID);
   return t.tv_sec * 1'000'000'000L + t.tv_nsec;
 }
 

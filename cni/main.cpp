@@ -78,9 +78,11 @@ int main(int argc, char** argv) {
     return rc;
   }
   // Read at most one byte more than we accept, so an oversized config is
-  // rejected without reading (or buffering) the rest.
+  // rejected without reading (or buffering) the rest. A small buffer: a
+  // larger one only spreads the stack of everything called below it over
+  // more pages, each a page fault (docs/decisions/first-touched-pages.md).
   std::string in;
-  char buf[65536];
+  char buf[2048];
   while (in.size() <= conf::kMaxConfigBytes) {
     ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <optional>
 
+#include "base/clock.h"
 #include "base/fd.h"
 #include "base/json_parse.h"
 #include "base/log.h"
@@ -67,7 +68,7 @@ std::vector<std::string> ChildEnv(const std::string& command, const std::optiona
   return env;
 }
 
-using Clock = std::chrono::steady_clock;
+using Clock = base::SteadyClock;
 
 int MsLeft(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <nghttp2/nghttp2.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -12,7 +13,9 @@
 #include <cstring>
 #include <memory>
 #include <string_view>
+#include <vector>
 
+#include "base/clock.h"
 #include "base/escape.h"
 #include "base/fd.h"
 
@@ -21,7 +24,7 @@ namespace {
 
 using base::Code;
 using base::Error;
-using Clock = std::chrono::steady_clock;
+using Clock = base::SteadyClock;
 
 // The largest response accepted: the limit gRPC clients of the kubelet use
 // for List on a full node (the kubelet's own default is 4 MiB per message).
@@ -35,6 +38,8 @@ struct Call {
   int32_t stream_id = -1;
   std::string request;  ///< prefixed message, sent from `sent`
   size_t sent = 0;
+  std::string out;  ///< frames the session queued, written from `out_sent`
+  size_t out_sent = 0;
   std::string http_status;
   std::string content_type;
   std::string grpc_status;
@@ -68,12 +73,27 @@ std::string PercentDecode(std::string_view s) {
   return out;
 }
 
+// nghttp2 hands over one frame per call: they are queued and written together (Flush), one send(2) for
+// the preface, the settings and the request instead of one per frame.
 ssize_t OnSend(nghttp2_session*, const uint8_t* data, size_t length, int, void* user) {
   auto* call = static_cast<Call*>(user);
-  ssize_t n = ::send(call->fd, data, length, MSG_NOSIGNAL);
-  if (n < 0)
-    return (errno == EAGAIN || errno == EINTR) ? NGHTTP2_ERR_WOULDBLOCK : NGHTTP2_ERR_CALLBACK_FAILURE;
-  return n;
+  call->out.append(reinterpret_cast<const char*>(data), length);
+  return static_cast<ssize_t>(length);
+}
+
+// Writes what the session queued, as far as the socket takes it now; the rest waits for POLLOUT.
+base::Status Flush(Call& call, const std::string& where) {
+  while (call.out_sent < call.out.size()) {
+    ssize_t n =
+        ::send(call.fd, call.out.data() + call.out_sent, call.out.size() - call.out_sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return base::Ok();
+    if (n < 0) return Error(Code::kIo, "sending to " + where + ": " + std::strerror(errno), {}, errno);
+    call.out_sent += static_cast<size_t>(n);
+  }
+  call.out.clear();
+  call.out_sent = 0;
+  return base::Ok();
 }
 
 int OnHeader(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
@@ -117,6 +137,31 @@ ssize_t ReadRequest(nghttp2_session*, int32_t, uint8_t* buf, size_t length, uint
   if (call->sent == call->request.size()) *flags |= NGHTTP2_DATA_FLAG_EOF;
   return static_cast<ssize_t>(n);
 }
+
+// Keeps the process on the CPU it runs on while it waits for the kubelet, and gives it back its CPUs after.
+// Woken by the kubelet's reply, the scheduler would often move it to the kubelet's CPU; an address space that
+// has run on two CPUs then costs its exit a TLB shootdown (docs/decisions/first-touched-pages.md). The
+// mask is restored before anything else runs: an IPAM plugin spawned later inherits it.
+class StayOnThisCpu {
+ public:
+  StayOnThisCpu() {
+    const int cpu = ::sched_getcpu();
+    if (cpu < 0 || ::sched_getaffinity(0, sizeof mask_, &mask_) != 0 || !CPU_ISSET(cpu, &mask_)) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    pinned_ = ::sched_setaffinity(0, sizeof one, &one) == 0;
+  }
+  ~StayOnThisCpu() {
+    if (pinned_) (void)::sched_setaffinity(0, sizeof mask_, &mask_);
+  }
+  StayOnThisCpu(const StayOnThisCpu&) = delete;
+  StayOnThisCpu& operator=(const StayOnThisCpu&) = delete;
+
+ private:
+  cpu_set_t mask_{};
+  bool pinned_ = false;
+};
 
 struct SessionDeleter {
   void operator()(nghttp2_session* s) const { nghttp2_session_del(s); }
@@ -176,6 +221,7 @@ base::Result<base::UniqueFd> Connect(const std::string& socket_path, Clock::time
 
 base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::string& method,
                                   const std::string& request, Clock::time_point deadline) {
+  const StayOnThisCpu stay;
   ASSIGN_OR_RETURN(base::UniqueFd fd, Connect(socket_path, deadline));
   const std::string where = base::EscapeForDisplay(socket_path);
 
@@ -227,13 +273,20 @@ base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::str
   if (call.stream_id < 0)
     return Error(Code::kInternal, std::string("nghttp2: ") + nghttp2_strerror(call.stream_id));
 
-  char buf[16384];
+  // A Get's reply is a few hundred bytes, a List's can be megabytes: a small
+  // buffer on the stack (docs/decisions/first-touched-pages.md), and a larger
+  // one on the heap once a read fills it.
+  char small[2048];
+  std::vector<char> large;
+  char* buf = small;
+  size_t buf_size = sizeof small;
   while (!call.closed) {
     int rv = nghttp2_session_send(session.get());
     if (rv != 0) return Error(Code::kIo, "sending to " + where + ": " + nghttp2_strerror(rv));
+    RETURN_IF_ERROR(Flush(call, where));
     if (call.closed) break;
     pollfd p{fd.get(), POLLIN, 0};
-    if (nghttp2_session_want_write(session.get())) p.events |= POLLOUT;
+    if (!call.out.empty() || nghttp2_session_want_write(session.get())) p.events |= POLLOUT;
     int left = MillisLeft(deadline);
     if (left == 0) return Timeout(socket_path, "waiting for the reply");
     int n = ::poll(&p, 1, left);
@@ -241,7 +294,7 @@ base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::str
     if (n < 0) return Error(Code::kIo, std::string("poll: ") + std::strerror(errno), {}, errno);
     if (n == 0) return Timeout(socket_path, "waiting for the reply");
     if ((p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-    ssize_t got = ::recv(fd.get(), buf, sizeof buf, 0);
+    ssize_t got = ::recv(fd.get(), buf, buf_size, 0);
     if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (got < 0) return Error(Code::kIo, "reading from " + where + ": " + std::strerror(errno), {}, errno);
     if (got == 0) return Error(Code::kIo, where + " closed the connection before the reply was complete");
@@ -254,6 +307,11 @@ base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::str
     if (used < 0) {
       return Error(Code::kIo,
                    "the reply from " + where + " is not HTTP/2: " + nghttp2_strerror(static_cast<int>(used)));
+    }
+    if (buf == small && static_cast<size_t>(got) == buf_size) {
+      large.resize(64u << 10);
+      buf = large.data();
+      buf_size = large.size();
     }
   }
 

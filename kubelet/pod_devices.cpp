@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/clock.h"
 #include "base/escape.h"
 #include "conf/names.h"
 #include "kubelet/grpc_call.h"
@@ -19,7 +20,7 @@ namespace {
 
 using base::Code;
 using base::Error;
-using Clock = std::chrono::steady_clock;
+using Clock = base::SteadyClock;
 
 constexpr const char* kGet = "/v1.PodResourcesLister/Get";
 constexpr const char* kList = "/v1.PodResourcesLister/List";

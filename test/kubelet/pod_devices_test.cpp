@@ -2,6 +2,7 @@
 // (test/fake_kubelet/pods.json holds the pods).
 #include "kubelet/pod_devices.h"
 
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -39,6 +40,19 @@ TEST_CASE(
   CHECK(a->gpu_numa_nodes == std::vector<int64_t>{1});
   CHECK(a->method == "Get");
   CHECK(k.Calls() == Calls{"Get default/two -> OK"});
+}
+
+TEST_CASE("a call, answered or refused, leaves the process on the CPUs it had") {
+  cpu_set_t before;
+  REQUIRE(::sched_getaffinity(0, sizeof before, &before) == 0);
+  FakeKubelet k("get");
+  REQUIRE(PodDevices(k.socket(), {"default", "two", kErdma}, kTimeout).ok());
+  cpu_set_t after;
+  REQUIRE(::sched_getaffinity(0, sizeof after, &after) == 0);
+  CHECK(CPU_EQUAL(&before, &after));
+  REQUIRE_FALSE(PodDevices(k.socket(), {"default", "nobody", kErdma}, kTimeout).ok());
+  REQUIRE(::sched_getaffinity(0, sizeof after, &after) == 0);
+  CHECK(CPU_EQUAL(&before, &after));
 }
 
 TEST_CASE(

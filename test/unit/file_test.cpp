@@ -184,3 +184,38 @@ TEST_CASE("ListFiles says whether the directory was there", "[file][dir]") {
   CHECK(empty->empty());
   CHECK(found);
 }
+
+TEST_CASE("a file many times the read buffer is read whole, and one byte over the bound is refused",
+          "[file]") {
+  Dir d;
+  REQUIRE(base::MakePrivateDirs(d.path + "/data").ok());
+  const std::string path = d.path + "/data/big";
+  std::string text;
+  for (int i = 0; text.size() < 100'000; ++i) text += "line " + std::to_string(i) + "\n";
+  Write(path, text);
+  auto read = base::ReadFileNoFollow(path, text.size());
+  REQUIRE(read.ok());
+  CHECK(*read == text);
+  auto over = base::ReadFileNoFollow(path, text.size() - 1);
+  REQUIRE_FALSE(over.ok());
+  CHECK(over.error().msg.find("larger than") != std::string::npos);
+}
+
+TEST_CASE("a directory whose entries take many reads is listed whole, each entry once", "[file][dir]") {
+  Dir d;
+  const std::string dir = d.path + "/data/devices";
+  REQUIRE(base::MakePrivateDirs(dir).ok());
+  // 600 entries of 40-odd bytes each: tens of kilobytes of directory records.
+  std::vector<std::string> want;
+  for (int i = 0; i < 600; ++i) {
+    want.push_back("claim-with-a-longish-name-" + std::to_string(100000 + i));
+    Write(dir + "/" + want.back(), "x");
+  }
+  REQUIRE(::mkdir((dir + "/sub").c_str(), 0700) == 0);
+  auto files = base::ListFiles(dir);
+  REQUIRE(files.ok());
+  CHECK(*files == want);  // sorted, as ListFiles returns them; "sub" is a directory
+  auto dirs = base::ListDirs(dir);
+  REQUIRE(dirs.ok());
+  CHECK(*dirs == std::vector<std::string>{"sub"});
+}

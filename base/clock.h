@@ -1,0 +1,27 @@
+// The clocks the plugin reads, by system call rather than through the vDSO.
+#pragma once
+
+#include <time.h>
+
+#include <chrono>
+
+namespace base {
+
+/// clock_gettime(2) of `id` as a system call. The vDSO's first use maps its
+/// code and data pages into the process: two page faults, which a plugin that
+/// reads the clock a few times per run pays for nothing
+/// (docs/decisions/first-touched-pages.md).
+timespec ReadClock(clockid_t id);
+
+/// std::chrono::steady_clock read by ReadClock(CLOCK_MONOTONIC). Its
+/// time_point is steady_clock's: deadlines of both compare.
+struct SteadyClock {
+  using duration = std::chrono::steady_clock::duration;
+  using rep = duration::rep;
+  using period = duration::period;
+  using time_point = std::chrono::steady_clock::time_point;
+  static constexpr bool is_steady = true;
+  static time_point now() noexcept;
+};
+
+}  // namespace base
