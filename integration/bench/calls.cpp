@@ -111,6 +111,22 @@ json PassThroughConfig(const std::string& data_dir) {
           {"prevResult", TerwayResult()}};
 }
 
+json PoolPassThroughConfig(const std::string& data_dir) {
+  return {
+      {"cniVersion", kVersion},
+      {"name", "bench-chained-pool"},
+      {"type", "erdma-cni"},
+      {"mode", "move"},
+      {"ifName", "erdma0"},
+      {"capabilities", {{"io.kubernetes.cri.pod-annotations", true}}},
+      {"device", {{"pool", {{"rdmaDriver", "erdma"}}}, {"count", 2}}},
+      {"dataDir", data_dir},
+      {"runtimeConfig",
+       {{"io.kubernetes.cri.pod-annotations",
+         {{"kubernetes.io/config.source", "api"}, {"kubernetes.io/config.seen", "2026-11-29T11:00:00Z"}}}}},
+      {"prevResult", TerwayResult()}};
+}
+
 // Mode none chained after Terway, SMC-R asked for through the pod annotation
 // (containerd's runtimeConfig), everything the kernel lacks only warned about.
 json NoneConfig(const Options& opt, const std::string& data_dir) {

@@ -58,6 +58,10 @@ inline constexpr const char* kKubeletPlainPodArgs = "K8S_POD_NAMESPACE=bench;K8S
 /// The ACK controller's node-conflist recipe (docs/deploy.md) chained after
 /// Terway: a pod of kKubeletPlainPodArgs passes through it.
 nlohmann::json PassThroughConfig(const std::string& data_dir);
+/// The recipe without a device plugin (a pool, asked for by the pod's
+/// annotation) chained after Terway, for a pod without that annotation: it
+/// passes through without asking the kubelet.
+nlohmann::json PoolPassThroughConfig(const std::string& data_dir);
 /// erdma-cni mode none chained after Terway with SMC-R from the pod annotation
 /// (or the file given with --none-config).
 nlohmann::json NoneConfig(const Options& opt, const std::string& data_dir);

@@ -324,7 +324,8 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
   // A chained pod that asked for nothing: every pod of the node pays this.
   if (opt.Wants("kubelet") && r.kubelet_unavailable.empty()) {
     const json pcfg = PassThroughConfig(data_dir);
-    units.push_back([&, pcfg](int it, bool rec, bool verify) {
+    const json pool_cfg = PoolPassThroughConfig(data_dir);
+    units.push_back([&, pcfg, pool_cfg](int it, bool rec, bool verify) {
       const std::string cid = "bench-pass-" + std::to_string(it);
       // VERSION as the runtime asks it, measured as these two are (after the same pause, in the same unit):
       // what they are judged against, iteration by iteration.
@@ -339,6 +340,16 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
         std::cerr << "erdma-bench: the pass-through ADD changed prevResult: " << add.out << "\n";
         return false;
       }
+      // The recipe without a device plugin: the pod's annotations say it asked for nothing, no kubelet asked.
+      Settle(opt);
+      Outcome pool_add = Spawn(
+          Make(opt, opt.plugin, {"ADD", cid, topo.TerwayPodPath(), "eth0", pool_cfg, kKubeletPlainPodArgs}));
+      if (!Ok(pool_add, "pass-through ADD of the pool recipe")) return false;
+      if (verify && Parsed(pool_add) != pool_cfg["prevResult"]) {
+        std::cerr << "erdma-bench: the pool recipe's pass-through ADD changed prevResult: " << pool_add.out
+                  << "\n";
+        return false;
+      }
       Settle(opt);
       Outcome del = Spawn(
           Make(opt, opt.plugin, {"DEL", cid, topo.TerwayPodPath(), "eth0", pcfg, kKubeletPlainPodArgs}));
@@ -347,8 +358,11 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
         r.rows["pass VERSION"].Add(ver.wall_ms, ver.cpu_ms, static_cast<double>(ver.maxrss_kib));
         r.rows["pass ADD"].Add(add.wall_ms, add.cpu_ms, static_cast<double>(add.maxrss_kib));
         r.rows["pass DEL"].Add(del.wall_ms, del.cpu_ms, static_cast<double>(del.maxrss_kib));
+        r.rows["pass pool ADD"].Add(pool_add.wall_ms, pool_add.cpu_ms,
+                                    static_cast<double>(pool_add.maxrss_kib));
         AddPhases(r, "pass-through VERSION", ver);
         AddPhases(r, "pass-through ADD", add);
+        AddPhases(r, "pass-through ADD, pool recipe", pool_add);
         AddPhases(r, "pass-through DEL", del);
       }
       return true;
