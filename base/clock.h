@@ -24,4 +24,8 @@ struct SteadyClock {
   static time_point now() noexcept;
 };
 
+/// Whole milliseconds until `deadline`, rounded up (a poll(2) given them does not wake before it), 0 once it
+/// has passed; at most INT_MAX.
+int MillisLeft(SteadyClock::time_point deadline);
+
 }  // namespace base

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -224,7 +223,7 @@ Status WriteAll(int fd, std::string_view data, const std::string& what) {
 }
 
 Status WaitForFlock(int fd, int wait_ms, const std::string& what, const std::function<bool()>& held) {
-  const timespec start = ReadClock(CLOCK_MONOTONIC);
+  const SteadyClock::time_point deadline = SteadyClock::now() + std::chrono::milliseconds(wait_ms);
   long sleep_us = 200;
   for (;;) {
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
@@ -232,9 +231,8 @@ Status WaitForFlock(int fd, int wait_ms, const std::string& what, const std::fun
       return Error(Code::kIo, what + " was replaced while being locked", "", EAGAIN);
     }
     if (errno != EWOULDBLOCK && errno != EINTR) return SysError("flock " + what, errno);
-    const timespec t = ReadClock(CLOCK_MONOTONIC);
-    long elapsed_ms = (t.tv_sec - start.tv_sec) * 1000 + (t.tv_nsec - start.tv_nsec) / 1000000;
-    if (elapsed_ms >= wait_ms) return Error(Code::kTryAgainLater, what + " is locked by another invocation");
+    if (SteadyClock::now() >= deadline)
+      return Error(Code::kTryAgainLater, what + " is locked by another invocation");
     ::usleep(static_cast<useconds_t>(sleep_us));
     sleep_us = std::min(sleep_us * 2, 20000L);
   }

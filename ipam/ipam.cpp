@@ -70,11 +70,6 @@ std::vector<std::string> ChildEnv(const std::string& command, const std::optiona
 
 using Clock = base::SteadyClock;
 
-int MsLeft(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
-}
-
 // Whether the plugin has exited, without reaping it: while it is an unreaped zombie its pid, and so its
 // process group's id, cannot be reused, and killing the group cannot hit a stranger.
 bool Exited(pid_t pid) {
@@ -129,7 +124,7 @@ Exchange Talk(pid_t pid, base::UniqueFd in_w, base::UniqueFd out_r, const std::s
       return x;
     }
     if (x.too_big) return x;
-    const int left = MsLeft(deadline);
+    const int left = base::MillisLeft(deadline);
     if (left == 0) {
       x.timed_out = true;
       return x;

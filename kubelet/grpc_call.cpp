@@ -178,12 +178,6 @@ nghttp2_nv Header(std::string_view name, std::string_view value) {
           NGHTTP2_NV_FLAG_NONE};
 }
 
-// Milliseconds to the deadline, rounded up (poll must not wake before it), 0 once it has passed.
-int MillisLeft(Clock::time_point deadline) {
-  auto us = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
-  return us <= 0 ? 0 : static_cast<int>((us + 999) / 1000);
-}
-
 Error Timeout(const std::string& socket_path, const char* stage) {
   return Error(Code::kTryAgainLater,
                "no answer on " + base::EscapeForDisplay(socket_path) + " in time (" + stage + ")", {},
@@ -206,7 +200,7 @@ base::Result<base::UniqueFd> Connect(const std::string& socket_path, Clock::time
   while (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     int e = errno;
     if (e == EINTR) continue;
-    if (e == EAGAIN && MillisLeft(deadline) > 0) {
+    if (e == EAGAIN && base::MillisLeft(deadline) > 0) {
       ::poll(nullptr, 0, 5);
       continue;
     }
@@ -256,7 +250,7 @@ base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::str
   nghttp2_submit_settings(session.get(), NGHTTP2_FLAG_NONE, settings, std::size(settings));
   nghttp2_session_set_local_window_size(session.get(), NGHTTP2_FLAG_NONE, 0,
                                         static_cast<int32_t>(kMaxResponseBytes + kPrefixBytes));
-  const std::string grpc_timeout = std::to_string(std::max(MillisLeft(deadline), 1)) + "m";
+  const std::string grpc_timeout = std::to_string(std::max(base::MillisLeft(deadline), 1)) + "m";
   const nghttp2_nv headers[] = {
       Header(":method", "POST"),
       Header(":scheme", "http"),
@@ -287,7 +281,7 @@ base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::str
     if (call.closed) break;
     pollfd p{fd.get(), POLLIN, 0};
     if (!call.out.empty() || nghttp2_session_want_write(session.get())) p.events |= POLLOUT;
-    int left = MillisLeft(deadline);
+    int left = base::MillisLeft(deadline);
     if (left == 0) return Timeout(socket_path, "waiting for the reply");
     int n = ::poll(&p, 1, left);
     if (n < 0 && errno == EINTR) continue;

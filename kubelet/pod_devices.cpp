@@ -185,11 +185,6 @@ bool PodUnknown(const GrpcReply& r) {
           r.message.find("not found") != std::string::npos);
 }
 
-std::chrono::milliseconds Left(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return std::max(left, std::chrono::milliseconds(0));
-}
-
 }  // namespace
 
 std::string EncodeGetRequest(const PodQuery& q) {
@@ -254,7 +249,8 @@ base::Result<PodAllocation> PodDevices(const std::string& socket_path, const Pod
       }
       if (r->status != static_cast<int>(GrpcCode::kResourceExhausted) || retried) return r;
       retried = true;
-      std::this_thread::sleep_for(std::min(kRateLimitPause, Left(deadline)));
+      std::this_thread::sleep_for(
+          std::min(kRateLimitPause, std::chrono::milliseconds(base::MillisLeft(deadline))));
     }
   };
   auto failed = [&](const char* method, const GrpcReply& r) {

@@ -538,8 +538,11 @@ std::string RenderReport(const Results& r) {
   const Series* ver = Row(r, "pass VERSION");
   const Series* pa = Row(r, "pass ADD");
   const Series* pd = Row(r, "pass DEL");
+  auto over_version = [&](const Series* s) {
+    return s && ver ? PairedMedian(&s->cpu_ms, {&ver->cpu_ms}) : std::nullopt;
+  };
   const char* add_target = "issue 34: a pass-through ADD ≤ VERSION + the kubelet lookup (+0.1 ms)";
-  const auto add_over = pa && ver ? PairedMedian(&pa->cpu_ms, {&ver->cpu_ms}) : std::nullopt;
+  const auto add_over = over_version(pa);
   if (add_over && Row(r, "kubelet ADD") && ea) {
     const double lookup = Med(Row(r, "kubelet ADD")->cpu_ms) - Med(ea->cpu_ms);
     target(add_target, Fmt("%+.2f ms over VERSION (paired)", *add_over) + Fmt("; the lookup %.2f ms", lookup),
@@ -547,19 +550,16 @@ std::string RenderReport(const Results& r) {
   } else {
     target(add_target, "n/a", std::nullopt);
   }
-  // The recipe without a device plugin needs no Get: what a pass-through costs beyond VERSION without it.
+  // What needs no Get (the recipe without a device plugin) or only a look for a state (DEL): VERSION + 0.1.
+  auto within_slack = [&](const char* what, const Series* s) {
+    if (const auto over = over_version(s))
+      target(what, Fmt("%+.2f ms over VERSION (paired)", *over), *over <= kPassSlackMs);
+    else
+      target(what, "n/a", std::nullopt);
+  };
   const Series* pp = Row(r, "pass pool ADD");
-  const char* pool_target =
-      "issue 34: a pass-through ADD of the recipe without a device plugin ≤ VERSION + 0.1 ms";
-  if (const auto over = pp && ver ? PairedMedian(&pp->cpu_ms, {&ver->cpu_ms}) : std::nullopt)
-    target(pool_target, Fmt("%+.2f ms over VERSION (paired)", *over), *over <= kPassSlackMs);
-  else
-    target(pool_target, "n/a", std::nullopt);
-  const char* del_target = "issue 34: a pass-through DEL ≤ VERSION + 0.1 ms";
-  if (const auto over = pd && ver ? PairedMedian(&pd->cpu_ms, {&ver->cpu_ms}) : std::nullopt)
-    target(del_target, Fmt("%+.2f ms over VERSION (paired)", *over), *over <= kPassSlackMs);
-  else
-    target(del_target, "n/a", std::nullopt);
+  within_slack("issue 34: a pass-through ADD of the recipe without a device plugin ≤ VERSION + 0.1 ms", pp);
+  within_slack("issue 34: a pass-through DEL ≤ VERSION + 0.1 ms", pd);
   // The issue's words: what each may add to VERSION is the plugin's own account (--phases) of the Get it
   // needs (the node file that names the kubelet's socket, the request) and of its look for a state of its own
   // (the node file that allows the dataDir, the dataDir's check, the look). Paired, iteration by iteration;

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -45,6 +46,11 @@ TEST_CASE(
 TEST_CASE("a call, answered or refused, leaves the process on the CPUs it had") {
   cpu_set_t before;
   REQUIRE(::sched_getaffinity(0, sizeof before, &before) == 0);
+  if (CPU_COUNT(&before) < 2) {
+    // Pinned and restored cannot be told from never pinned: skipped (exit 77), never a pass.
+    std::printf("SKIPPED: this process may run on one CPU only; the CPU mask's restore needs two\n");
+    std::exit(77);
+  }
   FakeKubelet k("get");
   REQUIRE(PodDevices(k.socket(), {"default", "two", kErdma}, kTimeout).ok());
   cpu_set_t after;

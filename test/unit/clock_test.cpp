@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <climits>
 
 using namespace std::chrono_literals;
 
@@ -31,4 +32,18 @@ TEST_CASE("ReadClock(CLOCK_REALTIME) is the wall clock system_clock reads", "[cl
   CHECK(before <= ours);
   CHECK(ours <= after);
   CHECK(after - before < 1s);
+}
+
+TEST_CASE("MillisLeft rounds up to the deadline and is 0 once it has passed", "[clock]") {
+  const auto now = base::SteadyClock::now();
+  CHECK(base::MillisLeft(now - 1ms) == 0);
+  // Rounded up: a wait of the answer, started after asking, never ends before the deadline.
+  for (int i = 0; i < 100; ++i) {
+    const auto deadline = base::SteadyClock::now() + 2ms + std::chrono::microseconds(i * 9);
+    const int left = base::MillisLeft(deadline);
+    CHECK(base::SteadyClock::now() + std::chrono::milliseconds(left) >= deadline);
+    CHECK(left <= 3);
+  }
+  CHECK(base::MillisLeft(base::SteadyClock::now() + 10s) > 9000);
+  CHECK(base::MillisLeft(base::SteadyClock::now() + std::chrono::hours(24 * 365 * 100)) == INT_MAX);
 }
