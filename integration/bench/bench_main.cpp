@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -29,6 +30,10 @@ namespace {
 namespace fs = std::filesystem;
 using bench::Options;
 
+// What --only names.
+const std::string kGroups[] = {"floor", "erdma",   "kubelet",  "pass", "go",
+                               "none",  "macvlan", "parallel", "scale"};
+
 constexpr const char* kUsage = R"(usage: erdma-bench [options]   (as root)
   --iterations N           measured iterations per variant (default 200)
   --warmup N               unmeasured iterations first (default 10)
@@ -37,8 +42,9 @@ constexpr const char* kUsage = R"(usage: erdma-bench [options]   (as root)
   --output FILE            the markdown report (default build/bench/results.md)
   --plugin PATH            the erdma-cni binary (default: the one built with this driver)
   --cni-dir DIR            Go reference plugins (default /usr/lib/cni)
-  --only LIST              any of floor,erdma,kubelet,go,none,macvlan,parallel,scale
-                           (default: all but scale)
+  --only LIST              any of floor,erdma,kubelet,pass,go,none,macvlan,parallel,scale
+                           (default: all but scale; kubelet includes pass, the pass-through
+                           rows of issue 34)
   --scale N                the scale rows (issue 38): N other move attachments and N
                            macvlan children on the busy node (default 256)
   --data-dir DIR           parent of erdma-cni's dataDir (default "tmpfs": a tmpfs of
@@ -114,9 +120,12 @@ bool ParseArgs(int argc, char** argv, Options& o) {
       o.plugin = next();
     else if (a == "--cni-dir")
       o.cni_dir = next();
-    else if (a == "--only")
+    else if (a == "--only") {
       o.only = Split(next(), ',');
-    else if (a == "--scale")
+      for (const auto& g : o.only)
+        if (std::find(std::begin(kGroups), std::end(kGroups), g) == std::end(kGroups))
+          throw std::runtime_error("--only: no group " + g + " (see --help)");
+    } else if (a == "--scale")
       o.scale = std::stoi(next());
     else if (a == "--mtu")
       o.mtu = std::stoi(next());

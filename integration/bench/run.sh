@@ -16,7 +16,7 @@ if [[ $(id -u) != 0 ]]; then
   exit 2
 fi
 
-packages=(build-essential cmake pkg-config libnl-3-dev libnl-route-3-dev nlohmann-json3-dev
+packages=(build-essential cmake pkg-config libnl-3-dev libnl-route-3-dev libnl-genl-3-dev nlohmann-json3-dev
           libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler iproute2 containernetworking-plugins
           python3-grpcio python3-grpc-tools python3-protobuf)  # the fake kubelet of the kubelet rows
 missing=()

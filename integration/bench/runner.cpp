@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -143,9 +144,11 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
   std::vector<PluginRun> plugins = {{"erdma", "erdma-cni", opt.plugin, ecfg, ""}};
   // The same ADD with the device the kubelet gave the pod (device.resource).
   FakeKubelet kubelet;
-  if (opt.Wants("kubelet")) {
+  // The pass-through rows ask the same fake kubelet; `--only pass` runs them without the kubelet ADD rows.
+  const bool pass = opt.Wants("kubelet") || opt.Wants("pass");
+  if (pass) {
     r.kubelet_unavailable = kubelet.Start(eni.name);
-    if (r.kubelet_unavailable.empty()) {
+    if (r.kubelet_unavailable.empty() && opt.Wants("kubelet")) {
       plugins.push_back({"kubelet", "erdma-cni device.resource", opt.plugin,
                          ErdmaKubeletConfig(opt, data_dir), kKubeletPodArgs});
       // A pool of the same device, for a pod with a GPU and for one without:
@@ -154,7 +157,7 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
                          ErdmaPoolConfig(opt, data_dir, eni.name), kKubeletPodArgs});
       plugins.push_back({"pool", "erdma-cni device.pool, no GPU", opt.plugin,
                          ErdmaPoolConfig(opt, data_dir, eni.name), kKubeletPlainPodArgs});
-    } else
+    } else if (!r.kubelet_unavailable.empty())
       r.kubelet_unavailable = "n/a (" + r.kubelet_unavailable + ")";
   } else {
     r.kubelet_unavailable = "not run (--only)";
@@ -322,7 +325,11 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
     });
   }
   // A chained pod that asked for nothing: every pod of the node pays this.
-  if (opt.Wants("kubelet") && r.kubelet_unavailable.empty()) {
+  if (pass && r.kubelet_unavailable.empty()) {
+    // On a node the dataDir exists from the first attachment on: a DEL's look goes inside, alone too.
+    std::error_code made;
+    std::filesystem::create_directories(data_dir, made);
+    std::filesystem::permissions(data_dir, std::filesystem::perms::owner_all, made);
     const json pcfg = PassThroughConfig(data_dir);
     const json pool_cfg = PoolPassThroughConfig(data_dir);
     units.push_back([&, pcfg, pool_cfg](int it, bool rec, bool verify) {
