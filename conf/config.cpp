@@ -97,11 +97,10 @@ Status ParseIdentity(const json& root, Config& c) {
 
 Status ParseMode(const json& root, Config& c) {
   if (const json* mode = Get(root, Key(kTop, "mode"))) {
-    const std::string fix = "use " + ModeList(nullptr);
-    if (!mode->is_string()) return Invalid("mode: must be a string; " + fix);
+    if (!mode->is_string()) return Invalid("mode: must be a string; use " + ModeList(nullptr));
     const auto& m = mode->get_ref<const std::string&>();
     const std::optional<Mode> known = ModeNamed(m);
-    if (!known) return Invalid("mode: " + Quote(m) + " is not supported; " + fix);
+    if (!known) return Invalid("mode: " + Quote(m) + " is not supported; use " + ModeList(nullptr));
     c.mode = *known;
   }
   return base::Ok();
@@ -401,13 +400,16 @@ Status ParseFiles(const json& root, Config& c) {
   return base::Ok();
 }
 
-Status ParseRuntimeObjects(const json& root, Config& c) {
+// prevResult is moved out of `root`, not copied: nothing reads it there, and the IPAM plugin is never given
+// it (ipam::DelegateConfig).
+Status ParseRuntimeObjects(json& root, Config& c) {
   c.prev_result = nullptr;
   c.runtime_config = json::object();
   c.args = json::object();
-  if (const json* v = Get(root, Key(kTop, "prevResult"))) {
+  if (auto v = root.find(Key(kTop, "prevResult")); v != root.end() && !v->is_null()) {
     if (!v->is_object()) return Invalid("prevResult: must be an object (a CNI result)");
-    c.prev_result = *v;
+    c.prev_result = std::move(*v);
+    root.erase(v);
   }
   if (const json* v = Get(root, Key(kTop, "runtimeConfig"))) {
     if (!v->is_object()) return Invalid("runtimeConfig: must be an object");
@@ -460,7 +462,7 @@ Status ParseSmcrGroup(const json& root, Config& c) {
 }
 
 // What DEL and GC use: the journal is found by name and dataDir, and is all they need of the attachment.
-Status ParseJournalKeys(const json& root, Config& c) {
+Status ParseJournalKeys(json& root, Config& c) {
   RETURN_IF_ERROR(ParseVersion(root, c));
   RETURN_IF_ERROR(ParseIdentity(root, c));
   RETURN_IF_ERROR(ParseRuntimeObjects(root, c));
@@ -470,11 +472,12 @@ Status ParseJournalKeys(const json& root, Config& c) {
 // The rest: at DEL a group that does not parse keeps its defaults and is a warning, so that a config edited
 // since ADD cannot block a teardown. Keeps `root` as the config's raw tree.
 Status ParseRest(json root, Purpose purpose, Config& c) {
-  const Config defaults;
+  // What a group falls back to at DEL; built only there (a pass-through ADD is paid by every pod).
+  std::optional<Config> fallback;
   auto group = [&](Status s, auto reset) -> Status {
     if (s.ok() || purpose != Purpose::kDel || s.error().code != Code::kInvalidConfig) return s;
     c.del_warnings.push_back(s.error().msg);
-    reset();
+    reset(fallback ? *fallback : fallback.emplace());
     return base::Ok();
   };
   if (purpose == Purpose::kDel) {
@@ -482,25 +485,27 @@ Status ParseRest(json root, Purpose purpose, Config& c) {
   } else {
     RETURN_IF_ERROR(RefuseUnknown(root, kTop));
   }
-  RETURN_IF_ERROR(group(ParseMode(root, c), [&] { c.mode = defaults.mode; }));
-  RETURN_IF_ERROR(group(ParseDevice(root, purpose != Purpose::kAdd, c), [&] { c.device = defaults.device; }));
-  RETURN_IF_ERROR(group(ParseIfName(root, c), [&] { c.if_name = defaults.if_name; }));
-  RETURN_IF_ERROR(group(ParseMtu(root, c), [&] { c.mtu = defaults.mtu; }));
-  RETURN_IF_ERROR(group(ParseIpam(root, c), [&] {
+  RETURN_IF_ERROR(group(ParseMode(root, c), [&](const Config& defaults) { c.mode = defaults.mode; }));
+  RETURN_IF_ERROR(group(ParseDevice(root, purpose != Purpose::kAdd, c),
+                        [&](const Config& defaults) { c.device = defaults.device; }));
+  RETURN_IF_ERROR(group(ParseIfName(root, c), [&](const Config& defaults) { c.if_name = defaults.if_name; }));
+  RETURN_IF_ERROR(group(ParseMtu(root, c), [&](const Config& defaults) { c.mtu = defaults.mtu; }));
+  RETURN_IF_ERROR(group(ParseIpam(root, c), [&](const Config& defaults) {
     c.ipam = defaults.ipam;
     c.ipam_type = defaults.ipam_type;
   }));
-  RETURN_IF_ERROR(group(ParseAddresses(root, c), [&] { c.addresses = DefaultAddresses(c); }));
-  RETURN_IF_ERROR(group(ParseModeBlocks(root, c), [&] {
+  RETURN_IF_ERROR(group(ParseAddresses(root, c), [&](const Config&) { c.addresses = DefaultAddresses(c); }));
+  RETURN_IF_ERROR(group(ParseModeBlocks(root, c), [&](const Config& defaults) {
     c.macvlan = defaults.macvlan;
     c.ipvlan = defaults.ipvlan;
     c.vf = defaults.vf;
     c.mac = defaults.mac;
     c.runtime_mac = defaults.runtime_mac;
   }));
-  RETURN_IF_ERROR(group(ParseRouting(root, c), [&] { c.routing = defaults.routing; }));
-  RETURN_IF_ERROR(group(ParseRdmaGroup(root, c), [&] { c.rdma = defaults.rdma; }));
-  RETURN_IF_ERROR(group(ParseSmcrGroup(root, c), [&] {
+  RETURN_IF_ERROR(
+      group(ParseRouting(root, c), [&](const Config& defaults) { c.routing = defaults.routing; }));
+  RETURN_IF_ERROR(group(ParseRdmaGroup(root, c), [&](const Config& defaults) { c.rdma = defaults.rdma; }));
+  RETURN_IF_ERROR(group(ParseSmcrGroup(root, c), [&](const Config& defaults) {
     c.smcr = defaults.smcr;
     c.smcr_wanted = defaults.smcr_wanted;
   }));

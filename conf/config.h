@@ -117,7 +117,7 @@ struct Config {
   nlohmann::json prev_result;     ///< null when standalone
   nlohmann::json runtime_config;  ///< object (maybe empty)
   nlohmann::json args;            ///< the `args` object (maybe empty)
-  nlohmann::json raw;             ///< the whole stdin object, for IPAM delegation
+  nlohmann::json raw;             ///< the stdin object but prevResult, for IPAM delegation
   /// DEL and GC only: each key group that did not parse (left at its
   /// defaults) and each unknown key, one message each, for the log.
   std::vector<std::string> del_warnings;

@@ -73,10 +73,10 @@ std::string_view NearestKey(std::string_view key, const Level& level) {
 std::vector<std::string> UnknownKeys(const nlohmann::json& obj, const Level& level) {
   std::vector<std::string> out;
   if (!obj.is_object()) return out;
-  const std::string owner = level.path.empty() ? "erdma-cni" : "erdma-cni's " + std::string(level.path);
   for (const auto& [key, value] : obj.items()) {
     if (value.is_null() || std::find(level.keys.begin(), level.keys.end(), key) != level.keys.end()) continue;
-    std::string msg = PathOf(level, key) + ": not a key of " + owner;
+    std::string msg = PathOf(level, key) + ": not a key of erdma-cni";
+    if (!level.path.empty()) msg += "'s " + std::string(level.path);
     if (std::string_view near = NearestKey(key, level); !near.empty())
       msg += "; did you mean " + PathOf(level, near) + "? Correct it or remove it";
     else

@@ -212,12 +212,11 @@ const char* LinkStateName(VfConfig::LinkState s) {
 
 base::Result<ModeOptions> ParseModeOptions(const json& root, Mode m) {
   ModeOptions o;
-  const std::string mode(ModeName(m));
   for (const ModeSpec& s : Modes()) {
-    const std::string key(s.options_key), owner(s.name);
-    if (!key.empty() && Get(root, key.c_str()) && s.mode != m)
-      return Invalid(key + ": only mode " + Quote(owner) + " reads it, and mode is " + Quote(mode) +
-                     "; remove it or set \"mode\": " + Quote(owner));
+    if (s.options_key.empty() || s.mode == m) continue;
+    if (auto b = root.find(s.options_key); b != root.end() && !b->is_null())
+      return Invalid(std::string(s.options_key) + ": only mode " + Quote(s.name) + " reads it, and mode is " +
+                     Quote(ModeName(m)) + "; remove it or set \"mode\": " + Quote(s.name));
   }
   if (const json* b = Get(root, Key(kTop, "macvlan"))) RETURN_IF_ERROR(ParseMacvlan(*b, o.macvlan, o.mac));
   if (const json* b = Get(root, Key(kTop, "ipvlan"))) RETURN_IF_ERROR(ParseIpvlan(*b, o.ipvlan));

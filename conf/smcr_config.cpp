@@ -81,27 +81,24 @@ base::Result<bool> SmcrWanted(const SmcrConfig& cfg, const json& runtime_config,
   struct Source {
     const json* obj;
     const char* key;
-    std::string where;
+    bool annotations;  ///< runtimeConfig's pod annotations, else args.cni
   };
-  std::vector<Source> sources;
-  if (runtime_config.is_object())
-    if (const json* a = Get(runtime_config, kPodAnnotationsCapability); a && a->is_object())
-      sources.push_back(
-          {a, kSmcrAnnotation, std::string("runtimeConfig[\"") + kPodAnnotationsCapability + "\"]"});
-  if (args.is_object())
-    if (const json* c = Get(args, "cni"); c && c->is_object()) {
-      sources.push_back({c, kSmcrAnnotation, "args.cni"});
-      sources.push_back({c, "erdma-smcr", "args.cni"});
-    }
+  const json* a = runtime_config.is_object() ? Get(runtime_config, kPodAnnotationsCapability) : nullptr;
+  const json* c = args.is_object() ? Get(args, "cni") : nullptr;
+  if (a && !a->is_object()) a = nullptr;
+  if (c && !c->is_object()) c = nullptr;
+  const Source sources[] = {
+      {a, kSmcrAnnotation, true}, {c, kSmcrAnnotation, false}, {c, "erdma-smcr", false}};
   for (const auto& src : sources) {
-    const json* v = Get(*src.obj, src.key);
+    const json* v = src.obj ? Get(*src.obj, src.key) : nullptr;
     if (!v) continue;
     std::optional<bool> b;
     if (v->is_string()) b = ParseKubeBool(v->get<std::string>());
     if (v->is_boolean()) b = v->get<bool>();
     if (!b)
-      return Invalid(src.where + "." + src.key + ": " +
-                     v->dump(-1, ' ', false, json::error_handler_t::replace) +
+      return Invalid((src.annotations ? std::string("runtimeConfig[\"") + kPodAnnotationsCapability + "\"]"
+                                      : std::string("args.cni")) +
+                     "." + src.key + ": " + v->dump(-1, ' ', false, json::error_handler_t::replace) +
                      " is not a boolean; use \"true\" or \"false\"");
     return *b;
   }

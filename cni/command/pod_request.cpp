@@ -16,8 +16,6 @@ namespace {
 
 // The pool annotation's value in the pod's annotations: nullopt when absent.
 Result<std::optional<bool>> PoolAnnotation(const conf::Config& cfg) {
-  const std::string where =
-      std::string("runtimeConfig[\"") + conf::kPodAnnotationsCapability + "\"][\"" + kPoolAnnotation + "\"]";
   const json* annotations = nullptr;
   if (auto a = cfg.runtime_config.find(conf::kPodAnnotationsCapability);
       a != cfg.runtime_config.end() && a->is_object())
@@ -30,7 +28,9 @@ Result<std::optional<bool>> PoolAnnotation(const conf::Config& cfg) {
     if (s == "true" || s == "True" || s == "TRUE") return std::optional<bool>(true);
     if (s == "false" || s == "False" || s == "FALSE") return std::optional<bool>(false);
   }
-  return Error(Code::kInvalidConfig, where + ": " + v->dump(-1, ' ', false, json::error_handler_t::replace) +
+  return Error(Code::kInvalidConfig, std::string("runtimeConfig[\"") + conf::kPodAnnotationsCapability +
+                                         "\"][\"" + kPoolAnnotation +
+                                         "\"]: " + v->dump(-1, ' ', false, json::error_handler_t::replace) +
                                          " is not a boolean; the pod sets it to \"true\" or \"false\"");
 }
 
@@ -82,9 +82,9 @@ Result<PodRequest> WhatThePodAsked(const conf::Config& cfg, const Env& env, cons
   return r;
 }
 
-json PassThroughResult(const conf::Config& cfg) {
-  return conf::ConvertResult(
-      cfg.prev_result.is_null() ? json{{"cniVersion", cfg.cni_version}} : cfg.prev_result, cfg.cni_version);
+json PassThroughResult(conf::Config&& cfg) {
+  if (cfg.prev_result.is_null()) return json{{"cniVersion", cfg.cni_version}};
+  return conf::ConvertResult(std::move(cfg.prev_result), cfg.cni_version);
 }
 
 }  // namespace cni

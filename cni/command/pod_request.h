@@ -38,7 +38,8 @@ base::Result<PodRequest> WhatThePodAsked(const conf::Config& cfg, const Env& env
                                          const conf::NodePolicy* node);
 
 /// The result of a pod that passes through: prevResult as it came, in the
-/// config's version (an empty result when standalone).
-nlohmann::json PassThroughResult(const conf::Config& cfg);
+/// config's version (an empty result when standalone). Takes prevResult out
+/// of `cfg`: the last thing a pass-through does.
+nlohmann::json PassThroughResult(conf::Config&& cfg);
 
 }  // namespace cni

@@ -166,7 +166,7 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
     if (!asked->asked) {
       base::Log::Info("ADD passed through: " + asked->why);
       base::phase::Begin("result");
-      out += PassThroughResult(*cfg).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+      out += PassThroughResult(std::move(*cfg)).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
       return 0;
     }
     kubelet_answer = std::move(asked->kubelet);

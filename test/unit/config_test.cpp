@@ -285,6 +285,8 @@ const std::vector<Good> kGoodValues = {
      [](const Config& c) {
        CHECK(c.chained());
        CHECK(c.prev_result["interfaces"][0]["name"] == "eth0");
+       // Taken out of the raw tree, not copied: the IPAM plugin's config, built from it, never holds it.
+       CHECK_FALSE(c.raw.contains("prevResult"));
      }},
     {R"({"args": {"cni": {"ips": ["10.9.0.5"]}}})",
      [](const Config& c) { CHECK(c.args["cni"]["ips"][0] == "10.9.0.5"); }},
