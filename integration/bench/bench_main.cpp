@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "integration/bench/calls.h"
@@ -42,7 +43,7 @@ constexpr const char* kUsage = R"(usage: erdma-bench [options]   (as root)
   --output FILE            the markdown report (default build/bench/results.md)
   --plugin PATH            the erdma-cni binary (default: the one built with this driver)
   --cni-dir DIR            Go reference plugins (default /usr/lib/cni)
-  --only LIST              any of floor,erdma,kubelet,pass,go,none,macvlan,parallel,scale
+  --only LIST              any of {groups}
                            (default: all but scale; kubelet includes pass, the pass-through
                            rows of issue 34)
   --scale N                the scale rows (issue 38): N other move attachments and N
@@ -64,6 +65,15 @@ constexpr const char* kUsage = R"(usage: erdma-bench [options]   (as root)
   --profile-mode MODE      the ADD and DEL --profile wraps: move (default), none
                            (with SMC-R, as its row) or macvlan
 )";
+
+// kUsage with {groups} spelt out from kGroups: one list for --help and the check of --only.
+std::string Usage() {
+  std::string groups;
+  for (const auto& g : kGroups) groups += (groups.empty() ? "" : ",") + g;
+  std::string text = kUsage;
+  text.replace(text.find("{groups}"), 8, groups);
+  return text;
+}
 
 // The busy node's addresses are numbered within a /16 (scale.cpp).
 constexpr int kMaxScale = 16000;
@@ -153,10 +163,10 @@ bool ParseArgs(int argc, char** argv, Options& o) {
       o.profile = Split(next(), ' ');
       if (!o.profile.empty()) o.profile[0] = Which(o.profile[0]);
     } else if (a == "-h" || a == "--help") {
-      std::cout << kUsage;
+      std::cout << Usage();
       exit(0);
     } else {
-      std::cerr << "erdma-bench: unknown option " << a << "\n" << kUsage;
+      std::cerr << "erdma-bench: unknown option " << a << "\n" << Usage();
       return false;
     }
   }
@@ -243,6 +253,30 @@ int main(int argc, char** argv) {
 
   bench::Results r;
   Machine(opt, r);
+  // Every erdma-cni measured runs from a copy written just now, next to its file: where a binary's pages
+  // came from (written through the page cache, or read back from the disk) moves every row by up to
+  // 0.13 ms (docs/performance.md, "Noise"), so builds compare only when written the same way.
+  std::map<std::string, std::string> fresh;
+  auto fresh_copy = [&](std::string& path) {
+    auto [it, added] = fresh.emplace(path, path + ".bench-" + std::to_string(getpid()));
+    if (added) {
+      fs::copy_file(path, it->second, fs::copy_options::overwrite_existing);
+      fs::permissions(it->second, fs::status(path).permissions());
+    }
+    path = it->second;
+  };
+  auto remove_copies = [&] {
+    std::error_code ec;
+    for (const auto& [from, copy] : fresh) fs::remove(copy, ec);
+  };
+  try {
+    fresh_copy(opt.plugin);
+    for (auto& v : opt.variants) fresh_copy(v.plugin);
+  } catch (const std::exception& e) {
+    std::cerr << "erdma-bench: copying the plugin afresh: " << e.what() << "\n";
+    remove_copies();
+    return 1;
+  }
   // The scale rows get their ENI stand-ins and a pod, the macvlan rows one more
   // of each after them, used by nothing else.
   const bool measuring = opt.profile.empty();
@@ -287,10 +321,12 @@ int main(int argc, char** argv) {
       if (g_stop) kill(pid, SIGTERM);
     }
     topo.Teardown();
+    remove_copies();
     bench::RemoveDataDirs(opt.data_root);
     for (const auto& v : opt.variants) bench::RemoveDataDirs(v.data_root);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
   } catch (const std::exception& e) {
+    remove_copies();
     std::cerr << "erdma-bench: " << e.what() << "\n";
     return 1;
   }

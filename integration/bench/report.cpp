@@ -564,15 +564,27 @@ std::string RenderReport(const Results& r) {
   // needs (the node file that names the kubelet's socket, the request) and of its look for a state of its own
   // (the node file that allows the dataDir, the dataDir's check, the look). Paired, iteration by iteration;
   // the phases' clock reads stay charged to the plugin.
+  // On nullopt, *allowance says why there is no figure: a row not run, a run without --phases, or a phase
+  // the plugin did not report.
   auto beyond = [&](const Series* s, const char* row, std::initializer_list<const char*> allowed,
                     std::string* allowance) -> std::optional<double> {
+    if (!s || !ver) {
+      *allowance = "n/a";
+      return std::nullopt;
+    }
     const auto p = r.phases.find(row);
-    if (!s || !ver || p == r.phases.end()) return std::nullopt;
+    if (p == r.phases.end()) {
+      *allowance = "n/a (run with --phases)";
+      return std::nullopt;
+    }
     std::vector<const std::vector<double>*> less = {&ver->cpu_ms};
     double allowed_ms = 0;
     for (const char* name : allowed) {
       const auto ph = p->second.find(name);
-      if (ph == p->second.end()) return std::nullopt;
+      if (ph == p->second.end()) {
+        *allowance = std::string("n/a (the plugin reported no phase ") + name + ")";
+        return std::nullopt;
+      }
       less.push_back(&ph->second);
       allowed_ms += Med(ph->second);
     }
@@ -586,21 +598,21 @@ std::string RenderReport(const Results& r) {
   if (auto b = beyond(pa, "pass-through ADD", {"node-file", "pod-request"}, &allowance))
     target(add_words, Fmt("%+.2f ms beyond them; the Get ", *b) + allowance, *b <= kPassSlackMs);
   else
-    target(add_words, "n/a (run with --phases)", std::nullopt);
+    target(add_words, allowance, std::nullopt);
   const char* pool_words =
       "issue 34 as written: a pass-through ADD of the recipe without a device plugin ≤ VERSION + the node "
       "file (--phases) + 0.1 ms";
   if (auto b = beyond(pp, "pass-through ADD, pool recipe", {"node-file"}, &allowance))
     target(pool_words, Fmt("%+.2f ms beyond them; the node file ", *b) + allowance, *b <= kPassSlackMs);
   else
-    target(pool_words, "n/a (run with --phases)", std::nullopt);
+    target(pool_words, allowance, std::nullopt);
   const char* del_words =
       "issue 34 as written: a pass-through DEL ≤ VERSION + one look for a state of its own "
       "(node file, dataDir, state; --phases) + 0.1 ms";
   if (auto b = beyond(pd, "pass-through DEL", {"node-file", "state-dir", "state-look"}, &allowance))
     target(del_words, Fmt("%+.2f ms beyond them; the look ", *b) + allowance, *b <= kPassSlackMs);
   else
-    target(del_words, "n/a (run with --phases)", std::nullopt);
+    target(del_words, allowance, std::nullopt);
   if (na) {
     const double w = Med(na->wall_ms);
     target("mode none + SMC-R ADD wall ≤ 2 ms", Fmt("%.2f ms", w), w <= kNoneWallMs);
