@@ -255,7 +255,8 @@ int main(int argc, char** argv) {
   Machine(opt, r);
   // Every erdma-cni measured runs from a copy written just now, next to its file: where a binary's pages
   // came from (written through the page cache, or read back from the disk) moves every row by up to
-  // 0.13 ms (docs/performance.md, "Noise"), so builds compare only when written the same way.
+  // 0.13 ms, and an ADD by more than VERSION (docs/performance.md, "Where the binary's pages came from"), so
+  // builds compare only when written the same way.
   std::map<std::string, std::string> fresh;
   auto fresh_copy = [&](std::string& path) {
     auto [it, added] = fresh.emplace(path, path + ".bench-" + std::to_string(getpid()));
@@ -272,6 +273,7 @@ int main(int argc, char** argv) {
   try {
     fresh_copy(opt.plugin);
     for (auto& v : opt.variants) fresh_copy(v.plugin);
+    r.plugin_info += "; run from a copy written just before";
   } catch (const std::exception& e) {
     std::cerr << "erdma-bench: copying the plugin afresh: " << e.what() << "\n";
     remove_copies();
