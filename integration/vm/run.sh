@@ -10,6 +10,8 @@
 #
 # Environment:
 #   VM_TIMEOUT=600           seconds for the whole VM run (qemu is killed after it)
+#   VM_BOOT_TIMEOUT=240      seconds for the kernel to start /init; a boot that hangs
+#                            before it is killed and booted once more (see the retry)
 #   VM_SCENARIO_TIMEOUT=300  seconds for one scenario inside the guest
 #   VM_ACCEL=auto|tcg|kvm    auto: KVM only when it really boots a guest (see detect_accel)
 #   VM_MEM=2G VM_SMP=2       guest size
@@ -46,6 +48,7 @@ for s in "$@"; do
 done
 
 VM_TIMEOUT="${VM_TIMEOUT:-600}"
+VM_BOOT_TIMEOUT="${VM_BOOT_TIMEOUT:-240}"
 
 # The topology the scenarios ask for (`# vm-numa: N`); one VM has one topology.
 numa_want=""
@@ -250,9 +253,10 @@ PY
 }
 
 # boot: one qemu run with the console in $log; sets qrc, elapsed, clean (the console
-# without \r) and init_line (empty if the kernel never started /init).
-qpid="" tpid=""
-trap 'kill $qpid $tpid 2>/dev/null; rm -f "$img" "$probe_log" ${qmp_socket:+"$qmp_socket"}' EXIT
+# without \r), init_line (empty if the kernel never started /init) and boot_hung (the
+# kernel had not started /init after VM_BOOT_TIMEOUT seconds, and qemu was killed).
+qpid="" tpid="" wpid=""
+trap 'kill $qpid $tpid $wpid 2>/dev/null; rm -f "$img" "$probe_log" "$log.hung" ${qmp_socket:+"$qmp_socket"}' EXIT
 trap 'exit 130' INT TERM
 boot() {
   : >"$log"
@@ -266,15 +270,36 @@ boot() {
   # pipeline) is what run.sh sits in; an interrupted run.sh takes its VM with it.
   tail -n +1 -F --pid="$qpid" "$log" 2>/dev/null | filter &
   tpid=$!
+  # The boot watchdog: /init prints VM-INIT first thing; a kernel that has not got there
+  # in VM_BOOT_TIMEOUT seconds hangs (seen under TCG on a loaded machine, after the PCI
+  # scan), and waiting for VM_TIMEOUT would only fail the run later.
+  rm -f "$log.hung"
+  (
+    deadline=$((SECONDS + VM_BOOT_TIMEOUT))
+    while kill -0 "$qpid" 2>/dev/null; do
+      grep -q 'VM-INIT ' "$log" 2>/dev/null && exit 0
+      if ((SECONDS >= deadline)); then
+        : >"$log.hung"
+        kill "$qpid" 2>/dev/null
+        exit 0
+      fi
+      sleep 1
+    done
+  ) &
+  wpid=$!
   wait "$qpid"
   qrc=$?
   wait "$tpid"
-  qpid="" tpid=""
+  wait "$wpid"
+  qpid="" tpid="" wpid=""
+  boot_hung=""
+  [[ -e $log.hung ]] && boot_hung=1
+  rm -f "$log.hung"
   end=$(date +%s.%N)
   elapsed="$(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.1f", b-a}')"
   clean="$(tr -d '\r' <"$log")"
   init_line="$(grep -oE 'VM-INIT .* up [0-9.]+s' <<<"$clean" | head -n1)"
-  echo "== vm $series: qemu exit $qrc after ${elapsed}s${init_line:+; /init reached at ${init_line##* up }}"
+  echo "== vm $series: qemu exit $qrc after ${elapsed}s${init_line:+; /init reached at ${init_line##* up }}${boot_hung:+; killed: no /init after ${VM_BOOT_TIMEOUT}s (VM_BOOT_TIMEOUT)}"
 }
 
 # oops: the kernel's own account of a panic, from its first BUG/Oops/WARNING line (or
@@ -289,14 +314,20 @@ oops() {
 
 echo "== vm $series: kernel $(cat "$kdir/version") ($(basename "$kernel")), accel $accel ($accel_reason),${numa_args[*]:+ q35, 2 NUMA nodes with a PCIe switch and $nic_model NICs each,} timeout ${VM_TIMEOUT}s, log $log"
 boot
-# A kernel that panics before /init has run none of the scenarios: nothing of the
-# project ran yet, so one more boot is allowed, and said out loud. A panic after /init
-# is a result and stands.
+# A kernel that panics or hangs before /init has run none of the scenarios: nothing of
+# the project ran yet, so one more boot is allowed, and said out loud. A panic after
+# /init is a result and stands, and so is a run that timed out after /init.
 if [[ -z $init_line ]] && grep -q 'Kernel panic' <<<"$clean"; then
   echo "VM RETRY: the kernel panicked while booting, before /init ran anything; its account:"
   oops
   cp "$log" "${log%.log}.boot-panic.log"
   echo "VM RETRY: booting $series once more (the first console is in ${log%.log}.boot-panic.log)"
+  boot
+elif [[ -z $init_line && -n $boot_hung ]]; then
+  echo "VM RETRY: the kernel had not started /init after ${VM_BOOT_TIMEOUT}s (VM_BOOT_TIMEOUT); its last lines:"
+  tail -n 3 <<<"$clean" | sed 's/^/  /'
+  cp "$log" "${log%.log}.boot-hang.log"
+  echo "VM RETRY: booting $series once more (the first console is in ${log%.log}.boot-hang.log)"
   boot
 fi
 
@@ -311,7 +342,9 @@ else
   failed="$(grep -cE '^VM-TEST fail ' <<<"$clean")"
   skipped="$(grep -cE '^VM-TEST skip ' <<<"$clean")"
   failed=$((failed + 1))
-  if ((qrc == 124 || qrc == 137)); then
+  if [[ -n $boot_hung ]]; then
+    echo "VM FAILED: no VM-RESULT from the guest: the kernel did not start /init within ${VM_BOOT_TIMEOUT}s (VM_BOOT_TIMEOUT); log: $log"
+  elif ((qrc == 124 || qrc == 137)); then
     echo "VM FAILED: no VM-RESULT from the guest: timed out after ${VM_TIMEOUT}s (VM_TIMEOUT); log: $log"
   elif grep -q 'Kernel panic' <<<"$clean"; then
     echo "VM FAILED: no VM-RESULT from the guest: kernel panic${init_line:+ after /init}; log: $log"

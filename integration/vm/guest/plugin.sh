@@ -123,7 +123,9 @@ kubelet_start() {
   python3 /vm/fake_kubelet/fake_kubelet.py --socket "$KUBELET_SOCKET" --pods "$1" \
     --mode "${2:-get}" --calls "$KUBELET_CALLS" --stubs /vm/fake_kubelet/stubs >"$KUBELET_LOG" 2>&1 &
   KUBELET_PID=$!
-  if ! wait_for 30 sh -c "grep -q '^fake kubelet: serving' '$KUBELET_LOG' && [ -S '$KUBELET_SOCKET' ]"; then
+  # python3 and grpc take seconds to start under TCG, and took over 30 s with the host's
+  # two cores shared by three VMs and a compiler: the bound is only what a failure costs.
+  if ! wait_for 120 sh -c "grep -q '^fake kubelet: serving' '$KUBELET_LOG' && [ -S '$KUBELET_SOCKET' ]"; then
     sed 's/^/fake kubelet: /' "$KUBELET_LOG" >&2
     kubelet_stop
     return 1
