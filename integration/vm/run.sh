@@ -317,17 +317,19 @@ boot
 # A kernel that panics or hangs before /init has run none of the scenarios: nothing of
 # the project ran yet, so one more boot is allowed, and said out loud. A panic after
 # /init is a result and stands, and so is a run that timed out after /init.
+retry=""
 if [[ -z $init_line ]] && grep -q 'Kernel panic' <<<"$clean"; then
   echo "VM RETRY: the kernel panicked while booting, before /init ran anything; its account:"
   oops
-  cp "$log" "${log%.log}.boot-panic.log"
-  echo "VM RETRY: booting $series once more (the first console is in ${log%.log}.boot-panic.log)"
-  boot
+  retry=boot-panic
 elif [[ -z $init_line && -n $boot_hung ]]; then
   echo "VM RETRY: the kernel had not started /init after ${VM_BOOT_TIMEOUT}s (VM_BOOT_TIMEOUT); its last lines:"
   tail -n 3 <<<"$clean" | sed 's/^/  /'
-  cp "$log" "${log%.log}.boot-hang.log"
-  echo "VM RETRY: booting $series once more (the first console is in ${log%.log}.boot-hang.log)"
+  retry=boot-hang
+fi
+if [[ -n $retry ]]; then
+  cp "$log" "${log%.log}.$retry.log"
+  echo "VM RETRY: booting $series once more (the first console is in ${log%.log}.$retry.log)"
   boot
 fi
 
