@@ -526,12 +526,31 @@ Result<std::vector<std::string>> ListKernelDirs(const std::string& dir) {
 }
 
 bool PathExists(const std::string& path) {
+  auto found = Exists(path);
+  return found.ok() && *found;
+}
+
+Result<bool> Exists(const std::string& path) {
   for (bool again = true;; again = false) {
-    auto at = Split(path);
-    if (!at.ok() || !at->dir) return false;
+    ASSIGN_OR_RETURN(Entry at, Split(path));
+    if (!at.dir) return false;
     struct stat st {};
-    if (::fstatat(at->fd(), at->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return true;
-    if (!again || !at->Gone(errno)) return false;
+    if (::fstatat(at.fd(), at.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return true;
+    const int err = errno;
+    if (again && at.Gone(err)) continue;
+    if (err == ENOENT || err == ENOTDIR) return false;
+    return SysError("stat " + path, err);
+  }
+}
+
+Result<bool> PrivateDirExists(const std::string& dir) {
+  const std::string key = Normalized(dir);
+  for (bool again = true;; again = false) {
+    ASSIGN_OR_RETURN(auto fd, DirFd(key, false));
+    if (!fd) return false;
+    // A directory removed since this process checked it is walked again.
+    if (again && Removed(key, fd->get())) continue;
+    return true;
   }
 }
 

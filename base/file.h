@@ -92,7 +92,16 @@ Result<std::vector<std::string>> ListDirs(const std::string& dir);
 /// ListDirs of a kernel directory (/proc), which is not checked as private.
 Result<std::vector<std::string>> ListKernelDirs(const std::string& dir);
 
+/// Whether there is an entry at `path` (not following a symlink). False also when it cannot be told (a
+/// directory on its path fails the private check): a caller that must not mistake that for "absent" uses
+/// Exists.
 bool PathExists(const std::string& path);
+/// Whether there is an entry at `path`; an error (kIo, naming the directory and the fix) when the directory
+/// it would be in cannot be walked or fails the private check, never a silent false.
+Result<bool> Exists(const std::string& path);
+/// Whether `dir` exists as a private directory (CheckPrivateDir's rules, `dir` itself as one that holds
+/// files); the check's error when it fails.
+Result<bool> PrivateDirExists(const std::string& dir);
 
 /// An exclusive flock on a lock file that is robust against the file being
 /// unlinked by the previous holder (re-opens until the locked inode is the

@@ -25,8 +25,6 @@ using base::Result;
 using base::Status;
 using nlohmann::json;
 
-constexpr size_t kMaxNetworkNameBytes = 128;
-
 std::string SupportedList() {
   std::string out;
   for (const auto& v : SupportedVersions()) {
@@ -355,47 +353,67 @@ Status ParseRouting(const json& root, Config& c) {
 // runtime-request-timeout is 2 minutes): a wait past it only hides a stuck lock.
 constexpr uint64_t kMaxLockTimeoutMs = 120000;
 
-Status ParseFiles(const json& root, Config& c) {
+// dataDir finds the journal; the rest only says how to log and how long to wait. With `lenient` (DEL) a bad
+// value of one of those is one of `del_warnings` and its default applies: no DEL fails for it.
+Status ParseFiles(const json& root, Config& c, bool lenient) {
   if (const json* v = Get(root, Key(kTop, "dataDir"))) {
     if (!v->is_string() || !IsSafeAbsolutePath(v->get_ref<const std::string&>()))
       return Invalid("dataDir: must be an absolute path without \"..\" components");
     c.data_dir = v->get<std::string>();
   }
+  auto bad = [&](std::string msg) -> Status {
+    if (!lenient) return Invalid(std::move(msg));
+    c.del_warnings.push_back(std::move(msg) + "; the default is used");
+    return base::Ok();
+  };
   if (const json* v = Get(root, Key(kTop, "logFile"))) {
     bool ok = v->is_string();
     if (ok) {
       const auto& s = v->get_ref<const std::string&>();
       ok = s.empty() || IsSafeAbsolutePath(s);
     }
-    if (!ok) return Invalid("logFile: must be an absolute path or empty");
-    c.log_file = v->get<std::string>();
+    if (!ok) {
+      RETURN_IF_ERROR(bad("logFile: must be an absolute path or empty"));
+    } else {
+      c.log_file = v->get<std::string>();
+    }
   }
   if (const json* v = Get(root, Key(kTop, "logMaxBytes"))) {
     uint64_t n = 0;
-    if (!GetUint(*v, 0, uint64_t{1} << 40, &n))
-      return Invalid("logMaxBytes: must be an integer number of bytes (0 = no cap), e.g. 10485760");
-    c.log_max_bytes = n;
+    if (!GetUint(*v, 0, uint64_t{1} << 40, &n)) {
+      RETURN_IF_ERROR(bad("logMaxBytes: must be an integer number of bytes (0 = no cap), e.g. 10485760"));
+    } else {
+      c.log_max_bytes = n;
+    }
   }
   if (const json* v = Get(root, Key(kTop, "lockTimeoutMs"))) {
     uint64_t n = 0;
-    if (!GetUint(*v, 0, kMaxLockTimeoutMs, &n))
-      return Invalid("lockTimeoutMs: must be an integer 0.." + std::to_string(kMaxLockTimeoutMs) +
-                     " (milliseconds)");
-    c.lock_timeout_ms = static_cast<uint32_t>(n);
+    if (!GetUint(*v, 0, kMaxLockTimeoutMs, &n)) {
+      RETURN_IF_ERROR(bad("lockTimeoutMs: must be an integer 0.." + std::to_string(kMaxLockTimeoutMs) +
+                          " (milliseconds)"));
+    } else {
+      c.lock_timeout_ms = static_cast<uint32_t>(n);
+    }
   }
   if (const json* v = Get(root, Key(kTop, "ipamTimeoutMs"))) {
     uint64_t n = 0;
-    if (!GetUint(*v, kMinIpamTimeoutMs, kMaxIpamTimeoutMs, &n))
-      return Invalid("ipamTimeoutMs: must be an integer " + std::to_string(kMinIpamTimeoutMs) + ".." +
-                     std::to_string(kMaxIpamTimeoutMs) + " (milliseconds)");
-    c.ipam_timeout_ms = static_cast<uint32_t>(n);
+    if (!GetUint(*v, kMinIpamTimeoutMs, kMaxIpamTimeoutMs, &n)) {
+      RETURN_IF_ERROR(bad("ipamTimeoutMs: must be an integer " + std::to_string(kMinIpamTimeoutMs) + ".." +
+                          std::to_string(kMaxIpamTimeoutMs) + " (milliseconds)"));
+    } else {
+      c.ipam_timeout_ms = static_cast<uint32_t>(n);
+    }
   }
   if (const json* v = Get(root, Key(kTop, "logLevel"))) {
     const char* fix = "use \"debug\", \"info\", \"warn\" or \"error\"";
-    if (!v->is_string()) return Invalid(std::string("logLevel: must be a string; ") + fix);
-    const auto& s = v->get_ref<const std::string&>();
-    if (!base::ParseLogLevel(s, &c.log_level))
-      return Invalid("logLevel: " + Quote(s) + " is not supported; " + fix);
+    if (!v->is_string()) {
+      RETURN_IF_ERROR(bad(std::string("logLevel: must be a string; ") + fix));
+    } else if (base::LogLevel level{}; base::ParseLogLevel(v->get_ref<const std::string&>(), &level)) {
+      c.log_level = level;
+    } else {
+      RETURN_IF_ERROR(
+          bad("logLevel: " + Quote(v->get_ref<const std::string&>()) + " is not supported; " + fix));
+    }
   }
   return base::Ok();
 }
@@ -462,11 +480,11 @@ Status ParseSmcrGroup(const json& root, Config& c) {
 }
 
 // What DEL and GC use: the journal is found by name and dataDir, and is all they need of the attachment.
-Status ParseJournalKeys(json& root, Config& c) {
+Status ParseJournalKeys(json& root, Config& c, bool for_del) {
   RETURN_IF_ERROR(ParseVersion(root, c));
   RETURN_IF_ERROR(ParseIdentity(root, c));
   RETURN_IF_ERROR(ParseRuntimeObjects(root, c));
-  return ParseFiles(root, c);
+  return ParseFiles(root, c, for_del);
 }
 
 // The rest: at DEL a group that does not parse keeps its defaults and is a warning, so that a config edited
@@ -516,7 +534,7 @@ Status ParseRest(json root, Purpose purpose, Config& c) {
 base::Result<Config> ParseChecked(std::string_view stdin_bytes, Purpose purpose) {
   ASSIGN_OR_RETURN(json root, Decode(stdin_bytes));
   Config c;
-  RETURN_IF_ERROR(ParseJournalKeys(root, c));
+  RETURN_IF_ERROR(ParseJournalKeys(root, c, purpose == Purpose::kDel || purpose == Purpose::kDelKeys));
   if (purpose == Purpose::kDelKeys) {
     c.rest_pending = true;
     c.raw = std::move(root);

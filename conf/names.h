@@ -36,6 +36,8 @@ bool IsValidDeviceId(std::string_view s);
 /// The directories erdma-cni keeps in dataDir beside the networks' state
 /// directories ("devices": claims, "children": shares): not network names.
 bool IsReservedDataDirName(std::string_view name);
+/// Longest network name ("name"): it is a directory's name in dataDir.
+inline constexpr size_t kMaxNetworkNameBytes = 128;
 
 /// Longest CNI_CONTAINERID an ADD accepts: the ID is part of the state file's name, which with the interface
 /// name, separators and a temp-file suffix must stay under NAME_MAX (255). DEL, CHECK and GC accept

@@ -68,11 +68,12 @@ base::Result<NodePolicy> ParseNodePolicy(std::string_view text, const std::strin
   if (!root.is_object()) return Error(Code::kInvalidConfig, path + ": must be a JSON object");
   for (const auto& [k, v] : root.items()) {
     (void)v;
-    if (k != "dataDirs" && k != "logFiles" && k != "allowNodeDevices" && k != "podResourcesSocket")
+    if (k != "dataDirs" && k != "logFiles" && k != "allowNodeDevices" && k != "podResourcesSocket" &&
+        k != "attachmentsDir")
       return Error(Code::kInvalidConfig,
                    path + ": unknown key " + json(k).dump(-1, ' ', true, json::error_handler_t::replace) +
-                       "; the keys are dataDirs, logFiles, allowNodeDevices and podResourcesSocket "
-                       "(docs/security.md)");
+                       "; the keys are dataDirs, logFiles, allowNodeDevices, podResourcesSocket and "
+                       "attachmentsDir (docs/security.md)");
   }
   NodePolicy p;
   p.source = path;
@@ -88,6 +89,26 @@ base::Result<NodePolicy> ParseNodePolicy(std::string_view text, const std::strin
                        ": podResourcesSocket must be the absolute path of the kubelet's pod-resources "
                        "socket (at most 107 bytes), e.g. /var/lib/kubelet/pod-resources/kubelet.sock");
     p.pod_resources_socket = v.get<std::string>();
+  }
+  if (root.contains("attachmentsDir")) {
+    const json& v = root["attachmentsDir"];
+    if (!v.is_string() || !ValidEntry(v.get_ref<const std::string&>()) ||
+        v.get_ref<const std::string&>().ends_with("/") || v.get_ref<const std::string&>() == "/")
+      return Error(Code::kInvalidConfig,
+                   path +
+                       ": attachmentsDir must be the absolute path of a directory (no \".\" or \"..\" "
+                       "parts, no trailing \"/\"), e.g. " +
+                       kAttachmentsDir);
+    p.attachments_dir = v.get<std::string>();
+  }
+  // A dataDir's entries may be any network's name: the records live apart from every one of them.
+  const std::string records = Normalize(p.attachments_dir);
+  for (const std::string& d : p.data_dirs) {
+    const std::string n = Normalize(d);
+    if (records == n || records.starts_with(n + "/") || n.starts_with(records + "/"))
+      return Error(Code::kInvalidConfig,
+                   path + ": attachmentsDir " + p.attachments_dir + " overlaps the dataDirs entry " + d +
+                       "; give attachmentsDir a directory of its own, e.g. " + kAttachmentsDir);
   }
   return p;
 }

@@ -15,6 +15,7 @@ namespace conf {
 
 inline constexpr const char* kNodeConfigPath = "/etc/erdma-cni/node.json";
 inline constexpr const char* kNodeConfigEnv = "ERDMA_CNI_NODE_CONFIG";
+inline constexpr const char* kAttachmentsDir = "/run/erdma-cni-attachments";
 /// Largest node file read.
 inline constexpr size_t kMaxNodeConfigBytes = 64 << 10;
 
@@ -31,6 +32,10 @@ struct NodePolicy {
   /// The kubelet's pod-resources socket, for device.resource (key "podResourcesSocket"): the node admin's, as
   /// a config could point root at any socket.
   std::string pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+  /// Where ADD records, per attachment, the dataDir and network of its state (key "attachmentsDir"): how DEL
+  /// finds the state whatever the config says by then (cni/state/record.h). Outside every dataDir, since any
+  /// name there may be a network's.
+  std::string attachments_dir = kAttachmentsDir;
   /// Where the policy came from, for messages: the file, or the defaults.
   std::string source = std::string("built-in defaults (") + kNodeConfigPath + " absent)";
 };

@@ -17,6 +17,7 @@
 #include "cni/journal/journal.h"
 #include "cni/journal/steps.h"
 #include "cni/state/group.h"
+#include "cni/state/record.h"
 #include "cni/state/stale.h"
 #include "cni/state/state.h"
 #include "conf/names.h"
@@ -284,7 +285,7 @@ int RunClear(const std::vector<std::string>& args, std::ostream& out, std::ostre
     out << kUsage;
     return 0;
   }
-  auto dirs = FindAdminDataDirs(opts.data_dir);
+  auto dirs = FindAdminDataDirs(opts.data_dir, opts.container_id);
   if (!dirs.ok()) {
     err << "erdma-cni clear: " << dirs.error().msg << "\n";
     return 2;
@@ -308,6 +309,10 @@ int RunClear(const std::vector<std::string>& args, std::ostream& out, std::ostre
   Clearer clearer(opts, out);
   for (const std::string& d : dirs->dirs) clearer.Collect(d);
   clearer.ClearAll(**host, *opener, ipam);
+  // The records of what was cleared go too; one whose state is left stays for its DEL.
+  if (!dirs->attachments_dir.empty())
+    for (const FoundRecord& r : RecordsOf(dirs->attachments_dir, opts.container_id))
+      DropRecord(dirs->attachments_dir, opts.container_id, r.if_name, r.place);
   bool holders = false;
   for (const std::string& d : dirs->dirs)
     if (ClearStrayHolders(d, opts, **host, out, &holders).ok() == false) clearer.Fail();

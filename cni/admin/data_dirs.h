@@ -13,11 +13,14 @@ struct AdminDataDirs {
   /// Node file entries ending in "/": any directory below them may be a dataDir, too many to walk; named in
   /// the report so that the admin gives --data-dir.
   std::vector<std::string> unsearched;
-  std::string source;  ///< "--data-dir", or where the node policy came from
+  std::string source;           ///< "--data-dir", or where the node policy came from
+  std::string attachments_dir;  ///< the node file's attachmentsDir
 };
 
 /// `given` (--data-dir) alone; without it every dataDir the node file ($ERDMA_CNI_NODE_CONFIG, else
-/// /etc/erdma-cni/node.json; without one, /run/erdma-cni) allows by its exact path. Errors: the node file's.
-base::Result<AdminDataDirs> FindAdminDataDirs(const std::string& given);
+/// /etc/erdma-cni/node.json; without one, /run/erdma-cni) allows by its exact path, and, for a
+/// `container_id`, every dataDir its attachments' records name that the node file allows (those below an
+/// entry ending in "/" included). Errors: the node file's.
+base::Result<AdminDataDirs> FindAdminDataDirs(const std::string& given, const std::string& container_id = "");
 
 }  // namespace cni

@@ -85,7 +85,7 @@ int RunDiag(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return 2;
     }
   }
-  auto dirs = FindAdminDataDirs(data_dir);
+  auto dirs = FindAdminDataDirs(data_dir, container);
   if (!dirs.ok()) {
     err << "erdma-cni diag: " << dirs.error().msg << "\n";
     return 2;

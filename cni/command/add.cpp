@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "base/escape.h"
 #include "base/log.h"
 #include "base/phase.h"
 #include "cni/command/context.h"
@@ -15,6 +16,7 @@
 #include "cni/state/claim.h"
 #include "cni/state/stale.h"
 #include "cni/state/state.h"
+#include "conf/names.h"
 #include "conf/version.h"
 #include "ipam/inherit.h"
 #include "ipam/ipam_result.h"
@@ -310,6 +312,13 @@ Result<json> Add(Context& ctx) {
   }
   if (!found.ok()) return std::move(found).error();
   Target target = std::move(found).value();
+  // The journal and the claim name the device: one whose name no DEL could read back is not taken.
+  if (target.device && !conf::IsValidIfName(target.device->name))
+    return Error(
+        Code::kInvalidConfig,
+        target.selection + ": the node device " + base::EscapeForDisplay(target.device->name) +
+            " has a name erdma-cni cannot record (control characters, whitespace, '/' or ':'); rename "
+            "it on the node (ip link set dev <name> name <new>) or select another device");
   DeviceHold holding(ctx, store, path);
   if (target.hold == Hold::kClaim) RETURN_IF_ERROR(holding.Claim(target));
   if (target.hold == Hold::kParentShare) RETURN_IF_ERROR(holding.FreeParent(target));

@@ -333,8 +333,11 @@ Status DelWithoutReadableState(Context& ctx, const StateStore& store, const std:
 std::optional<Status> DelWithoutState(const conf::Config& cfg, const Env& env, int lock_wait_ms) {
   const StateStore store(cfg.data_dir, cfg.name);
   // Without dataDir nothing of ours exists. The network's directory is no such sign: a DEL that removed the
-  // last state removes it too, and may have died before its claim went.
-  if (!base::PathExists(store.DataDir())) {
+  // last state removes it too, and may have died before its claim went. A directory that cannot be looked
+  // at proves nothing: an error, never "nothing to do".
+  auto data_dir = base::PrivateDirExists(store.DataDir());
+  if (!data_dir.ok()) return Status(std::move(data_dir).error().WithContext("DEL looking for its state"));
+  if (!*data_dir) {
     base::Log::Info("no state for this attachment: nothing to do");
     return base::Ok();
   }
@@ -342,11 +345,15 @@ std::optional<Status> DelWithoutState(const conf::Config& cfg, const Env& env, i
   // The three names of a state, all in the network's directory: one look at it first, so that on a node
   // where this network has no attachment, a DEL (every pod that passed through) does not look three times.
   const std::string path = store.PathFor(env.container_id, env.ifname);
-  if (base::PathExists(store.Dir()))
+  auto network_dir = base::Exists(store.Dir());
+  if (!network_dir.ok()) return Status(std::move(network_dir).error());
+  if (*network_dir)
     for (const std::string& p :
          {store.GroupPathFor(env.container_id, env.ifname), path,
-          store.Dir() + "/" + StateStore::LegacyFileName(env.container_id, env.ifname)})
-      if (base::PathExists(p)) return std::nullopt;
+          store.Dir() + "/" + StateStore::LegacyFileName(env.container_id, env.ifname)}) {
+      auto there = base::Exists(p);
+      if (!there.ok() || *there) return std::nullopt;  // Del reads it, or names why it cannot
+    }
   // An ADD that died between its claim and its first state write.
   if (ClaimOf(store.DevicesDir(), path)) return std::nullopt;
   DropShares(store.DevicesDir(), store.ChildrenDir(), path, lock_wait_ms);

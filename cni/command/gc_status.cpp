@@ -14,8 +14,10 @@
 #include "cni/driver/sriov.h"
 #include "cni/journal/journal.h"
 #include "cni/state/claim.h"
+#include "cni/state/record.h"
 #include "cni/state/stale.h"
 #include "cni/state/state.h"
+#include "conf/node.h"
 #include "ipam/negotiate.h"
 
 namespace cni {
@@ -76,6 +78,7 @@ Status Gc(Context& ctx) {
   ASSIGN_OR_RETURN(auto paths, store.List());
   std::vector<Error> errors;
   for (const auto& path : paths) {
+    const std::optional<base::FileId> read = base::FileIdOf(path);
     auto loaded = store.Load(path);
     if (!loaded.ok() || !*loaded) {
       if (!loaded.ok()) base::Log::Error("GC: skipping " + path + ": " + loaded.error().msg);
@@ -85,11 +88,35 @@ Status Gc(Context& ctx) {
     // A group's members go with their group.
     if (valid.count({st.container_id, st.member_of.value_or(st.if_name)})) continue;
     if (st.member_of && base::PathExists(store.GroupPathFor(st.container_id, *st.member_of))) continue;
+    // The attachment's lock, without waiting: one whose ADD or DEL is running is not GC's (the runtime's list
+    // may predate that ADD). Under it, the journal must be the one read: a state rewritten since was an
+    // ADD's.
+    std::optional<AttachmentRecord> lock;
+    if (ctx.node) {
+      auto l = AttachmentRecord::TryLock(ctx.node->attachments_dir, st.container_id, st.if_name);
+      if (!l.ok()) {
+        base::Log::Info("GC: leaving " + st.container_id + "/" + st.if_name + ": " + l.error().msg);
+        continue;
+      }
+      lock = std::move(*l);
+    }
+    if (base::FileIdOf(path) != read) {
+      base::Log::Info("GC: leaving " + st.container_id + "/" + st.if_name +
+                      ": its state changed while GC read it (an ADD or DEL was running)");
+      if (lock) lock->RemoveIfEmpty();
+      continue;
+    }
     base::Log::Info("GC: removing stale attachment " + st.container_id + "/" + st.if_name);
     // IPAM releases what it gave that attachment, not GC's (which names none).
     ctx.ipam.RunFor(ipam::Attachment{st.container_id, st.if_name, st.netns});
     Status s = DeleteAttachment(ctx, store, path, st);
     ctx.ipam.RunFor(std::nullopt);
+    if (lock) {
+      if (s.ok())
+        lock->RemoveIfAt(RecordPlace{ctx.cfg.data_dir, ctx.cfg.name});
+      else
+        lock->RemoveIfEmpty();
+    }
     if (!s.ok()) errors.push_back(std::move(s).error());
   }
   // Claims and shares of other networks of this dataDir whose holder is provably dead (its runtime lost the

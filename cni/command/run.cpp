@@ -12,6 +12,7 @@
 #include "cni/command/pod_request.h"
 #include "cni/command/result.h"
 #include "cni/state/group.h"
+#include "cni/state/record.h"
 #include "conf/config.h"
 #include "conf/node.h"
 #include "conf/version.h"
@@ -22,6 +23,7 @@ namespace cni {
 
 using base::Code;
 using base::Error;
+using base::Status;
 using nlohmann::json;
 
 namespace {
@@ -128,33 +130,56 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
   base::phase::Begin("node-file");
   auto node = backend.NodePolicy(getenv);
   if (!node.ok()) return Fail(out, version, node.error());
+  // DEL finds the state where its ADD recorded it, whatever the config says by now (cni/state/record.h), and
+  // holds the attachment's lock until it exits.
+  std::optional<AttachmentRecord> record;
+  std::string recorded_elsewhere;
+  if (env->command == Command::kDel && !env->container_id.empty()) {
+    base::phase::Begin("record");
+    auto found = AttachmentRecord::Find(node->attachments_dir, env->container_id, env->ifname,
+                                        static_cast<int>(cfg->lock_timeout_ms));
+    if (!found.ok()) return Fail(out, version, found.error());
+    record = std::move(*found);
+    if (record && record->place() &&
+        (record->place()->data_dir != cfg->data_dir || record->place()->network != cfg->name)) {
+      recorded_elsewhere = "DEL: the state is where ADD recorded it (" + record->path() + "): dataDir " +
+                           record->place()->data_dir + ", network " + record->place()->network +
+                           "; the config says " + cfg->data_dir + ", " + cfg->name;
+      cfg->data_dir = record->place()->data_dir;
+      cfg->name = record->place()->network;
+    }
+  }
   std::string tag = "net=" + cfg->name;
   if (!env->container_id.empty()) tag += " cid=" + env->container_id;
   if (!env->ifname.empty()) tag += " if=" + env->ifname;
   if (std::string pod = env->PodName(); !pod.empty()) tag += " pod=" + pod;
   auto paths = conf::CheckNodePaths(*cfg, *node);
-  if (!paths.ok() && env->command != Command::kDel) return Fail(out, version, paths.error());
-  // DEL may not fail for a config edited since ADD: a logFile the node does
-  // not allow is left unopened, and in a dataDir it does not allow ADD could
-  // never have left anything. The refusal goes to stderr and the log.
+  // DEL may not fail for a logFile edited since ADD: it is left unopened, the refusal goes to stderr. A
+  // dataDir the node does not allow fails every command: DEL cannot prove there is nothing of this attachment
+  // there.
   const bool data_dir_allowed = conf::PathAllowed(node->data_dirs, cfg->data_dir);
+  if (!paths.ok() && (env->command != Command::kDel || !data_dir_allowed)) {
+    Error e = paths.error();
+    if (env->command == Command::kDel)
+      e.msg += record ? "; the state of this attachment is there (" + record->path() + ")"
+                      : "; DEL cannot look there for the state of this attachment";
+    return Fail(out, version, e);
+  }
   if (!cfg->log_file.empty() && !conf::PathAllowed(node->log_files, cfg->log_file)) cfg->log_file.clear();
   base::Log::Configure(cfg->log_file, cfg->log_level, cfg->log_max_bytes);
   base::Log::SetTag(tag);
-  if (!paths.ok()) {
-    base::Log::Error("DEL: " + paths.error().msg +
-                     (data_dir_allowed ? "; logging to stderr only"
-                                       : "; no state of erdma-cni can be there: "
-                                         "nothing to do"));
-    if (!data_dir_allowed) return 0;
-  }
+  if (!paths.ok()) base::Log::Error("DEL: " + paths.error().msg + "; logging to stderr only");
+  if (!recorded_elsewhere.empty()) base::Log::Info(recorded_elsewhere);
   base::Log::Debug(std::string(CommandName(env->command)) + " netns=" + env->netns);
   // DEL and GC take the keys they use; the rest of a config edited since ADD is logged and left alone.
   auto warn_ignored = [&] {
+    // Without a log file, stderr (which takes errors only) is where the runtime can show them.
     for (const std::string& w : cfg->del_warnings)
-      base::Log::Warn(std::string(CommandName(env->command)) + ": ignored: " + w);
+      base::Log::Write(cfg->log_file.empty() ? base::LogLevel::kError : base::LogLevel::kWarn,
+                       std::string(CommandName(env->command)) + ": ignored: " + w);
+    cfg->del_warnings.clear();
   };
-  if (!cfg->rest_pending) warn_ignored();
+  warn_ignored();
 
   // A pod that asked for nothing passes through its ADD before anything of the node is opened (pod_request.h;
   // CHECK decides where it finds no state); DEL without a state of ours needs no kernel.
@@ -175,8 +200,11 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
     if (auto s = conf::ApplyRuntimeRequests(*cfg, env->args); !s.ok()) return Fail(out, version, s.error());
   if (env->command == Command::kDel && !env->container_id.empty()) {
     base::phase::Begin("state-look");
-    if (auto done = DelWithoutState(*cfg, *env, static_cast<int>(cfg->lock_timeout_ms)))
-      return done->ok() ? 0 : Fail(out, version, done->error());
+    if (auto done = DelWithoutState(*cfg, *env, static_cast<int>(cfg->lock_timeout_ms))) {
+      if (!done->ok()) return Fail(out, version, done->error());
+      if (record) record->Remove();
+      return 0;
+    }
   }
   if (cfg->rest_pending) {
     base::phase::Begin("config");
@@ -208,7 +236,18 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
       // ADD: the state records it for DEL and CHECK.
       const bool chosen = cfg->device.by == conf::DeviceSelector::By::kResource ||
                           cfg->device.by == conf::DeviceSelector::By::kPool;
+      // Recorded before the first step, so that whatever ADD leaves, its DEL finds.
+      // A dataDir that fails the check is refused first, with nothing recorded.
+      const RecordPlace place{cfg->data_dir, cfg->name};
+      if (Status s = StateStore(place.data_dir, place.network).Check(); !s.ok())
+        return Fail(out, version, s.error());
+      auto adding = AttachmentRecord::Begin(node->attachments_dir, env->container_id, env->ifname, place,
+                                            ctx.lock_wait_ms);
+      if (!adding.ok()) return Fail(out, version, adding.error());
       auto result = chosen ? AddChosen(ctx, std::move(kubelet_answer)) : Add(ctx);
+      // Nothing left for a DEL to find (refused, rolled back whole, or a plan with no step): no record. Where
+      // dataDir cannot be looked at, ADD could not have written either.
+      if (!PlaceHoldsState(place, env->container_id, env->ifname, false)) adding->Remove();
       if (!result.ok()) return Fail(out, version, result.error());
       WriteDeviceInfo(*cfg, *result);
       base::phase::Begin("result");
@@ -217,7 +256,9 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
     }
     case Command::kDel: {
       auto s = Del(ctx);
-      return s.ok() ? 0 : Fail(out, version, s.error());
+      if (!s.ok()) return Fail(out, version, s.error());
+      if (record) record->Remove();
+      return 0;
     }
     case Command::kCheck: {
       if (conf::CompareVersions(version, "0.4.0") < 0)

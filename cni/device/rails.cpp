@@ -1,5 +1,6 @@
 #include "cni/device/rails.h"
 
+#include "base/escape.h"
 #include "base/file.h"
 #include "cni/device/gpus.h"
 
@@ -54,6 +55,9 @@ std::string WhyUnusable(const netlink::LinkInfo& link, const netlink::RdmaPort* 
   return "";
 }
 
+// The most of a GPU's ID a member's "why" shows (the journal holds at most 1024 bytes of it).
+constexpr size_t kMaxGpuIdShown = 256;
+
 std::string RailWhy(const RankedNic& nic, RankBasis basis, bool gpus_known) {
   switch (basis) {
     case RankBasis::kNoGpu:
@@ -62,7 +66,14 @@ std::string RailWhy(const RankedNic& nic, RankBasis basis, bool gpus_known) {
     case RankBasis::kFlat: return "by name: flat PCI topology (one root bus, no NUMA node)";
     case RankBasis::kTopology: break;
   }
-  std::string why = std::string(PciLevelName(nic.level.value_or(PciLevel::kSys))) + " to GPU " + nic.gpu;
+  // The GPU's ID comes from the kubelet: escaped and cut, so that the journal can always hold it.
+  std::string gpu = base::EscapeForDisplay(nic.gpu);
+  if (gpu.size() > kMaxGpuIdShown) {
+    size_t cut = kMaxGpuIdShown;
+    while (cut > 0 && (static_cast<unsigned char>(gpu[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    gpu = gpu.substr(0, cut) + "... (" + std::to_string(nic.gpu.size()) + " bytes)";
+  }
+  std::string why = std::string(PciLevelName(nic.level.value_or(PciLevel::kSys))) + " to GPU " + gpu;
   if (nic.numa_only) why += " (by NUMA node)";
   return why;
 }

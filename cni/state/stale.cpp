@@ -8,6 +8,8 @@
 #include "cni/command/del.h"
 #include "cni/journal/journal.h"
 #include "cni/state/group.h"
+#include "cni/state/record.h"
+#include "conf/node.h"
 
 namespace cni {
 
@@ -104,6 +106,9 @@ Result<bool> RecoverStale(Context& ctx, const std::string& data_dir, const Claim
     if (auto s = DeleteAttachment(old, store, owner.state_path, st, held); !s.ok()) return failed(s.error());
   }
   if (st.member_of) ForgetGroupIfEmpty(store, st.container_id, *st.member_of);
+  if (ctx.node)
+    DropRecord(ctx.node->attachments_dir, st.container_id, st.member_of.value_or(st.if_name),
+               RecordPlace{data_dir, owner.network});
   if (auto s = base::fault::Point("after", "stale-recover"); !s.ok()) return failed(s.error());
   return true;
 }

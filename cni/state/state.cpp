@@ -199,8 +199,15 @@ Result<std::optional<AttachmentState>> StateStore::Load(const std::string& path)
 Status StateStore::Save(const std::string& path, const AttachmentState& s) const {
   const base::phase::Scope phase("state-write");
   RETURN_IF_ERROR(base::fault::Point("before", "state-write"));
+  // One validator for what is written and what is read: a state DEL could not read back would lose what it
+  // restores, so ADD refuses to record it, before the step it describes runs.
+  if (Status valid = ValidateState(s); !valid.ok())
+    return Error(valid.error().code,
+                 "refusing to record what no DEL could read back: " + valid.error().msg +
+                     " (text from the node, the kubelet or an IPAM plugin that erdma-cni cannot journal)",
+                 valid.error().details);
   std::string text = StateText(s);
-  // A state DEL could not read back would lose what it restores.
+  // Likewise a state larger than DEL reads.
   if (text.size() > kMaxStateBytes)
     return Error(Code::kState, "the state of attachment " + s.container_id + "/" + s.if_name + " would be " +
                                    std::to_string(text.size()) + " bytes, more than the " +

@@ -83,13 +83,10 @@ TEST_CASE("DEL of a clean config records no warning") {
   CHECK(r->routing.rule_priority == 300u);
 }
 
-TEST_CASE(
-    "DEL still fails on the keys it uses: name, dataDir, logFile, lockTimeoutMs, the runtime's objects") {
+TEST_CASE("DEL still fails on the keys that find its journal: name, dataDir, type, the runtime's objects") {
   for (const char* patch :
        {R"({"name": "a/b"})", R"({"name": null})", R"({"dataDir": "run/erdma-cni"})", R"({"dataDir": 5})",
-        R"({"logFile": "log"})", R"({"logLevel": "loud"})", R"({"logMaxBytes": -1})",
-        R"({"lockTimeoutMs": "10"})", R"({"ipamTimeoutMs": 0})", R"({"type": 5})", R"({"prevResult": []})",
-        R"({"runtimeConfig": "x"})", R"({"args": 1})"}) {
+        R"({"type": 5})", R"({"prevResult": []})", R"({"runtimeConfig": "x"})", R"({"args": 1})"}) {
     INFO(patch);
     auto r = ParseForDel(patch);
     REQUIRE_FALSE(r.ok());
@@ -156,11 +153,38 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("ParseDelKeys fails on every key DEL uses, as Parse for DEL does") {
+TEST_CASE(
+    "DEL warns about a logging or timeout key that does not parse and takes its default, in both of its "
+    "reads") {
   for (const char* patch :
-       {R"({"name": "a/b"})", R"({"dataDir": "run/erdma-cni"})", R"({"logFile": "log"})",
-        R"({"logLevel": "loud"})", R"({"lockTimeoutMs": "10"})", R"({"ipamTimeoutMs": 0})", R"({"type": 5})",
-        R"({"prevResult": []})", R"({"runtimeConfig": "x"})", R"({"args": 1})"}) {
+       {R"({"logFile": "log"})", R"({"logLevel": "loud"})", R"({"logLevel": 3})", R"({"logMaxBytes": -1})",
+        R"({"lockTimeoutMs": "10"})", R"({"ipamTimeoutMs": 0})"}) {
+    INFO(patch);
+    const std::string key = json::parse(patch).begin().key();
+    for (auto r : {ParseForDel(patch), ParseDelKeysOf(patch)}) {
+      REQUIRE(r.ok());
+      CHECK(Warned(*r, key + ": "));
+      const conf::Config defaults;
+      CHECK(r->log_file == defaults.log_file);
+      CHECK(r->log_level == defaults.log_level);
+      CHECK(r->log_max_bytes == defaults.log_max_bytes);
+      CHECK(r->lock_timeout_ms == defaults.lock_timeout_ms);
+      CHECK(r->ipam_timeout_ms == defaults.ipam_timeout_ms);
+    }
+    // ADD refuses it.
+    json j = json::parse(R"({"cniVersion": "1.0.0", "name": "erdma", "type": "erdma-cni",
+                             "device": {"name": "eth1"}})");
+    j.merge_patch(json::parse(patch));
+    auto add = conf::Parse(j.dump());
+    REQUIRE_FALSE(add.ok());
+    CHECK(add.error().code == Code::kInvalidConfig);
+    CHECK_THAT(add.error().msg, Catch::StartsWith(key + ": "));
+  }
+}
+
+TEST_CASE("ParseDelKeys fails on every key that finds DEL's journal, as Parse for DEL does") {
+  for (const char* patch : {R"({"name": "a/b"})", R"({"dataDir": "run/erdma-cni"})", R"({"type": 5})",
+                            R"({"prevResult": []})", R"({"runtimeConfig": "x"})", R"({"args": 1})"}) {
     INFO(patch);
     auto r = ParseDelKeysOf(patch);
     REQUIRE_FALSE(r.ok());

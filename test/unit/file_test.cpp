@@ -149,6 +149,7 @@ TEST_CASE("a state Save makes the network directory again when a DEL removed it 
   st.network = "erdma";
   st.container_id = "c1";
   st.if_name = "net1";
+  st.pod_if_name = "net1";
   const std::string path = store.PathFor("c1", "net1");
   REQUIRE(store.Save(path, st).ok());
   CHECK(fs::exists(path));

@@ -10,8 +10,10 @@
 
 #include "base/file.h"
 #include "cni/command/env.h"
+#include "cni/device/rails.h"
 #include "cni/state/claim.h"
 #include "cni/state/state.h"
+#include "cni/state/state_check.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -392,4 +394,57 @@ TEST_CASE("ADD refuses a container ID too long for its state file name, DEL acce
   const std::string longest(192, 'a');
   CHECK(cni::StateStore::FileName(longest, "a.b.c.d.e.f.g.h").size() + std::string(".tmp.4194304").size() <=
         255);
+}
+
+TEST_CASE("ADD never writes a state its DEL would refuse: Save runs the reader's validation first",
+          "[state][hostile]") {
+  Dir d;
+  cni::StateStore store(d.path, "erdma");
+  REQUIRE(store.Prepare().ok());
+  const std::string path = store.PathFor("c1", "net1");
+  // A node device named with a control character (the kernel takes "w\x01x").
+  cni::AttachmentState st = Valid();
+  st.origin.name = "w\x01x";
+  base::Status saved = store.Save(path, st);
+  REQUIRE_FALSE(saved.ok());
+  CHECK(saved.error().msg.find("refusing to record what no DEL could read back") != std::string::npos);
+  CHECK(saved.error().msg.find("device.name") != std::string::npos);
+  CHECK_FALSE(fs::exists(path));
+  // What Save accepts, Load reads back whole.
+  REQUIRE(store.Save(path, Valid()).ok());
+  auto loaded = store.Load(path);
+  REQUIRE(loaded.ok());
+  REQUIRE(loaded->has_value());
+  CHECK(cni::StateText(**loaded) == cni::StateText(Valid()));
+}
+
+TEST_CASE("a member's why names a GPU ID from the kubelet escaped and cut, so the journal can hold it",
+          "[state][hostile]") {
+  const std::string id =
+      GENERATE(std::string("GPU-\x01\x1b[2J"), std::string(2000, 'g'), std::string(600, '\x01'),
+               std::string(300, 'g') + "\xc3\xa9" + std::string(300, 'g'));
+  cni::RankedNic nic;
+  nic.name = "eth1";
+  nic.gpu = id;
+  nic.level = cni::PciLevel::kSys;
+  nic.round = 1;
+  const std::string why = cni::RailWhy(nic, cni::RankBasis::kTopology, true);
+  INFO(why);
+  CHECK(why.starts_with("SYS to GPU "));
+  cni::AttachmentState group;
+  group.network = "erdma";
+  group.container_id = "c1";
+  group.if_name = "net1";
+  group.pod_if_name = "net1";
+  group.group = true;
+  group.steps.push_back(cni::StepMember{"net1", "eth1", why});
+  CHECK(cni::ValidateState(group).ok());
+  Dir d;
+  cni::StateStore store(d.path, "erdma");
+  REQUIRE(store.Prepare().ok());
+  const std::string path = store.GroupPathFor("c1", "net1");
+  REQUIRE(store.Save(path, group).ok());
+  auto loaded = store.Load(path);
+  REQUIRE(loaded.ok());
+  CHECK(loaded->has_value());
 }
