@@ -226,15 +226,23 @@ const std::string& TestNodeFile() {
     File() {
       json devices = json::array();
       for (int i = 1; i <= 9; ++i) devices.push_back("eth" + std::to_string(i));
-      const json node = {
-          {"dataDirs", {"/run/erdma-cni", "/tmp/"}}, {"logFiles", {"/tmp/"}}, {"allowNodeDevices", devices}};
+      const json node = {{"dataDirs", {"/run/erdma-cni", "/tmp/"}},
+                         {"logFiles", {"/tmp/"}},
+                         {"allowNodeDevices", devices},
+                         {"attachmentsDir", TestAttachmentsDir()}};
       WriteNodeFile(path, node.dump());
     }
-    ~File() { ::unlink(path.c_str()); }
+    ~File() {
+      ::unlink(path.c_str());
+      std::error_code ec;
+      fs::remove_all(TestAttachmentsDir(), ec);
+    }
   };
   static File f;
   return f.path;
 }
+
+std::string TestAttachmentsDir() { return "/run/ecni-kt-attachments-" + std::to_string(getpid()); }
 
 void WriteNodeFile(const std::string& path, const std::string& text, mode_t mode) {
   ::unlink(path.c_str());
@@ -290,6 +298,7 @@ PluginResult RunPlugin(const PluginCall& call) {
   for (const char* report : {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"}) {
     if (r.err.find(report) != std::string::npos) FAIL("sanitizer report from the plugin:\n" << r.err);
   }
+  CheckInvariants(call, r);
   return r;
 }
 

@@ -106,7 +106,10 @@ class Topology {
 
   /// Per-test temp dir; dataDir lives under it and is not created up front.
   const std::string& tmp() const { return tmp_.path(); }
-  std::string DataDir() const { return tmp() + "/data"; }
+  /// The test's dataDir, not created up front: under tmp(), a private directory; with
+  /// ERDMA_TEST_STICKY_DATA=1 (the suite's sticky variant), directly under /tmp, sticky and world-writable,
+  /// as a user's "/tmp/erdma" is.
+  std::string DataDir() const;
   std::string LogFile() const { return tmp() + "/erdma-cni.log"; }
 
   /// Deletes the pod namespace now (the destructor then skips it).
@@ -192,14 +195,22 @@ struct PluginResult {
 /// `ip netns exec <run_in>` so /sys matches the node netns.
 PluginResult RunPlugin(const PluginCall& call);
 
+/// The suite's promise, checked by RunPlugin after every run (test/kernel/invariant.cpp): a DEL that exits 0
+/// left no state, member state, orphaned claim or share, or attachment record of its attachment in any data
+/// dir its ADDs used, and every device those ADDs moved is back on the node (or held by another pod since).
+/// A violation fails the test (on a worker thread: the process, at exit).
+void CheckInvariants(const PluginCall& call, const PluginResult& r);
+
 /// Path of the erdma-cni binary under test.
 std::string PluginBinary();
 
 /// The node file (ERDMA_CNI_NODE_CONFIG) RunPlugin gives the plugin unless
 /// extra_env sets the variable: dataDirs /run/erdma-cni and /tmp/, logFiles
 /// /tmp/, allowNodeDevices eth1..eth9 (the topology's ENIs carry the node
-/// netns's only default routes).
+/// netns's only default routes), attachmentsDir TestAttachmentsDir().
 const std::string& TestNodeFile();
+/// The attachmentsDir of TestNodeFile: /run/ecni-kt-attachments-<pid>, removed at exit.
+std::string TestAttachmentsDir();
 
 /// Writes a node file at `path` (replacing it), owned by us (root), `mode`.
 void WriteNodeFile(const std::string& path, const std::string& text, mode_t mode = 0644);

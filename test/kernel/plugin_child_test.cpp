@@ -44,7 +44,8 @@ bool KernelHas(const std::string& kind) {
 
 }  // namespace
 
-TEST_CASE("macvlan children in every mode get IPAM addresses and policy routes, DEL removes only them") {
+TEST_CASE("macvlan children in every mode get IPAM addresses and policy routes, DEL removes only them",
+          "[sticky]") {
   const std::string version = GENERATE(from_range(kt::kVersions));
   const std::string mode = GENERATE(as<std::string>{}, "bridge", "private", "vepa", "passthru", "source");
   CAPTURE(version, mode);
@@ -202,7 +203,8 @@ TEST_CASE("a macvlan config asking to inherit the parent's addresses is refused 
   CHECK_FALSE(kt::FileExists(t.DataDir() + "/erdma-test"));
 }
 
-TEST_CASE("ipvlan children in l2, l3 and l3s mode share the parent's MAC and are deleted on DEL") {
+TEST_CASE("ipvlan children in l2, l3 and l3s mode share the parent's MAC and are deleted on DEL",
+          "[sticky]") {
   if (!KernelHas("ipvlan"))
     KT_SKIP("ipvlan: this kernel has no ipvlan driver (CONFIG_IPVLAN); the VM scenario `children` covers it");
   const std::string mode = GENERATE(as<std::string>{}, "l2", "l3", "l3s");

@@ -397,8 +397,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a second DEL of the same attachment that waited for the lock leaves the device to the pod that took "
-    "it") {
+    "two DELs of one attachment at once: the later waits for the attachment's lock and gives up with code "
+    "11, and a DEL after another pod took the device leaves it to that pod") {
   kt::Topology t({.enis = 1, .pods = 2});
   json config = kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile()});
   const std::string owner = t.ContainerId("owner"), taker = t.ContainerId("taker");
@@ -409,30 +409,35 @@ TEST_CASE(
   REQUIRE(add.exit == 0);
   const json del_config = kt::AsRuntimeWouldForDel(config, add.json);
 
-  // Two DELs of A at once: the second has read A's state and waits for the
-  // lock (held by the test), and is stopped there; the first runs to the end.
+  // The first DEL of A holds A's attachment record, has read A's state and waits for the device's lock (held
+  // by the test), and is stopped there. A second DEL of A waits for the record, and gives up.
   auto held = std::make_unique<HeldLock>(claim);
-  auto second = std::async(std::launch::async,
-                           [&] { return kt::RunPlugin(kt::Call(t, "DEL", owner, "net1", del_config, 0)); });
+  auto first = std::async(std::launch::async,
+                          [&] { return kt::RunPlugin(kt::Call(t, "DEL", owner, "net1", del_config, 0)); });
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (kt::Sh("grep -q 'cid=" + owner + ".*DEL netns' " + t.LogFile()).exit != 0 &&
          std::chrono::steady_clock::now() < deadline)
     usleep(20 * 1000);
   usleep(300 * 1000);
-  const pid_t second_pid = PluginPid("DEL", owner);
-  REQUIRE(second_pid > 0);
-  REQUIRE(kill(second_pid, SIGSTOP) == 0);
+  const pid_t first_pid = PluginPid("DEL", owner);
+  REQUIRE(first_pid > 0);
+  REQUIRE(kill(first_pid, SIGSTOP) == 0);
   held.reset();
-  kt::PluginResult first = kt::RunPlugin(kt::Call(t, "DEL", owner, "net1", del_config, 0));
-  // Then pod C takes eth1.
+  json impatient = del_config;
+  impatient["lockTimeoutMs"] = 300;
+  kt::PluginResult second = kt::RunPlugin(kt::Call(t, "DEL", owner, "net1", impatient, 0));
+  kill(first_pid, SIGCONT);
+  kt::PluginResult done = first.get();
+  // Then pod C takes eth1, and A's DEL comes once more (a runtime's retry).
   kt::PluginResult taken = kt::RunPlugin(kt::Call(t, "ADD", taker, "net1", config, 1));
-  kill(second_pid, SIGCONT);
-  kt::PluginResult late = second.get();
-  INFO("first DEL: " << kt::Describe(first));
+  kt::PluginResult late = kt::RunPlugin(kt::Call(t, "DEL", owner, "net1", del_config, 0));
+  INFO("second DEL: " << kt::Describe(second));
+  INFO("first DEL: " << kt::Describe(done));
   INFO("C's ADD: " << kt::Describe(taken));
-  INFO("second DEL: " << kt::Describe(late));
+  INFO("late DEL: " << kt::Describe(late));
   INFO("log: " << kt::Sh("cat " + t.LogFile()).out);
-  CHECK(first.exit == 0);
+  kt::CheckError(second, 11, {"locked by another erdma-cni invocation"});
+  CHECK(done.exit == 0);
   REQUIRE(taken.exit == 0);
   CHECK(late.exit == 0);
   // eth1 is C's: in C's pod with its address, claimed by C.

@@ -6,7 +6,7 @@
 
 using nlohmann::json;
 
-TEST_CASE("DEL succeeds and removes the state after the pod netns was deleted") {
+TEST_CASE("DEL succeeds and removes the state after the pod netns was deleted", "[sticky]") {
   const std::string version = GENERATE(from_range(kt::kVersions));
   CAPTURE(version);
   kt::Topology t;

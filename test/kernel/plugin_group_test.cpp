@@ -66,7 +66,8 @@ std::vector<std::string> Lines(const std::string& path) {
 
 TEST_CASE(
     "a pod given eight devices gets eight interfaces, each with its own table and rule, its routes in main "
-    "at metric 200 + k, CHECK passes, one DEL undoes all") {
+    "at metric 200 + k, CHECK passes, one DEL undoes all",
+    "[sticky]") {
   Group g(8);
   g.Pool(1, 8, "all");
   const std::string cid = g.t.ContainerId("eight");

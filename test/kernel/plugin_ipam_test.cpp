@@ -9,7 +9,7 @@
 
 using nlohmann::json;
 
-TEST_CASE("ADD with a real IPAM plugin gives the pod the IPAM address and DEL releases it") {
+TEST_CASE("ADD with a real IPAM plugin gives the pod the IPAM address and DEL releases it", "[sticky]") {
   const std::string version = GENERATE(from_range(kt::kVersions));
   const std::string kind = GENERATE(as<std::string>{}, "host-local", "static");
   CAPTURE(version, kind);

@@ -41,7 +41,8 @@ void CheckResultIp(const json& result, const std::string& version, const std::st
 
 TEST_CASE(
     "standalone ADD moves the ENI into the pod as net1 with its addresses and policy routes and DEL puts it "
-    "back exactly") {
+    "back exactly",
+    "[sticky]") {
   const std::string version = GENERATE(from_range(kt::kVersions));
   CAPTURE(version);
   kt::Topology t({.enis = 1, .pods = 1, .ipv6 = true});
@@ -99,8 +100,8 @@ TEST_CASE(
   CHECK(kt::SettledDiff(node_before, t.node()) == "");
 }
 
-TEST_CASE(
-    "chained after Terway ADD appends erdma0 to the prevResult and leaves the primary interface alone") {
+TEST_CASE("chained after Terway ADD appends erdma0 to the prevResult and leaves the primary interface alone",
+          "[sticky]") {
   const std::string version = GENERATE(from_range(kt::kVersions));
   CAPTURE(version);
   kt::Topology t({.enis = 1, .pods = 1, .primary = true});

@@ -28,7 +28,8 @@ json SmcrConfig(const std::string& on_unsupported) {
 
 }  // namespace
 
-TEST_CASE("the erdma-smcr annotation writes sysctls in the pod netns only and DEL restores them") {
+TEST_CASE("the erdma-smcr annotation writes sysctls in the pod netns only and DEL restores them",
+          "[sticky]") {
   const std::string version = GENERATE(from_range(kt::kVersions));
   CAPTURE(version);
   kt::Topology t;
@@ -101,7 +102,8 @@ TEST_CASE("an annotation that is not a boolean is code 7 naming it") {
   CHECK(kt::SettledDiff(node_before, t.node()) == "");
 }
 
-TEST_CASE("mode none applies SMC-R to the primary interface and passes prevResult through unchanged") {
+TEST_CASE("mode none applies SMC-R to the primary interface and passes prevResult through unchanged",
+          "[sticky]") {
   const std::string version = GENERATE(from_range(kt::kVersions));
   CAPTURE(version);
   kt::Topology t({.enis = 1, .pods = 1, .primary = true});

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <regex>
@@ -39,6 +40,14 @@ void SweepStaleNamespaces() {
   });
 }
 
+}  // namespace
+
+namespace {
+// The suite's sticky variant (ERDMA_TEST_STICKY_DATA=1): every dataDir directly under /tmp.
+bool StickyData() {
+  const char* v = std::getenv("ERDMA_TEST_STICKY_DATA");
+  return v && std::string(v) == "1";
+}
 }  // namespace
 
 Topology::Topology(const TopologyOptions& opts) {
@@ -142,6 +151,15 @@ void Topology::Build(const TopologyOptions& opts) {
 void Topology::Teardown() {
   for (auto it = live_.rbegin(); it != live_.rend(); ++it) Sh("ip netns del " + *it);
   live_.clear();
+  if (StickyData()) {
+    std::error_code ec;
+    std::filesystem::remove_all(DataDir(), ec);
+  }
+}
+
+std::string Topology::DataDir() const {
+  // /tmp/<mkdtemp name>-data: a sibling of tmp(), in the sticky world-writable /tmp itself.
+  return StickyData() ? tmp() + "-data" : tmp() + "/data";
 }
 
 void Topology::DeletePod(int i) {
