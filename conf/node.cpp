@@ -35,6 +35,12 @@ std::string Normalize(std::string_view p) {
   return out;
 }
 
+// Whether one of the directories `a` and `b` is the other or below it.
+bool Overlap(std::string_view a, std::string_view b) {
+  const std::string x = Normalize(a), y = Normalize(b);
+  return x == y || x.starts_with(y + "/") || y.starts_with(x + "/") || x.empty() || y.empty();
+}
+
 bool ValidEntry(const std::string& e) {
   if (!IsSafeAbsolutePath(e)) return false;
   // "." parts would make an entry mean something else than it reads.
@@ -101,15 +107,14 @@ base::Result<NodePolicy> ParseNodePolicy(std::string_view text, const std::strin
                        kAttachmentsDir);
     p.attachments_dir = v.get<std::string>();
   }
-  // A dataDir's entries may be any network's name: the records live apart from every one of them.
-  const std::string records = Normalize(p.attachments_dir);
-  for (const std::string& d : p.data_dirs) {
-    const std::string n = Normalize(d);
-    if (records == n || records.starts_with(n + "/") || n.starts_with(records + "/"))
+  // A dataDir's entries may be any network's name: the records live apart from every one of them. An exact
+  // entry that overlaps them is refused here; a config's dataDir below an entry ending in "/", by
+  // CheckNodePaths.
+  for (const std::string& d : p.data_dirs)
+    if (!d.ends_with("/") && Overlap(d, p.attachments_dir))
       return Error(Code::kInvalidConfig,
                    path + ": attachmentsDir " + p.attachments_dir + " overlaps the dataDirs entry " + d +
                        "; give attachmentsDir a directory of its own, e.g. " + kAttachmentsDir);
-  }
   return p;
 }
 
@@ -173,6 +178,11 @@ base::Status CheckNodePaths(const Config& cfg, const NodePolicy& policy) {
                      kNodeConfigPath + " or $" + kNodeConfigEnv + ", docs/security.md)");
   };
   if (!PathAllowed(policy.data_dirs, cfg.data_dir)) return refuse("dataDir", cfg.data_dir, "dataDirs");
+  if (Overlap(cfg.data_dir, policy.attachments_dir))
+    return Error(Code::kInvalidConfig,
+                 "dataDir: " + json(cfg.data_dir).dump(-1, ' ', true, json::error_handler_t::replace) +
+                     " overlaps the node's attachmentsDir " + policy.attachments_dir + " (" + policy.source +
+                     "), where erdma-cni records every attachment; choose another dataDir");
   if (!cfg.log_file.empty() && !PathAllowed(policy.log_files, cfg.log_file))
     return refuse("logFile", cfg.log_file, "logFiles");
   return base::Ok();

@@ -197,3 +197,30 @@ TEST_CASE("a macvlan child on the node's default-route device stays allowed: the
   REQUIRE(r.ok());
   REQUIRE(n.Del(cfg, env).ok());
 }
+
+TEST_CASE(
+    "attachmentsDir lives apart from every dataDir: an exact entry over or under it is refused, a "
+    "config's dataDir there too") {
+  auto p = conf::ParseNodePolicy(R"({"dataDirs": ["/tmp/", "/"]})", "/n.json");
+  REQUIRE(p.ok());
+  CHECK(p->attachments_dir == conf::kAttachmentsDir);
+  for (const char* bad :
+       {R"({"dataDirs": ["/run"]})", R"({"dataDirs": ["/run/erdma-cni-attachments"]})",
+        R"({"dataDirs": ["/run/erdma-cni-attachments/x"]})",
+        R"({"dataDirs": ["/var/lib/erdma-cni"], "attachmentsDir": "/var/lib/erdma-cni/r"})",
+        R"({"attachmentsDir": "relative"})", R"({"attachmentsDir": "/a/"})", R"({"attachmentsDir": "/"})"}) {
+    INFO(bad);
+    auto r = conf::ParseNodePolicy(bad, "/n.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == Code::kInvalidConfig);
+    CHECK_THAT(r.error().msg, Catch::Contains("attachmentsDir"));
+  }
+  for (const char* bad : {R"(,"dataDir":"/run/erdma-cni-attachments")", R"(,"dataDir":"/run")",
+                          R"(,"dataDir":"/run/erdma-cni-attachments/n")"}) {
+    INFO(bad);
+    auto r = conf::CheckNodePaths(Parsed(bad), *p);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().msg, Catch::Contains("overlaps the node's attachmentsDir"));
+  }
+  CHECK(conf::CheckNodePaths(Parsed(R"(,"dataDir":"/run/erdma-cni")"), *p).ok());
+}
