@@ -336,6 +336,10 @@ std::string RenderReport(const Results& r) {
     line("erdma-cni DEL of it (no kubelet call)", "kubelet DEL");
     line("erdma-cni ADD of a chained pod that asked for nothing (pass-through: one kubelet Get)", "pass ADD");
     line("erdma-cni DEL of it (a look for a state of its own)", "pass DEL");
+    for (const std::string& v : r.variant_labels) {
+      line("variant " + v + ": the same pass-through ADD", "pass ADD v:" + v);
+      line("variant " + v + ": its DEL", "pass DEL v:" + v);
+    }
     line(
         "erdma-cni ADD of the same pod, the recipe without a device plugin (pass-through on the pod's "
         "annotations: no kubelet asked)",

@@ -361,6 +361,23 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
       Outcome del = Spawn(
           Make(opt, opt.plugin, {"DEL", cid, topo.TerwayPodPath(), "eth0", pcfg, kKubeletPlainPodArgs}));
       if (!Ok(del, "pass-through DEL")) return false;
+      // Each --variant's pass-through ADD and DEL in the same unit, after the same pause: side by side.
+      for (const auto& v : opt.variants) {
+        Settle(opt);
+        Outcome vadd = Spawn(
+            Make(opt, v.plugin, {"ADD", cid, topo.TerwayPodPath(), "eth0", pcfg, kKubeletPlainPodArgs}));
+        if (!Ok(vadd, "pass-through ADD of " + v.label)) return false;
+        Settle(opt);
+        Outcome vdel = Spawn(
+            Make(opt, v.plugin, {"DEL", cid, topo.TerwayPodPath(), "eth0", pcfg, kKubeletPlainPodArgs}));
+        if (!Ok(vdel, "pass-through DEL of " + v.label)) return false;
+        if (rec) {
+          r.rows["pass ADD v:" + v.label].Add(vadd.wall_ms, vadd.cpu_ms,
+                                              static_cast<double>(vadd.maxrss_kib));
+          r.rows["pass DEL v:" + v.label].Add(vdel.wall_ms, vdel.cpu_ms,
+                                              static_cast<double>(vdel.maxrss_kib));
+        }
+      }
       if (rec) {
         r.rows["pass VERSION"].Add(ver.wall_ms, ver.cpu_ms, static_cast<double>(ver.maxrss_kib));
         r.rows["pass ADD"].Add(add.wall_ms, add.cpu_ms, static_cast<double>(add.maxrss_kib));
