@@ -8,6 +8,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "base/escape.h"
 #include "base/file.h"
 #include "base/log.h"
 #include "cni/device/lookup.h"
@@ -145,6 +146,11 @@ Result<std::vector<DeviceCandidate>> PoolCandidates(Context& ctx, const conf::De
       return *function;
     };
     if (!pool.pci_vendor.empty() && Attr(pci_function(), "vendor") != pool.pci_vendor) continue;
+    // A name no state can hold (ADD refuses it, add.cpp) is passed over, not the whole pool's failure.
+    if (!conf::IsValidIfName(l.name)) {
+      skipped.push_back(base::EscapeForDisplay(l.name) + " (a name erdma-cni cannot record)");
+      continue;
+    }
     std::optional<netlink::PairMatch> pair;
     if (!pool.rdma_driver.empty()) {
       pair = netlink::PairNetdev(l, rdma_devices, rdma_ports, ctx.sysfs_root);

@@ -135,3 +135,20 @@ TEST_CASE("a pool gives each GPU the device behind its own PCIe switch first, th
     CHECK((*c)[0].why.ends_with("(by NUMA node)"));
   }
 }
+
+TEST_CASE("a pool passes over a device whose name no state can hold, and says so") {
+  SwitchNode n;
+  // The kernel takes "w\x01x" as a name; a pool listed by vendor or driver would match it.
+  n.node.AddEni("w\x01x", "00:16:3e:10:f8:b4", "10.9.0.14/24", 204, true);
+  auto cfg = n.node.Config();
+  cni::Env env = n.node.MakeEnv(cni::Command::kAdd);
+  cni::Context ctx{cfg, env, *n.node.host, n.node.opener, n.node.ipam};
+  ctx.sysfs_root = n.sys;
+  ctx.procfs_root = n.proc;
+  const conf::DevicePool pool{{"w\x01x", "eth2"}, "", ""};
+  std::string passed_over;
+  auto c = cni::PoolCandidates(ctx, pool, nullptr, &passed_over);
+  REQUIRE(c.ok());
+  CHECK(Names(*c) == std::vector<std::string>{"eth2"});
+  CHECK(passed_over == "w\\x01x (a name erdma-cni cannot record)");
+}
