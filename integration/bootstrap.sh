@@ -18,6 +18,38 @@ case "$what" in
   *) echo "usage: $0 demo|test" >&2; exit 2 ;;
 esac
 
+# Where the time goes: each phase's wall time, printed as a table when the
+# command ends (passed or not), with the total against the budget
+# (docs/testing.md#the-two-readme-commands).
+budget_min=$([[ "$what" == test ]] && echo 40 || echo 5)
+started=$SECONDS
+phase_names=()
+phase_secs=()
+phase_name=""
+phase_start=$SECONDS
+phase() {
+  if [[ -n "$phase_name" ]]; then
+    phase_names+=("$phase_name")
+    phase_secs+=($((SECONDS - phase_start)))
+  fi
+  phase_name="$1"
+  phase_start=$SECONDS
+}
+phase_table() {
+  local rc=$?
+  phase ""
+  local total=$((SECONDS - started)) i
+  echo "== phases of '$what' (wall time)"
+  for i in "${!phase_names[@]}"; do
+    printf '   %-46s %4d:%02d\n' "${phase_names[$i]}" $((phase_secs[i] / 60)) $((phase_secs[i] % 60))
+  done
+  printf '   %-46s %4d:%02d (budget %d:00%s)\n' "total" $((total / 60)) $((total % 60)) "$budget_min" \
+    "$( ((total > budget_min * 60)) && echo ', OVER' )"
+  return "$rc"
+}
+trap phase_table EXIT
+phase "install packages"
+
 # What building the plugin and running the demo take.
 packages=(
   build-essential cmake pkg-config
@@ -54,13 +86,17 @@ if ((${#missing[@]})); then
 fi
 
 if [[ "$what" == demo ]]; then
+  phase "build the plugin (Release)"
   echo "== building the plugin (Release)"
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DERDMA_CNI_TESTS=OFF -DERDMA_CNI_WERROR=OFF \
     -DERDMA_CNI_FAULT_HOOKS=OFF >/dev/null
   cmake --build build -j"$(nproc)" --target erdma-cni
-  exec integration/demo.sh
+  phase "run the demo"
+  integration/demo.sh
+  exit 0
 fi
 
+phase "build everything (GCC, RelWithDebInfo)"
 echo "== building (RelWithDebInfo, warnings are errors)"
 # Every option said outright: build/ may hold the demo's cache (Release, no
 # tests, no fault points), and a cached option outlives a new build type.
@@ -68,12 +104,14 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DERDMA_CNI_TESTS=ON -DERD
   -DERDMA_CNI_FAULT_HOOKS=ON >/dev/null
 cmake --build build -j"$(nproc)"
 
+phase "ctest: every suite (label times below)"
 echo "== testing"
 (cd build && ctest --output-on-failure -j"$(nproc)")
 
 # The unit suite again under ASan and UBSan, the kernel suite (the main
 # build's) against the sanitized erdma-cni, and the fuzzer: one clang build
 # serves all three (docs/reliability.md). Benchmarks and lint are not rebuilt here.
+phase "build with clang, ASan+UBSan, libFuzzer"
 echo "== building with clang, ASan, UBSan and libFuzzer (build-asan)"
 CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DERDMA_CNI_FUZZ=ON \
   -DERDMA_CNI_WERROR=ON >/dev/null
@@ -83,9 +121,11 @@ export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrac
 # The fault sweeps ran every point in the main build; here a quarter of them,
 # a different quarter each day (docs/testing.md, "Sanitizers and fuzzing").
 export ERDMA_TEST_SWEEP_STRIDE=4
+phase "ctest: kernel suite against the sanitized plugin"
 ERDMA_TEST_PLUGIN="$PWD/build-asan/erdma-cni" ctest --test-dir build --output-on-failure -j"$(nproc)" -L '^kernel$'
 # Which points each sampled sweep ran (a passing test's output is only in the log).
 grep -E '^sampled sweep: ' build/Testing/Temporary/LastTest.log || true
+phase "ctest: unit suite sanitized, fuzzer"
 cd build-asan
 ctest --output-on-failure -j"$(nproc)" -L '^(unit|fuzz)$'
 # ctest shows a passing test's output only in its log: the fuzzer's figures.
