@@ -172,6 +172,35 @@ TEST_CASE("diag searches every dataDir the node file lists and --container finds
   REQUIRE(kt::RunPlugin(add).exit == 0);
 }
 
+TEST_CASE(
+    "diag --container and clear find an attachment below a dataDirs entry ending in / through its record") {
+  kt::Topology t;
+  const std::string node_file = t.tmp() + "/node.json";
+  const std::string records = t.tmp() + "/records";
+  kt::WriteNodeFile(node_file, json{{"dataDirs", {"/tmp/"}},
+                                    {"logFiles", {"/tmp/"}},
+                                    {"allowNodeDevices", {"eth1"}},
+                                    {"attachmentsDir", records}}
+                                   .dump());
+  json config = kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"});
+  const std::string cid = t.ContainerId("prefix");
+  const std::string node_before = kt::StableSnapshot(t.node());
+  kt::PluginCall add = kt::Call(t, "ADD", cid, "net1", config);
+  add.extra_env.push_back("ERDMA_CNI_NODE_CONFIG=" + node_file);
+  REQUIRE(kt::RunPlugin(add).exit == 0);
+  REQUIRE(kt::FileExists(records + "/@" + cid + "@net1"));
+
+  // No dataDir of the node file is searchable by its path: the record names it.
+  const std::string env = "ERDMA_CNI_NODE_CONFIG=" + node_file;
+  CHECK(DiagJson(t, "--container " + cid, env).value("netns", "") == t.PodPath());
+  kt::ShResult cleared = Admin(t, "clear --container " + cid, env);
+  INFO("clear exit " << cleared.exit << "\nstdout: " << cleared.out << "\nstderr: " << cleared.err);
+  CHECK(cleared.exit == 0);
+  CHECK_FALSE(kt::FileExists(records + "/@" + cid + "@net1"));
+  CHECK(kt::SettledDiff(node_before, t.node()) == "");
+  CHECK(kt::StateFiles(t.DataDir()).empty());
+}
+
 TEST_CASE("diag names a chained group after its first rail and not after the CNI_IFNAME it is keyed by") {
   kt::Topology t({.enis = 2, .pods = 1, .primary = true});
   const std::string cid = t.ContainerId("rails");
