@@ -348,9 +348,7 @@ std::optional<Status> DelWithoutState(const conf::Config& cfg, const Env& env, i
   auto network_dir = base::Exists(store.Dir());
   if (!network_dir.ok()) return Status(std::move(network_dir).error());
   if (*network_dir)
-    for (const std::string& p :
-         {store.GroupPathFor(env.container_id, env.ifname), path,
-          store.Dir() + "/" + StateStore::LegacyFileName(env.container_id, env.ifname)}) {
+    for (const std::string& p : store.PathsOf(env.container_id, env.ifname)) {
       auto there = base::Exists(p);
       if (!there.ok() || *there) return std::nullopt;  // Del reads it, or names why it cannot
     }

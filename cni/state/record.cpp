@@ -34,9 +34,7 @@ Result<std::optional<RecordPlace>> ReadLocked(const base::FileLock& lock, const 
 bool PlaceHoldsState(const RecordPlace& place, const std::string& container_id, const std::string& if_name,
                      bool if_unsure) {
   const StateStore store(place.data_dir, place.network);
-  for (const std::string& p :
-       {store.GroupPathFor(container_id, if_name), store.PathFor(container_id, if_name),
-        store.Dir() + "/" + StateStore::LegacyFileName(container_id, if_name)}) {
+  for (const std::string& p : store.PathsOf(container_id, if_name)) {
     auto found = base::Exists(p);
     if (!found.ok()) return if_unsure;
     if (*found) return true;

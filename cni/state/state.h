@@ -2,6 +2,7 @@
 // journal of every step ADD took. DEL, GC and rollback all read it; it is written before each step runs.
 #pragma once
 
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -90,6 +91,11 @@ class StateStore {
   }
 
   std::string Dir() const { return data_dir_ + "/" + network_; }
+  /// Every name a state of (container_id, if_name) may have here: its group's, its own, an older erdma-cni's.
+  std::array<std::string, 3> PathsOf(const std::string& container_id, const std::string& if_name) const {
+    return {GroupPathFor(container_id, if_name), PathFor(container_id, if_name),
+            Dir() + "/" + LegacyFileName(container_id, if_name)};
+  }
   /// Where ADD writes the state of (container_id, if_name).
   std::string PathFor(const std::string& container_id, const std::string& if_name) const {
     return Dir() + "/" + FileName(container_id, if_name);
