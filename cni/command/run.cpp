@@ -23,7 +23,6 @@ namespace cni {
 
 using base::Code;
 using base::Error;
-using base::Status;
 using nlohmann::json;
 
 namespace {
@@ -237,10 +236,7 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
       const bool chosen = cfg->device.by == conf::DeviceSelector::By::kResource ||
                           cfg->device.by == conf::DeviceSelector::By::kPool;
       // Recorded before the first step, so that whatever ADD leaves, its DEL finds.
-      // A dataDir that fails the check is refused first, with nothing recorded.
       const RecordPlace place{cfg->data_dir, cfg->name};
-      if (Status s = StateStore(place.data_dir, place.network).Check(); !s.ok())
-        return Fail(out, version, s.error());
       auto adding = AttachmentRecord::Begin(node->attachments_dir, env->container_id, env->ifname, place,
                                             ctx.lock_wait_ms);
       if (!adding.ok()) return Fail(out, version, adding.error());
