@@ -15,6 +15,8 @@
 #include <thread>
 
 #include "cni/state/claim.h"
+#include "cni/state/record.h"
+#include "cni/state/state.h"
 #include "test/kernel/harness.h"
 
 namespace kt {
@@ -171,6 +173,45 @@ bool HomeOrRetaken(const Moved& m, const std::set<std::string>& data_dirs, const
   return false;
 }
 
+// After ADD exit 0: its record, if it wrote one, parses with DEL's reader and names a place whose state
+// DEL's reader loads; a state at the config's place has a record.
+std::vector<std::string> AddReadsBack(const std::string& record, const std::string& data_dir,
+                                      const std::string& cid, const std::string& ifname) {
+  std::vector<std::string> wrong;
+  if (!FileExists(record)) {
+    for (const std::string& p : StatesIn(data_dir, cid, ifname))
+      wrong.push_back("state " + p + " without a record");
+    return wrong;
+  }
+  std::ifstream f(record);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto place = cni::ParseRecord(text, record, cid, ifname);
+  if (!place.ok() || !*place) {
+    wrong.push_back("record " + record + ": " + (place.ok() ? std::string("empty") : place.error().msg));
+    return wrong;
+  }
+  const cni::StateStore store((*place)->data_dir, (*place)->network);
+  bool found = false;
+  for (const std::string& p : store.PathsOf(cid, ifname)) {
+    auto st = store.Load(p);
+    if (!st.ok())
+      wrong.push_back("state " + p + ": " + st.error().msg);
+    else
+      found = found || st->has_value();
+  }
+  if (!found && wrong.empty()) wrong.push_back("record " + record + " names a place with no state");
+  return wrong;
+}
+
+void Report(Ledger& ledger, const std::string& head, const std::vector<std::string>& wrong) {
+  if (wrong.empty()) return;
+  std::string what = head;
+  for (const std::string& w : wrong) what += "\n  " + w;
+  if (std::this_thread::get_id() == ledger.main) FAIL(what);
+  std::lock_guard<std::mutex> lock(ledger.mu);
+  ledger.pending.push_back(what);
+}
+
 }  // namespace
 
 void CheckInvariants(const PluginCall& call, const PluginResult& r) {
@@ -179,12 +220,22 @@ void CheckInvariants(const PluginCall& call, const PluginResult& r) {
   const std::string data_dir = DataDirOf(config);
   Ledger& ledger = TheLedger();
   const auto key = std::make_pair(call.container_id, call.ifname);
+  const json node = NodeFileOf(call);
+  const std::string records = node.is_object() && node.contains("attachmentsDir")
+                                  ? node["attachmentsDir"].get<std::string>()
+                                  : std::string("/run/erdma-cni-attachments");
+  const std::string record = records + "/@" + call.container_id + "@" + EscapedIf(call.ifname);
   if (call.command == "ADD") {
-    std::lock_guard<std::mutex> lock(ledger.mu);
-    Seen& seen = ledger.seen[key];
-    seen.data_dirs.insert(data_dir);
-    RememberMoves(seen, call.run_in, call.netns.value_or(""), data_dir, config, call.container_id,
-                  call.ifname);
+    {
+      std::lock_guard<std::mutex> lock(ledger.mu);
+      Seen& seen = ledger.seen[key];
+      seen.data_dirs.insert(data_dir);
+      RememberMoves(seen, call.run_in, call.netns.value_or(""), data_dir, config, call.container_id,
+                    call.ifname);
+    }
+    Report(ledger,
+           "ADD of " + call.container_id + "/" + call.ifname + " exited 0 but wrote what DEL cannot read:",
+           AddReadsBack(record, data_dir, call.container_id, call.ifname));
     return;
   }
   Seen seen;
@@ -199,21 +250,11 @@ void CheckInvariants(const PluginCall& call, const PluginResult& r) {
     for (const std::string& p : StatesIn(d, call.container_id, call.ifname)) left.push_back("state " + p);
     for (const std::string& p : OrphanHoldings(d, call.container_id)) left.push_back("claim or share " + p);
   }
-  const json node = NodeFileOf(call);
-  const std::string records = node.is_object() && node.contains("attachmentsDir")
-                                  ? node["attachmentsDir"].get<std::string>()
-                                  : std::string("/run/erdma-cni-attachments");
-  const std::string record = records + "/@" + call.container_id + "@" + EscapedIf(call.ifname);
   if (FileExists(record)) left.push_back("attachment record " + record);
   for (const Moved& m : seen.moved)
     if (!HomeOrRetaken(m, seen.data_dirs, call.container_id))
       left.push_back("device " + m.name + " (" + m.mac + ") is not back in " + m.node_netns);
-  if (left.empty()) return;
-  std::string what = "DEL of " + call.container_id + "/" + call.ifname + " exited 0 but left:";
-  for (const std::string& l : left) what += "\n  " + l;
-  if (std::this_thread::get_id() == ledger.main) FAIL(what);
-  std::lock_guard<std::mutex> lock(ledger.mu);
-  ledger.pending.push_back(what);
+  Report(ledger, "DEL of " + call.container_id + "/" + call.ifname + " exited 0 but left:", left);
 }
 
 }  // namespace kt
