@@ -18,6 +18,20 @@ Json DefaultEntry() {
   return e;
 }
 
+namespace {
+
+// The key of `entry` that selects one node device whatever the pod ("device.name", "deviceID", ...), or "".
+std::string OneDeviceForEveryPod(const Json& entry) {
+  if (entry.contains("deviceID")) return "deviceID";
+  auto device = entry.find("device");
+  if (device == entry.end() || !device->is_object()) return "";
+  for (const char* key : {"name", "mac", "pci", "rdma"})
+    if (device->contains(key)) return std::string("device.") + key;
+  return "";
+}
+
+}  // namespace
+
 base::Result<Json> ParseEntry(std::string_view text) {
   ASSIGN_OR_RETURN(Json e, ParseObject(text));
   auto type = e.find("type");
@@ -43,6 +57,17 @@ base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::
     return Error(Code::kInvalidConfig, "the erdma-cni entry is not a valid erdma-cni config: " + e.msg,
                  e.details);
   }
+  // Chained in a node conflist, the entry runs for every pod of the node, most of which asked for nothing.
+  // A selector naming one node device would move it into the first pod and fail every later one (a
+  // parent's children: act on every pod); the plugin cannot tell a node conflist from a NAD's own chain,
+  // where naming a device is right, so it is judged here.
+  if (auto by = OneDeviceForEveryPod(entry); !by.empty())
+    return Error(Code::kInvalidConfig,
+                 by +
+                     ": in a node conflist the entry runs for every pod of the node, and a device named here "
+                     "is chosen for each of them: the first pod takes it and every later one fails. Name "
+                     "the device per pod instead: device.resource (the device the kubelet gave the pod) or "
+                     "device.pool (free devices, for the pods that opt in); docs/config.md");
   if (auto s = conf::CheckNodePaths(*parsed, node); !s.ok())
     return Error(Code::kInvalidConfig,
                  "the erdma-cni entry would fail every call on this node: " + s.error().msg);

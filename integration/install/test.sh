@@ -246,6 +246,12 @@ $after"
   expect_rc 1 "install of an entry with mdoe"
   [[ $err == *"mdoe: not a key of erdma-cni; did you mean mode?"* ]] || fail "message: $err"
   expect_unchanged "install of an entry with mdoe"
+  echo '{"type": "erdma-cni", "mode": "move", "device": {"name": "eth1"}}' >"$root/named-entry.json"
+  run install --source "$PLUGIN" --conflist 10-terway.conflist --entry "$root/named-entry.json"
+  expect_rc 1 "install of an entry that names one device for every pod"
+  [[ $err == *"device.name: in a node conflist the entry runs for every pod of the node"*"device.resource"* ]] ||
+    fail "message: $err"
+  expect_unchanged "install of an entry that names one device for every pod"
   if [[ $EUID == 0 ]]; then
     echo '{"type": "erdma-cni", "mode": "none", "dataDir": "/var/lib/erdma-cni"}' >"$root/datadir-entry.json"
     echo '{"dataDirs": ["/run/erdma-cni"]}' >"$root/node.json"
@@ -285,7 +291,7 @@ $after"
   "$INSTALLER" install --after terway --last 2>/dev/null || rc=$?
   [[ $rc == 2 ]] || fail "usage error exit $rc"
   expect_unchanged "the missing bin dir and the usage error"
-  ok "refusals (a .conf first, an unknown --after, a bad entry, a misspelt key, a dataDir the node file does not allow, no conflist, not a binary, no bin dir, usage) change nothing"
+  ok "refusals (a .conf first, an unknown --after, a bad entry, a misspelt key, a device named for every pod, a dataDir the node file does not allow, no conflist, not a binary, no bin dir, usage) change nothing"
 
   ln -s 10-terway.conflist "$conf/00-link.conflist"
   run install --source "$PLUGIN" --conflist 00-link.conflist

@@ -114,3 +114,36 @@ TEST_CASE("the entry a conflist holds is checked with the conflist's version and
 }
 
 }  // namespace
+
+TEST_CASE(
+    "an entry that names one node device for every pod of the node is refused, naming the key and the "
+    "recipe") {
+  for (const auto& [key, device] : {std::pair<std::string, Json>{"device.name", {{"name", "eth1"}}},
+                                    {"device.mac", {{"mac", "00:16:3e:00:00:01"}}},
+                                    {"device.pci", {{"pci", "0000:00:05.0"}}},
+                                    {"device.rdma", {{"rdma", "erdma_0"}}}}) {
+    for (const char* mode : {"move", "macvlan"}) {
+      Json e = install::DefaultEntry();
+      e["mode"] = mode;
+      e["device"] = device;
+      INFO(key << " in mode " << mode);
+      const std::string msg = Message(install::CheckEntry(e, "1.0.0", "terway-chainer", kNode));
+      CHECK(msg.starts_with(key + ": in a node conflist the entry runs for every pod of the node"));
+      CHECK(msg.find("device.resource") != std::string::npos);
+      CHECK(msg.find("device.pool") != std::string::npos);
+    }
+  }
+  Json id = install::DefaultEntry();
+  id["mode"] = "move";
+  id["deviceID"] = "0000:00:05.0";
+  CHECK(Message(install::CheckEntry(id, "1.0.0", "terway-chainer", kNode)).starts_with("deviceID: "));
+  // What chooses per pod passes: the kubelet's device, a pool, the runtime's deviceID capability.
+  Json resource = install::DefaultEntry();
+  resource["mode"] = "move";
+  resource["device"] = Json{{"resource", "aliyun/erdma"}};
+  CHECK(install::CheckEntry(resource, "1.0.0", "terway-chainer", kNode).ok());
+  Json pool = install::DefaultEntry();
+  pool["mode"] = "move";
+  pool["device"] = Json{{"pool", {{"rdmaDriver", "erdma"}}}};
+  CHECK(install::CheckEntry(pool, "1.0.0", "terway-chainer", kNode).ok());
+}
