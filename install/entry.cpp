@@ -84,6 +84,11 @@ base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::
   return warnings;
 }
 
+bool AsksTheKubelet(const Json& entry) {
+  auto device = entry.find("device");
+  return device != entry.end() && device->is_object() && device->contains("resource");
+}
+
 base::Result<std::vector<std::string>> CheckInstalledEntry(const Json& conflist,
                                                            const conf::NodePolicy& node) {
   for (const Json& e : conflist["plugins"])

@@ -17,6 +17,7 @@
 #include "install/conflist.h"
 #include "install/entry.h"
 #include "install/files.h"
+#include "kubelet/pod_devices.h"
 
 #ifndef ERDMA_CNI_VERSION
 #define ERDMA_CNI_VERSION "unknown"
@@ -145,6 +146,8 @@ struct ConflistPlan {
   Edit edit;
   std::vector<std::string> warnings;
   conf::NodePolicy node;  ///< what the entry's dataDir and logFile are checked against
+  /// Set when the entry asks the kubelet and the kubelet does not answer: `edit` then takes the entry out.
+  std::optional<Error> kubelet_down;
 };
 
 // The node file as the plugin reads it, unless --node-config names one.
@@ -170,6 +173,22 @@ base::Result<ConflistPlan> PlanConflistInstall(const Options& o) {
   if (!warnings.ok())
     return std::move(warnings).error().WithContext(o.entry_file.empty() ? p.path : o.entry_file);
   p.warnings = std::move(warnings).value();
+  // With device.resource every ADD asks the kubelet: while it does not answer on the node file's socket,
+  // every pod of the node would fail. The entry stays out of the conflist (taken out if it is there), so pods
+  // start without erdma-cni, until an install finds the kubelet answering.
+  if (AsksTheKubelet(entry)) {
+    if (auto s = kubelet::ListAnswers(p.node.pod_resources_socket, kubelet::kTimeLimit); !s.ok()) {
+      auto out = PlanUninstall(p.original);
+      if (!out.ok()) return std::move(out).error().WithContext(p.path);
+      p.edit = std::move(out).value();
+      p.kubelet_down = Error(
+          Code::kTryAgainLater,
+          "the entry's device.resource makes every pod's ADD ask the kubelet, and it does not answer: " +
+              s.error().msg + ". The entry is left out of " + p.path +
+              " until it does (pods start without erdma-cni meanwhile). Start the kubelet, or set " +
+              "podResourcesSocket in the node file (" + p.node.source + ") to its socket");
+    }
+  }
   return p;
 }
 
@@ -212,6 +231,7 @@ base::Status InstallOnce(const Options& o, bool quiet, std::ostream& out, std::o
     out << (bin.copy ? "would have " : "") << bin.summary << "\n";
     out << conf.path << ": " << (conf.edit.changed ? "would have " : "") << conf.edit.summary << "\n";
     if (conf.edit.changed) out << conf.edit.text << (conf.edit.text.ends_with('\n') ? "" : "\n");
+    if (conf.kubelet_down) return *conf.kubelet_down;
     return base::Ok();
   }
   // The binary before the entry that makes the runtime run it.
@@ -221,6 +241,7 @@ base::Status InstallOnce(const Options& o, bool quiet, std::ostream& out, std::o
   if (!quiet || conf.edit.changed)
     out << conf.path << ": " << conf.edit.summary
         << (conf.edit.changed ? "; the previous file is " + conf.path + kBackupSuffix : "") << "\n";
+  if (conf.kubelet_down) return *conf.kubelet_down;
   return base::Ok();
 }
 
@@ -332,6 +353,10 @@ int Check(const Options& o, std::ostream& out, std::ostream& err) {
       PrintError(err, std::move(s).error().WithContext(conf->path));
       return kExitFailed;
     }
+  }
+  if (conf->kubelet_down) {
+    PrintError(err, *conf->kubelet_down);
+    return kExitFailed;
   }
   if (conf->edit.changed) {
     as_asked = false;

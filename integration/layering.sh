@@ -30,7 +30,7 @@ declare -A may=(
   [plugin]="base netlink conf ipam kubelet plugin"
   [admin]="base netlink conf ipam kubelet plugin admin"
   [main]="base netlink conf ipam kubelet plugin admin"
-  [install]="base netlink conf install"
+  [install]="base netlink conf kubelet install"
 )
 
 check() {

@@ -231,6 +231,24 @@ base::Result<PodAllocation> DecodeListReply(const std::string& bytes, const PodQ
                                          std::to_string(m->n_pod_resources) + " pods)");
 }
 
+base::Status ListAnswers(const std::string& socket_path, std::chrono::milliseconds timeout) {
+  const std::string context = "asking the kubelet (" + base::EscapeForDisplay(socket_path) + ") for its pods";
+  auto r = UnaryCall(socket_path, kList, EncodeListRequest(), Clock::now() + timeout);
+  if (!r.ok()) {
+    Error e = std::move(r).error();
+    if (e.sys_errno == ETIMEDOUT) e.msg += ", " + std::to_string(timeout.count()) + " ms";
+    return std::move(e).WithContext(context);
+  }
+  if (r->status != 0)
+    return Error(Code::kIo, "List failed with gRPC status " + std::to_string(r->status) + ": " +
+                                base::EscapeForDisplay(r->message))
+        .WithContext(context);
+  ListReply m(v1__list_pod_resources_response__unpack(nullptr, r->body.size(), Bytes(r->body)));
+  if (!m)
+    return Error(Code::kDecoding, "its List reply is not a ListPodResourcesResponse").WithContext(context);
+  return base::Ok();
+}
+
 base::Result<PodAllocation> PodDevices(const std::string& socket_path, const PodQuery& q,
                                        std::chrono::milliseconds timeout) {
   const Clock::time_point deadline = Clock::now() + timeout;

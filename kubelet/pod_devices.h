@@ -14,6 +14,8 @@ namespace kubelet {
 
 /// The kubelet's socket for the API.
 inline constexpr const char* kDefaultSocket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+/// How long the kubelet may take to answer one ADD, retry included.
+inline constexpr std::chrono::milliseconds kTimeLimit{3000};
 /// NVIDIA's device plugin's resource: the pod's GPUs, whose NUMA nodes a pool prefers.
 inline constexpr const char* kGpuResource = "nvidia.com/gpu";
 /// The most device IDs of one resource (the one asked for, or the GPUs) an answer may give one pod: far more
@@ -70,6 +72,12 @@ std::string EncodeListRequest();
 /// kTryAgainLater when a retry can help (no socket, no answer, the pod not listed, rate limited twice);
 /// kDeviceNotFound when the pod has no device of the resource; kDecoding for an answer DecodeGetReply
 /// refuses; kIo for any other failure of the call.
+/// Whether the kubelet on `socket_path` answers a List within `timeout` with a ListPodResourcesResponse: what
+/// every ADD of a config with device.resource needs. The error names the socket: kTryAgainLater when no
+/// server listens there or it does not answer in time, kIo for a gRPC failure, kDecoding for an answer that
+/// is not the message.
+base::Status ListAnswers(const std::string& socket_path, std::chrono::milliseconds timeout);
+
 base::Result<PodAllocation> PodDevices(const std::string& socket_path, const PodQuery& q,
                                        std::chrono::milliseconds timeout);
 

@@ -16,7 +16,7 @@
 namespace cni {
 
 /// How long the kubelet may take to answer, retry included.
-inline constexpr std::chrono::milliseconds kKubeletTimeout{3000};
+inline constexpr std::chrono::milliseconds kKubeletTimeout = kubelet::kTimeLimit;
 
 /// One device an attachment may take, and why.
 struct DeviceCandidate {

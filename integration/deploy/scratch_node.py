@@ -5,6 +5,7 @@ the container's mounts."""
 import json
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -106,12 +107,18 @@ def run_installer_commands(installer, plugin, daemonsets, configmaps, entries, e
     then real), the probe passes, a ConfigMap edit switches the recipe,
     uninstall."""
     root = tempfile.mkdtemp(prefix="erdma-deploy-")
+    kubelet = None
     try:
         node = ScratchNode(root, configmaps)
+        # The node's kubelet, for the recipes with device.resource: the node
+        # file the DaemonSet mounts names its socket.
+        kubelet = FakeKubelet(root)
         commands = []
         for where, c, volumes, ns in daemonsets:
             for what, args in installer_commands(c):
                 local = [installer] + node.localize(args, c.get("volumeMounts") or [], volumes, ns)
+                if args and args[0] in ("install", "check"):
+                    local += ["--node-config", kubelet.node_file]
                 commands.append((f"{where} {what}", args, local))
         installs = [(w, local) for w, args, local in commands if args and args[0] == "install"]
         checks = [(w, local) for w, args, local in commands if args and args[0] == "check"]
@@ -119,7 +126,7 @@ def run_installer_commands(installer, plugin, daemonsets, configmaps, entries, e
             find("deploy", "no DaemonSet runs erdma-cni-install install")
         src = ["--source", plugin]
         if installs:
-            check_every_recipe(node, installs[0], configmaps, entries, src)
+            check_every_recipe(node, installs[0], configmaps, entries, src, kubelet)
         for w, local in checks:
             run(local + src, 1, "differs:", f"{w} before install")
         for w, local in installs:
@@ -135,6 +142,8 @@ def run_installer_commands(installer, plugin, daemonsets, configmaps, entries, e
                 if os.path.exists(node.host("/opt/cni/bin/erdma-cni")) == ("--remove-binary" in args):
                     find(w, "the binary is not where --remove-binary says it should be")
     finally:
+        if kubelet:
+            kubelet.stop()
         shutil.rmtree(root)
 
 
@@ -146,10 +155,44 @@ def with_entry(local, path):
     return out + ["--entry", path]
 
 
-def check_every_recipe(node, install, configmaps, entries, src):
+class FakeKubelet:
+    """test/fake_kubelet/ answering on a socket under root, and a node file
+    naming it (node_file); dead_node_file names a socket nobody serves."""
+
+    def __init__(self, root):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../test/fake_kubelet")
+        self.socket = f"{root}/kubelet.sock"
+        self.node_file, self.dead_node_file = f"{root}/node.json", f"{root}/node-dead.json"
+        for path, sock in ((self.node_file, self.socket), (self.dead_node_file, f"{root}/nobody.sock")):
+            with open(path, "w") as f:
+                json.dump({"podResourcesSocket": sock}, f)
+            os.chmod(path, 0o644)
+        self.log = open(f"{root}/kubelet.log", "w")
+        self.proc = subprocess.Popen([f"{script}/fake_kubelet.py", "--socket", self.socket,
+                                      "--pods", f"{script}/pods.json", "--mode", "get"],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        for _ in range(300):
+            try:
+                with socket.socket(socket.AF_UNIX) as s:
+                    s.connect(self.socket)
+                return
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"the fake kubelet did not start: {open(self.log.name).read()}")
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+        self.log.close()
+
+
+def check_every_recipe(node, install, configmaps, entries, src, kubelet):
     """Each recipe of the ConfigMap, given to the DaemonSet's install as a dry
     run on the node before install: the installer (with the plugin's own
-    parser) takes it without a warning and inserts it as written."""
+    parser) takes it without a warning and inserts it as written; a recipe
+    with device.resource only while the kubelet answers (the fake one), and
+    is left out with exit 1 naming the socket while none does."""
     where, local = install
     # A node of its own, whose plugin is the source itself (a symlink): the
     # dry runs are about the entry, and skip reading the binary.
@@ -164,11 +207,18 @@ def check_every_recipe(node, install, configmaps, entries, src):
             path = f"{node.root}/recipe-{key}"
             with open(path, "w") as f:
                 f.write(text)
+            recipe = f"ConfigMap {ns}/{name} data.{key}"
             p = run(with_entry(local, path) + src + ["--dry-run"], 0,
                     "would have inserted the erdma-cni entry at position 1 (after terway)",
-                    f"ConfigMap {ns}/{name} data.{key} as the entry of {where}", no_warning=True)
+                    f"{recipe} as the entry of {where}", no_warning=True)
             if p.returncode == 0 and json.loads(text) not in conflist_entries(p.stdout):
-                find(f"ConfigMap {ns}/{name} data.{key}", f"the dry run's conflist does not hold the entry as written:\n{p.stdout}")
+                find(recipe, f"the dry run's conflist does not hold the entry as written:\n{p.stdout}")
+            if "resource" in (json.loads(text).get("device") or {}):
+                dead = [a if a != kubelet.node_file else kubelet.dead_node_file for a in local]
+                p = run(with_entry(dead, path) + src + ["--dry-run"], 1,
+                        "no erdma-cni entry", f"{recipe} with no kubelet answering")
+                if "nobody.sock" not in p.stderr or "does not answer" not in p.stderr:
+                    find(recipe, f"with no kubelet answering, the installer does not name the socket:\n{p.stderr}")
 
 
 def conflist_entries(out):

@@ -42,6 +42,8 @@ from recipes import check_configmap, check_recipe_pods, documented_keys, entry_s
 from scratch_node import run_installer_commands
 
 ENTRY_FLAG = "--entry"
+# The kubelet's pod-resources dir, which the installer asks when an entry has device.resource.
+POD_RESOURCES = "/var/lib/kubelet/pod-resources"
 # Options of install that check and uninstall do not take.
 INSTALL_ONLY = ("--every",)
 
@@ -156,6 +158,10 @@ def check_daemonset(where, doc, entry_refs):
     for path in NODE_DIRS:
         if path not in host_paths.values():
             find(where, f"no hostPath volume mounts the node's {path}")
+    if any(args and args[0] == "install" for _, c in containers for _, args in installer_commands(c)) and \
+            host_paths.get(POD_RESOURCES) != POD_RESOURCES:
+        find(where, f"no hostPath volume mounts the node's {POD_RESOURCES} at its own path: an entry with "
+                    "device.resource would stay out of the conflist, the kubelet's socket unreachable")
 
 
 def check_probe(cw, commands):

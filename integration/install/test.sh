@@ -6,6 +6,7 @@
 #   test.sh nocaps   everything works as root with no capability at all (the DaemonSet's
 #                    securityContext), and what needs one fails cleanly (root)
 #   test.sh strace   every write goes to a hidden temp file renamed over the final name
+#   test.sh kubelet  an entry with device.resource stays out of the conflist while the kubelet does not answer
 # Environment: ERDMA_CNI_INSTALL, ERDMA_CNI (default: build/). Exit 77 = skipped.
 set -euo pipefail
 
@@ -423,8 +424,84 @@ $(grep rename "$log")"
   done
 }
 
+# With device.resource every ADD asks the kubelet: while the node file's socket does not answer, install
+# leaves the entry out (and takes it out), check fails naming the socket, and the install loop puts the entry
+# in once the kubelet answers.
+scenario_kubelet() {
+  [[ $EUID == 0 ]] || skip "the node file must be root's: run as root"
+  local fake="$repo/test/fake_kubelet/fake_kubelet.py" py
+  py="$(sed -n '1s/^#!//p' "$fake")"  # the fake kubelet's own interpreter
+  "$py" -c 'import grpc, grpc_tools' 2>/dev/null ||
+    skip "python3-grpcio or python3-grpc-tools is not installed for $py (the fake kubelet)"
+  local terway="$conf/10-terway.conflist" sock="$root/kubelet.sock" i
+  write_terway "$terway"
+  cp "$terway" "$root/original"
+  printf '{"podResourcesSocket": "%s"}\n' "$sock" >"$root/node.json"
+  chmod 0644 "$root/node.json"
+  echo '{"type": "erdma-cni", "mode": "move", "device": {"resource": "aliyun/erdma"}}' >"$root/entry.json"
+  local args=(--source "$PLUGIN" --after terway --entry "$root/entry.json" --node-config "$root/node.json")
+  run install "${args[@]}"
+  expect_rc 1 "install while no kubelet answers"
+  [[ $err == *"does not answer"*"$sock"*"left out of $terway"*"podResourcesSocket in the node file ($root/node.json)"* ]] ||
+    fail "message: $err"
+  cmp -s "$terway" "$root/original" || fail "the conflist changed: $(cat "$terway")"
+  run check "${args[@]}"
+  expect_rc 1 "check while no kubelet answers"
+  [[ $err == *"does not answer"*"$sock"* ]] || fail "check message: $err"
+  ok "no kubelet on the node file's socket: install leaves the entry out (exit 1), check fails naming the socket"
+
+  start_kubelet() {
+    "$fake" --socket "$sock" --pods "$repo/test/fake_kubelet/pods.json" --mode get --calls "$root/calls" \
+      >"$root/kubelet.log" 2>&1 &
+    reader_pid=$!
+    for ((i = 0; i < 300; i++)); do
+      # Bound is not yet listening: wait until a connection is accepted.
+      "$py" -c 'import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$sock" 2>/dev/null &&
+        return 0
+      sleep 0.1
+    done
+    fail "the fake kubelet did not start: $(cat "$root/kubelet.log")"
+  }
+  start_kubelet
+  run install "${args[@]}"
+  expect_rc 0 "install with the kubelet answering"
+  [[ $(jq -r '.plugins[1].type' "$terway") == erdma-cni ]] || fail "entry not inserted: $(cat "$terway")"
+  run check "${args[@]}"
+  expect_rc 0 "check with the kubelet answering"
+  # A kubelet that died leaves its socket file behind: the entry is taken out again.
+  kill "$reader_pid"
+  wait "$reader_pid" 2>/dev/null || true
+  reader_pid=""
+  run install "${args[@]}"
+  expect_rc 1 "install once the kubelet died"
+  [[ $err == *"does not answer"* ]] || fail "message: $err"
+  [[ $(jq -r '[.plugins[].type] | index("erdma-cni")' "$terway") == null ]] ||
+    fail "entry still there: $(cat "$terway")"
+  ok "with the kubelet answering install puts the entry in and check passes; once it died, install takes it out"
+
+  # The DaemonSet's loop: down at first, the entry comes once the kubelet answers.
+  rm -f "$sock"
+  "$INSTALLER" install --bin-dir "$bin" --conf-dir "$conf" "${args[@]}" --every 1 >"$root/loop.out" 2>&1 &
+  local loop=$!
+  sleep 1.5
+  [[ $(jq -r '[.plugins[].type] | index("erdma-cni")' "$terway") == null ]] || fail "entry inserted with no kubelet"
+  start_kubelet
+  for ((i = 0; i < 100; i++)); do
+    [[ $(jq -r '.plugins[1].type' "$terway") == erdma-cni ]] && break
+    sleep 0.1
+  done
+  kill -TERM "$loop"
+  wait "$loop" || true
+  [[ $(jq -r '.plugins[1].type' "$terway") == erdma-cni ]] ||
+    fail "the loop did not insert the entry once the kubelet answered: $(cat "$root/loop.out")"
+  [[ $(grep -c "does not answer" "$root/loop.out") == 1 ]] ||
+    fail "the loop should say once why it waits: $(cat "$root/loop.out")"
+  ok "install --every: the entry goes in on the first round after the kubelet answers, the wait said once"
+}
+
 case "$scenario" in
   node) scenario_node ;;
+  kubelet) scenario_kubelet ;;
   reader) scenario_reader ;;
   nocaps) scenario_nocaps ;;
   strace) scenario_strace ;;

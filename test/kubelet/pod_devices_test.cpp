@@ -188,6 +188,22 @@ TEST_CASE("a kubelet that does not answer is code 11 after the timeout, not late
   }
 }
 
+TEST_CASE("ListAnswers: a kubelet that lists its pods answers; none, a dead socket or a silent one do not") {
+  FakeKubelet k("get");
+  CHECK(kubelet::ListAnswers(k.socket(), kTimeout).ok());
+  CHECK(k.Calls() == Calls{"List - -> OK"});
+  auto missing = kubelet::ListAnswers(k.dir() + "/absent.sock", kTimeout);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().code == base::Code::kTryAgainLater);
+  CHECK_THAT(missing.error().msg,
+             Catch::Contains(k.dir() + "/absent.sock") && Catch::Contains("for its pods"));
+  FakeKubelet silent("silent");
+  auto quiet = kubelet::ListAnswers(silent.socket(), milliseconds(300));
+  REQUIRE_FALSE(quiet.ok());
+  CHECK(quiet.error().code == base::Code::kTryAgainLater);
+  CHECK_THAT(quiet.error().msg, Catch::Contains("300 ms"));
+}
+
 }  // namespace
 
 namespace {
