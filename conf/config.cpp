@@ -307,6 +307,10 @@ Status ParseAddresses(const json& root, Config& c) {
     if (c.addresses == AddressMode::kInherit && c.child())
       return Invalid(std::string("addresses: \"inherit\" would copy the parent's addresses onto a ") +
                      ModeName(c.mode) + " child; use \"ipam\" with an ipam object, or \"none\"");
+    if (c.addresses != AddressMode::kIpam && !c.ipam.is_null())
+      return Invalid("ipam: set beside addresses " + Quote(s) +
+                     ", which never runs the IPAM plugin; remove ipam, or set addresses to \"ipam\" (the "
+                     "default with an ipam object)");
   }
   return base::Ok();
 }
@@ -527,6 +531,13 @@ Status ParseRest(json root, Purpose purpose, Config& c) {
     c.smcr = defaults.smcr;
     c.smcr_wanted = defaults.smcr_wanted;
   }));
+  // Mode none acts on the interface the plugin before it made (its prevResult): alone it would give the pod
+  // nothing and succeed. A node conflist entry (kEntry) gets its prevResult from the runtime.
+  if (purpose == Purpose::kAdd && c.mode == Mode::kNone && c.prev_result.is_null())
+    return Invalid(
+        "mode: \"none\" adds SMC-R to the interface of the plugin before erdma-cni in a chain (its "
+        "prevResult), and there is none: alone it gives the pod nothing. Chain erdma-cni after the primary "
+        "plugin, or choose a mode that attaches a device (move, macvlan, ipvlan, vf)");
   c.raw = std::move(root);
   return base::Ok();
 }

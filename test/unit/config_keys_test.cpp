@@ -148,7 +148,8 @@ TEST_CASE("mode none with rdma.netnsMode exclusive is a config error") {
   CHECK(r.error().code == Code::kInvalidConfig);
   CHECK(r.error().msg ==
         "rdma.netnsMode: mode \"none\" leaves the RDMA device on the node; use \"shared\" or \"auto\"");
-  CHECK(ParsePatched(R"({"mode": "none", "device": null, "rdma": {"netnsMode": "shared"}})").ok());
+  CHECK(ParsePatched(R"({"mode": "none", "device": null, "rdma": {"netnsMode": "shared"}, "prevResult": {}})")
+            .ok());
   CHECK(ParsePatched(R"({"rdma": {"netnsMode": "exclusive"}})").ok());
 }
 

@@ -126,9 +126,16 @@ const std::vector<Bad> kBadValues = {
     {R"({"mtu": "1500"})", Code::kInvalidConfig, "mtu: must be an integer 68..65535"},
     {R"({"mtu": true})", Code::kInvalidConfig, "mtu: must be an integer 68..65535"},
     {R"({"mtu": 18446744073709551616})", Code::kInvalidConfig, "mtu: must be an integer"},
+    // mode none: only chained
+    {R"({"mode": "none", "device": null})", Code::kInvalidConfig,
+     R"(mode: "none" adds SMC-R to the interface of the plugin before erdma-cni in a chain (its prevResult), and there is none)"},
     // addresses, ipam
     {R"({"addresses": "dhcp"})", Code::kInvalidConfig,
      R"(addresses: "dhcp" is not supported; use "inherit", "ipam" or "none")"},
+    {R"({"ipam": {"type": "host-local"}, "addresses": "inherit"})", Code::kInvalidConfig,
+     R"(ipam: set beside addresses "inherit", which never runs the IPAM plugin; remove ipam, or set addresses to "ipam" (the default with an ipam object))"},
+    {R"({"ipam": {"type": "host-local"}, "addresses": "none"})", Code::kInvalidConfig,
+     R"(ipam: set beside addresses "none", which never runs the IPAM plugin; remove ipam, or set addresses to "ipam" (the default with an ipam object))"},
     {R"({"addresses": true})", Code::kInvalidConfig, "addresses: must be a string"},
     {R"({"addresses": "ipam"})", Code::kInvalidConfig, R"(addresses: "ipam" needs an ipam object)"},
     {R"({"ipam": "host-local"})", Code::kInvalidConfig, "ipam: must be an object"},
@@ -254,8 +261,6 @@ const std::vector<Good> kGoodValues = {
        CHECK(c.ipam_type == "host-local");
        CHECK(c.ipam["subnet"] == "10.9.0.0/24");
      }},
-    {R"({"ipam": {"type": "host-local"}, "addresses": "inherit"})",
-     [](const Config& c) { CHECK(c.addresses == AddressMode::kInherit); }},
     {R"({"addresses": "none"})", [](const Config& c) { CHECK(c.addresses == AddressMode::kNone); }},
     {R"({"addresses": "inherit"})", [](const Config& c) { CHECK(c.addresses == AddressMode::kInherit); }},
     {R"({"routing": {"table": "auto"}})", [](const Config& c) { CHECK_FALSE(c.routing.table.has_value()); }},

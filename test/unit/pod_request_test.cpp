@@ -98,5 +98,4 @@ TEST_CASE("a pool never passes a pod through when required or standalone, nor do
 TEST_CASE("a pass-through result is prevResult as it came, in the config's version") {
   const json none = {{"mode", "none"}, {"prevResult", kPrev}};
   CHECK(cni::PassThroughResult(Parse(none)) == kPrev);
-  CHECK(cni::PassThroughResult(Parse({{"mode", "none"}})) == json{{"cniVersion", "1.0.0"}});
 }
