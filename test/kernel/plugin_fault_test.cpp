@@ -131,7 +131,7 @@ std::vector<std::string> Fault(const std::string& point, const char* action) {
 
 }  // namespace
 
-TEST_CASE("ADD failing or killed at any fault point leaves nothing a DEL cannot finish") {
+TEST_CASE("ADD failing or killed at any fault point leaves nothing a DEL cannot finish", "[sweep]") {
   if (!base::fault::kEnabled)
     KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
   const auto& scenario = Scenarios()[GENERATE(range(0, 4))];
@@ -166,7 +166,7 @@ TEST_CASE("ADD failing or killed at any fault point leaves nothing a DEL cannot 
             << 2 * run.size() << " runs (fail, kill)\n";
 }
 
-TEST_CASE("DEL failing or killed at any fault point keeps the state, and the next DEL finishes") {
+TEST_CASE("DEL failing or killed at any fault point keeps the state, and the next DEL finishes", "[sweep]") {
   if (!base::fault::kEnabled)
     KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
   const auto& scenario = Scenarios()[GENERATE(range(0, 4))];

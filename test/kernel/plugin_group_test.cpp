@@ -117,7 +117,8 @@ TEST_CASE(
 
 TEST_CASE(
     "a group's ADD failing at any of its members' fault points, or killed there, leaves nothing once DEL "
-    "ran") {
+    "ran",
+    "[sweep]") {
   if (!base::fault::kEnabled)
     KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
   Group g(3);
@@ -156,7 +157,7 @@ TEST_CASE(
             << " runs (fail, kill)\n";
 }
 
-TEST_CASE("eight devices: ADD failing at any of its fault points rolls back all eight") {
+TEST_CASE("eight devices: ADD failing at any of its fault points rolls back all eight", "[sweep]") {
   if (!base::fault::kEnabled)
     KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
   Group g(8);

@@ -471,7 +471,7 @@ TEST_CASE("two ADDs racing on one stale claim: one recovers it and gets the devi
   }
 }
 
-TEST_CASE("a fault inside the recovery leaves a state the next ADD or the late DEL finishes") {
+TEST_CASE("a fault inside the recovery leaves a state the next ADD or the late DEL finishes", "[sweep]") {
   if (!base::fault::kEnabled)
     KT_SKIP("fault hooks: build with -DERDMA_CNI_FAULT_HOOKS=ON (any non-Release test build)");
   // Who held the device, and who recovers it: a move ADD after a moved
