@@ -188,7 +188,7 @@ TEST_CASE("a kubelet that does not answer is code 11 after the timeout, not late
   }
 }
 
-TEST_CASE("ListAnswers: a kubelet that lists its pods answers; none, a dead socket or a silent one do not") {
+TEST_CASE("ListAnswers: a kubelet that lists its pods answers, none, a dead socket or a silent one do not") {
   FakeKubelet k("get");
   CHECK(kubelet::ListAnswers(k.socket(), kTimeout).ok());
   CHECK(k.Calls() == Calls{"List - -> OK"});
