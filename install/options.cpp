@@ -165,7 +165,10 @@ nothing. Safe to run at every start.
 commands:
   install     copy the plugin (only when it differs) and insert or update the
               erdma-cni entry; keeps the previous conflist in
-              <conflist>.erdma-cni.bak when it changes it
+              <conflist>.erdma-cni.bak when it changes it. An entry with
+              device.resource goes in only while the kubelet's pod-resources
+              socket (the node file's) answers; otherwise it is taken out
+              and install fails, naming the socket
   uninstall   take every erdma-cni entry out of the conflist (nothing else
               changes); the binary stays unless --remove-binary
   check       exit 0 when the binary and the entry are as install would make
@@ -195,7 +198,8 @@ options:
   --help, --version
 
 exit status: 0 done (check: installed as asked), 1 failed or (check) differs,
-2 usage error. A failed run changes nothing.
+2 usage error. A failed run changes nothing, but for taking out an entry
+whose kubelet does not answer.
 )";
 }
 
