@@ -57,7 +57,8 @@ Result<PodRequest> WhatThePodAsked(const conf::Config& cfg, const Env& env, cons
                        "kubelet about; runtimes under Kubernetes pass them, elsewhere select the device by "
                        "name, mac, pci, rdma or pool");
     const std::string socket = node ? node->pod_resources_socket : std::string(kubelet::kDefaultSocket);
-    auto answer = kubelet::PodDevices(socket, {ns->second, name->second, cfg.device.value}, kKubeletTimeout);
+    auto answer =
+        kubelet::PodDevices(socket, {ns->second, name->second, cfg.device.value}, kubelet::kTimeLimit);
     if (!answer.ok()) {
       if (answer.error().code == Code::kDeviceNotFound && may_pass) {
         r.asked = false;

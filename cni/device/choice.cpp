@@ -226,11 +226,11 @@ Result<DeviceChoice> ChooseDevices(Context& ctx, std::optional<kubelet::PodAlloc
     if (answer) {
       alloc = std::move(answer);
     } else {
-      ASSIGN_OR_RETURN(alloc,
-                       kubelet::PodDevices(socket, {who->first, who->second, sel.value}, kKubeletTimeout));
+      ASSIGN_OR_RETURN(
+          alloc, kubelet::PodDevices(socket, {who->first, who->second, sel.value}, kubelet::kTimeLimit));
     }
   } else if (who) {
-    auto a = kubelet::PodDevices(socket, {who->first, who->second, ""}, kKubeletTimeout);
+    auto a = kubelet::PodDevices(socket, {who->first, who->second, ""}, kubelet::kTimeLimit);
     if (a.ok())
       alloc = std::move(a).value();
     else

@@ -15,9 +15,6 @@
 
 namespace cni {
 
-/// How long the kubelet may take to answer, retry included.
-inline constexpr std::chrono::milliseconds kKubeletTimeout = kubelet::kTimeLimit;
-
 /// One device an attachment may take, and why.
 struct DeviceCandidate {
   conf::DeviceSelector selector;  ///< a kDeviceId (the kubelet's ID) or a kName (a pool's device)
