@@ -7,7 +7,6 @@
 namespace conf {
 
 namespace {
-bool IsHexDigit(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 constexpr size_t kMaxDeviceIdBytes = 256;
 

@@ -20,6 +20,11 @@ bool IsValidUtf8(std::string_view s);
 /// `max_bytes`, no '/', not "." or "..", no control characters (NUL included).
 bool IsPlainFileName(std::string_view name, size_t max_bytes = 255);
 
+/// An ASCII hex digit, in either case (no locale).
+inline bool IsHexDigit(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
 /// True when `s` holds a byte below 0x20 or 0x7f (NUL included).
 bool HasControlChar(std::string_view s);
 

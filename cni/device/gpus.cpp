@@ -23,14 +23,12 @@ constexpr std::string_view kAckSeparator = "-_-";     // gpushare's generateFake
 constexpr size_t kUuidChars = 36;                     // 8-4-4-4-12 hex digits
 constexpr std::string_view kFallBack = "; falling back to the kubelet's NUMA node";
 
-bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-
 // 8-4-4-4-12 hex digits, either case.
 bool IsUuid(std::string_view s) {
   if (s.size() != kUuidChars) return false;
   for (size_t i = 0; i < s.size(); ++i) {
     const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? s[i] != '-' : !IsHex(s[i])) return false;
+    if (dash ? s[i] != '-' : !conf::IsHexDigit(s[i])) return false;
   }
   return true;
 }

@@ -7,13 +7,12 @@
 #include <climits>
 
 #include "base/log.h"
+#include "conf/names.h"
 #include "netlink/rdma_pairing.h"
 
 namespace cni {
 
 namespace {
-
-bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 
 // dddd:bb:dd.f or bb:dd.f
 bool LooksLikePci(const std::string& s) {
@@ -24,7 +23,7 @@ bool LooksLikePci(const std::string& s) {
         if (t[i] != ':') return false;
       } else if (i == 10) {
         if (t[i] != '.') return false;
-      } else if (!IsHex(t[i])) {
+      } else if (!conf::IsHexDigit(t[i])) {
         return false;
       }
     }
@@ -36,7 +35,7 @@ bool LooksLikePci(const std::string& s) {
 bool LooksLikeMac(const std::string& s) {
   if (s.size() != 17) return false;
   for (size_t i = 0; i < s.size(); ++i)
-    if (i % 3 == 2 ? s[i] != ':' : !IsHex(s[i])) return false;
+    if (i % 3 == 2 ? s[i] != ':' : !conf::IsHexDigit(s[i])) return false;
   return true;
 }
 

@@ -18,7 +18,6 @@ using base::Result;
 
 namespace {
 
-bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // "pci" + the domain (4 hex digits, more for VMD domains) + ":" + the bus.
@@ -28,7 +27,7 @@ bool IsPciRoot(std::string_view s) {
   const size_t colon = s.find(':');
   if (colon == std::string_view::npos || colon < 4 || colon > 8 || s.size() != colon + 3) return false;
   for (size_t i = 0; i < s.size(); ++i)
-    if (i != colon && !IsHex(s[i])) return false;
+    if (i != colon && !conf::IsHexDigit(s[i])) return false;
   return true;
 }
 
