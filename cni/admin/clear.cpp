@@ -30,7 +30,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kClearUsage =
     "usage: erdma-cni clear --container ID [--network NAME] [--if IFNAME] [--data-dir DIR]\n"
     "                       [--cni-path DIRS] [--skip-ipam] [--force] [--dry-run]\n"
     "  --container ID    the pod sandbox (CNI_CONTAINERID) whose attachments, claims and shares go\n"
@@ -278,11 +278,11 @@ int RunClear(const std::vector<std::string>& args, std::ostream& out, std::ostre
   ClearOptions opts;
   bool help = false;
   if (std::string bad = ParseArgs(args, opts, &help); !bad.empty()) {
-    err << "erdma-cni clear: " << bad << "; " << kUsage;
+    err << "erdma-cni clear: " << bad << "; " << kClearUsage;
     return 2;
   }
   if (help) {
-    out << kUsage;
+    out << kClearUsage;
     return 0;
   }
   auto dirs = FindAdminDataDirs(opts.data_dir, opts.container_id);

@@ -13,8 +13,6 @@ namespace {
 constexpr size_t kMaxShareBytes = 64 << 10;
 constexpr int kLockWaitMs = 10000;
 
-std::string Show(const std::string& s) { return base::EscapeForDisplay(s); }
-
 enum class Owned { kOwn, kNone, kUnknown };
 
 // Whether `owner`'s state path holds the state of the attachment it names.
@@ -67,16 +65,17 @@ base::Status ClearStrayHolders(const std::string& data_dir, const ClearOptions& 
     const Owned owned = StateOf(data_dir, o);
     if (owned == Owned::kOwn) continue;  // the attachment's own, which its DEL removes
     *found = true;
-    const std::string what = std::string(h.share ? "share of " : "claim of ") + Show(h.device) +
-                             " naming container " + Show(o.container_id) + " (network " + Show(o.network) +
-                             ", interface " + Show(o.if_name) + ")";
+    const std::string what =
+        std::string(h.share ? "share of " : "claim of ") + base::EscapeForDisplay(h.device) +
+        " naming container " + base::EscapeForDisplay(o.container_id) + " (network " +
+        base::EscapeForDisplay(o.network) + ", interface " + base::EscapeForDisplay(o.if_name) + ")";
     if (owned == Owned::kUnknown) {
-      out << what << ": left alone: its state " << Show(o.state_path)
+      out << what << ": left alone: its state " << base::EscapeForDisplay(o.state_path)
           << " cannot be read through this dataDir, so it cannot be told whether it is the attachment's\n";
       errors.push_back(base::Error(base::Code::kState, what + " left alone"));
       continue;
     }
-    out << what << ", which has no state of its own (" << Show(o.state_path) << ")\n";
+    out << what << ", which has no state of its own (" << base::EscapeForDisplay(o.state_path) << ")\n";
     if (opts.dry_run) {
       out << "  would be removed\n";
       continue;
@@ -97,7 +96,7 @@ base::Status ClearStrayHolders(const std::string& data_dir, const ClearOptions& 
       }
     }
     if (!s.ok()) {
-      out << "  could not be removed: " << Show(s.error().msg) << "\n";
+      out << "  could not be removed: " << base::EscapeForDisplay(s.error().msg) << "\n";
       errors.push_back(std::move(s).error());
       continue;
     }
@@ -105,7 +104,7 @@ base::Status ClearStrayHolders(const std::string& data_dir, const ClearOptions& 
     if (!h.share) {
       auto link = host.FindLink(h.device);
       if (link.ok() && !*link)
-        out << "  not put back: " << Show(h.device)
+        out << "  not put back: " << base::EscapeForDisplay(h.device)
             << " is not on the node, and no journal says where it went; find it with `ip -all netns exec ip "
                "link`\n";
     }

@@ -24,7 +24,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kDiagUsage =
     "usage: erdma-cni diag [--netns PATH | --container ID] [--data-dir DIR] [--json]\n"
     "  --netns PATH      the pod netns to look at (e.g. /var/run/netns/cni-...); default: the node\n"
     "  --container ID    the pod sandbox whose netns erdma-cni recorded (CNI_CONTAINERID)\n"
@@ -72,16 +72,16 @@ int RunDiag(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (a == "--json") {
       opts.json = true;
     } else if (a == "--help" || a == "-h") {
-      out << kUsage;
+      out << kDiagUsage;
       return 0;
     } else if (a == "--netns" || a == "--data-dir" || a == "--container") {
       if (i + 1 >= args.size()) {
-        err << "erdma-cni diag: " << a << " needs a value; " << kUsage;
+        err << "erdma-cni diag: " << a << " needs a value; " << kDiagUsage;
         return 2;
       }
       (a == "--netns" ? opts.netns : a == "--data-dir" ? data_dir : container) = args[++i];
     } else {
-      err << "erdma-cni diag: unknown option " << base::EscapeForDisplay(a) << "; " << kUsage;
+      err << "erdma-cni diag: unknown option " << base::EscapeForDisplay(a) << "; " << kDiagUsage;
       return 2;
     }
   }

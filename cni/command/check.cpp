@@ -22,7 +22,7 @@ namespace {
 
 // The final result's entry for our pod-side interface, or null. A plugin after us in the chain (e.g. tuning)
 // may change the interface's MAC or MTU and says so there; CHECK holds the interface to the result it gets.
-const nlohmann::json* ResultInterface(const nlohmann::json& prev_result, const std::string& name) {
+const nlohmann::json* PrevResultInterface(const nlohmann::json& prev_result, const std::string& name) {
   if (!prev_result.is_object()) return nullptr;
   auto ifs = prev_result.find("interfaces");
   if (ifs == prev_result.end() || !ifs->is_array()) return nullptr;
@@ -93,7 +93,7 @@ Status Check(Context& ctx) {
   ASSIGN_OR_RETURN(env.rules, pod->ListRules());
   // What each step made is still there (the IPAM plugin is asked too).
   RETURN_IF_ERROR(check_steps());
-  if (const nlohmann::json* r = ResultInterface(ctx.cfg.prev_result, st.pod_if_name)) {
+  if (const nlohmann::json* r = PrevResultInterface(ctx.cfg.prev_result, st.pod_if_name)) {
     if (auto m = r->find("mac"); m != r->end() && m->is_string() && !m->get<std::string>().empty())
       want_mac = conf::NormalizeMac(m->get<std::string>()).value_or(m->get<std::string>());
     if (auto m = r->find("mtu"); m != r->end() && m->is_number_unsigned() && m->get<uint64_t>() > 0)

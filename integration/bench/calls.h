@@ -37,6 +37,11 @@ std::string Why(const Outcome& o);
 bool Ok(const Outcome& o, const std::string& what);
 /// stdout as JSON (null when it is not).
 nlohmann::json Parsed(const Outcome& o);
+/// The call's peak RSS, as a row's figure.
+inline double Rss(const Outcome& o) { return static_cast<double>(o.maxrss_kib); }
+
+/// The pod's interface in every row.
+inline constexpr const char* kPodIf = "net1";
 
 /// erdma-cni, move mode: `device.name`, `addresses: inherit`, dataDir.
 nlohmann::json ErdmaConfig(const Options& opt, const std::string& data_dir, const std::string& device);

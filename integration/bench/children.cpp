@@ -12,14 +12,6 @@ namespace bench {
 
 using nlohmann::json;
 
-namespace {
-
-constexpr const char* kIf = "net1";
-
-double Rss(const Outcome& o) { return static_cast<double>(o.maxrss_kib); }
-
-}  // namespace
-
 // The group's parent and pod are the topology's last ENI and pod, which no
 // other row uses while the iterations run (the driver adds them for it).
 MacvlanGroup::MacvlanGroup(const Options& opt, const Topology& topo, const std::string& data_dir, Results& r)
@@ -80,20 +72,20 @@ bool MacvlanGroup::Prepare() {
   if (!parsed.ok()) return fail("floor config: " + parsed.error().msg);
   floor_.cfg = *parsed;
   floor_.pod_netns = pod_;
-  floor_.pod_if = kIf;
+  floor_.pod_if = kPodIf;
   auto address = netlink::IpPrefix::Parse(kChildAddress);
   auto gateway = netlink::IpAddress::Parse(kGateway);
   if (!address || !gateway) return fail("bad kChildAddress or kGateway");
   floor_.ips = {ipam::IpConfig{*address, *gateway}};
 
   // erdma-cni's macvlan mode: probe once, as for mode none.
-  Outcome add = Spawn(Make(opt_, opt_.plugin, {"ADD", "bench-macvlan-probe", pod_, kIf, ecfg_}));
+  Outcome add = Spawn(Make(opt_, opt_.plugin, {"ADD", "bench-macvlan-probe", pod_, kPodIf, ecfg_}));
   if (add.exit != 0) {
     r_.macvlan_unavailable = "n/a (mode macvlan not available in this build: " + Why(add) + ")";
     erdma_ = false;
   } else {
     Outcome del = Spawn(
-        Make(opt_, opt_.plugin, {"DEL", "bench-macvlan-probe", pod_, kIf, WithPrev(ecfg_, Parsed(add))}));
+        Make(opt_, opt_.plugin, {"DEL", "bench-macvlan-probe", pod_, kPodIf, WithPrev(ecfg_, Parsed(add))}));
     if (!Ok(del, "erdma-cni macvlan DEL (probe)")) return false;
   }
   return Check("the macvlan probe");
@@ -122,7 +114,8 @@ void MacvlanGroup::AddUnits(std::vector<Unit>& units) {
   units.push_back([this](int, bool rec, bool verify) { return FloorUnit(rec, verify); });
   units.push_back([this](int, bool rec, bool verify) {
     const json ips = json::array({{{"address", kChildAddress}, {"gateway", kGateway}}});
-    return ExecFloor(opt_, pod_, kIf, json{{"config", ecfg_}, {"ips", ips}}, r_, rec, "macvlan floor exec") &&
+    return ExecFloor(opt_, pod_, kPodIf, json{{"config", ecfg_}, {"ips", ips}}, r_, rec,
+                     "macvlan floor exec") &&
            (!verify || Check("the exec'd macvlan floor DEL"));
   });
   if (erdma_) units.push_back([this](int it, bool rec, bool verify) { return ErdmaUnit(it, rec, verify); });
@@ -159,10 +152,10 @@ bool MacvlanGroup::FloorUnit(bool rec, bool verify) {
 bool MacvlanGroup::ErdmaUnit(int it, bool rec, bool verify) {
   const std::string cid = "bench-m-" + std::to_string(it);
   Settle(opt_);
-  Outcome add = Spawn(Make(opt_, opt_.plugin, {"ADD", cid, pod_, kIf, ecfg_}));
+  Outcome add = Spawn(Make(opt_, opt_.plugin, {"ADD", cid, pod_, kPodIf, ecfg_}));
   if (!Ok(add, "erdma-cni macvlan ADD")) return false;
   Settle(opt_);
-  Outcome del = Spawn(Make(opt_, opt_.plugin, {"DEL", cid, pod_, kIf, WithPrev(ecfg_, Parsed(add))}));
+  Outcome del = Spawn(Make(opt_, opt_.plugin, {"DEL", cid, pod_, kPodIf, WithPrev(ecfg_, Parsed(add))}));
   if (!Ok(del, "erdma-cni macvlan DEL")) return false;
   if (rec) {
     r_.rows["macvlan ADD"].Add(add.wall_ms, add.cpu_ms, Rss(add));
@@ -181,15 +174,15 @@ bool MacvlanGroup::GoUnit(int it, bool rec, bool verify) {
                     sbr = opt_.cni_dir + "/sbr";
   const json scfg = SbrConfig("bench-go-macvlan");
   Settle(opt_);
-  Outcome a1 = Spawn(Make(opt_, mv, {"ADD", cid, pod_, kIf, gcfg_}));
+  Outcome a1 = Spawn(Make(opt_, mv, {"ADD", cid, pod_, kPodIf, gcfg_}));
   if (!Ok(a1, "macvlan ADD")) return false;
-  Outcome a2 = Spawn(Make(opt_, sbr, {"ADD", cid, pod_, kIf, WithPrev(scfg, Parsed(a1))}));
+  Outcome a2 = Spawn(Make(opt_, sbr, {"ADD", cid, pod_, kPodIf, WithPrev(scfg, Parsed(a1))}));
   if (!Ok(a2, "sbr ADD (after macvlan)")) return false;
   const json final_result = Parsed(a2);
   Settle(opt_);
-  Outcome d1 = Spawn(Make(opt_, sbr, {"DEL", cid, pod_, kIf, WithPrev(scfg, final_result)}));
+  Outcome d1 = Spawn(Make(opt_, sbr, {"DEL", cid, pod_, kPodIf, WithPrev(scfg, final_result)}));
   if (!Ok(d1, "sbr DEL (before macvlan)")) return false;
-  Outcome d2 = Spawn(Make(opt_, mv, {"DEL", cid, pod_, kIf, WithPrev(gcfg_, final_result)}));
+  Outcome d2 = Spawn(Make(opt_, mv, {"DEL", cid, pod_, kPodIf, WithPrev(gcfg_, final_result)}));
   if (!Ok(d2, "macvlan DEL")) return false;
   if (rec) {
     r_.rows["macvlan plugin ADD"].Add(a1.wall_ms, a1.cpu_ms, Rss(a1));
@@ -207,9 +200,9 @@ bool MacvlanGroup::GoUnit(int it, bool rec, bool verify) {
 // per ADD and once per DEL; the floor does not.
 bool MacvlanGroup::StaticUnit(int it, bool rec) {
   const std::string cid = "bench-s-" + std::to_string(it), st = opt_.cni_dir + "/static";
-  Outcome add = Spawn(Make(opt_, st, {"ADD", cid, pod_, kIf, gcfg_}));
+  Outcome add = Spawn(Make(opt_, st, {"ADD", cid, pod_, kPodIf, gcfg_}));
   if (!Ok(add, "static ADD")) return false;
-  Outcome del = Spawn(Make(opt_, st, {"DEL", cid, pod_, kIf, gcfg_}));
+  Outcome del = Spawn(Make(opt_, st, {"DEL", cid, pod_, kPodIf, gcfg_}));
   if (!Ok(del, "static DEL")) return false;
   if (rec) {
     r_.rows["static ADD"].Add(add.wall_ms, add.cpu_ms, Rss(add));

@@ -17,13 +17,10 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kIf = "net1";
 // The busy node's addresses: the move devices' in 10.11.0.0/16, the macvlan
 // children's in 10.10.0.0/16, each subnet's gateway at .0.1.
 constexpr const char* kMoveNet = "10.11";
 constexpr const char* kChildNet = "10.10";
-
-double Rss(const Outcome& o) { return static_cast<double>(o.maxrss_kib); }
 
 // The i-th address of a /16 from .0.2 on, skipping .255 and .0.
 std::string BusyAddress(const char* net, int i) {
@@ -62,9 +59,9 @@ std::string ScaleGroup::BusyPod(char kind, int i) const {
 Call ScaleGroup::BusyCall(char kind, int i) const {
   const std::string id = std::string(1, kind) + std::to_string(i);
   if (kind == 'm')
-    return {"ADD", "bench-scale-" + id, "/run/netns/" + BusyPod(kind, i), kIf,
+    return {"ADD", "bench-scale-" + id, "/run/netns/" + BusyPod(kind, i), kPodIf,
             ErdmaConfig(opt_, busy_dir_, BusyDevice(i))};
-  return {"ADD", "bench-scale-" + id, "/run/netns/" + BusyPod(kind, i), kIf,
+  return {"ADD", "bench-scale-" + id, "/run/netns/" + BusyPod(kind, i), kPodIf,
           ErdmaMacvlanConfig(busy_dir_, devices_[2].name, BusyAddress(kChildNet, i) + "/16",
                              std::string(kChildNet) + ".0.1")};
 }
@@ -197,10 +194,11 @@ void ScaleGroup::AddUnits(std::vector<Unit>& units) {
       const Variant& x = variants_[v];
       const std::string cid = "bench-sc" + std::to_string(v) + "-" + std::to_string(it);
       Settle(opt_);
-      Outcome add = Spawn(Make(opt_, opt_.plugin, {"ADD", cid, pod_, kIf, x.config}));
+      Outcome add = Spawn(Make(opt_, opt_.plugin, {"ADD", cid, pod_, kPodIf, x.config}));
       if (!Ok(add, x.label + " ADD")) return false;
       Settle(opt_);
-      Outcome del = Spawn(Make(opt_, opt_.plugin, {"DEL", cid, pod_, kIf, WithPrev(x.config, Parsed(add))}));
+      Outcome del =
+          Spawn(Make(opt_, opt_.plugin, {"DEL", cid, pod_, kPodIf, WithPrev(x.config, Parsed(add))}));
       if (!Ok(del, x.label + " DEL")) return false;
       if (rec) {
         r_.rows[x.key + " ADD"].Add(add.wall_ms, add.cpu_ms, Rss(add));
