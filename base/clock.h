@@ -20,7 +20,7 @@ struct SteadyClock {
   using rep = duration::rep;
   using period = duration::period;
   using time_point = std::chrono::steady_clock::time_point;
-  static constexpr bool is_steady = true;
+  static constexpr bool is_steady = true;  // NOLINT(readability-identifier-naming): the Clock requirement
   static time_point now() noexcept;
 };
 

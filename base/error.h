@@ -125,10 +125,13 @@ inline Status Ok() { return {}; }
     if (!ecni_status_.ok()) return std::move(ecni_status_).error(); \
   } while (0)
 
+// tmp and lhs are declarations, which parentheses would break.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)   \
   auto tmp = (expr);                            \
   if (!tmp.ok()) return std::move(tmp).error(); \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)
 
 /// `ASSIGN_OR_RETURN(auto x, F());` binds the value or returns the error.
 #define ASSIGN_OR_RETURN(lhs, expr) ASSIGN_OR_RETURN_IMPL(ECNI_CONCAT(ecni_result_, __LINE__), lhs, expr)

@@ -34,7 +34,7 @@ class Executor {
   /// Until reset (nullopt), runs plugins for `who` instead of the attachment
   /// of this process's CNI_* variables, without CNI_ARGS (they are the
   /// caller's pod's): stale-claim recovery finishes another attachment's DEL.
-  virtual void RunFor(std::optional<Attachment> who) { (void)who; }
+  virtual void RunFor(const std::optional<Attachment>& who) { (void)who; }
   /// Runs plugin `type` with CNI_COMMAND=`command` and `config` on stdin. Returns the parsed stdout (null
   /// when empty). A CNI error from the plugin becomes Code::kIpam (11 passes through) with the plugin's
   /// message. A plugin that could not be started (not on CNI_PATH, not executable) fails with
@@ -63,7 +63,7 @@ class ExecExecutor : public Executor {
   base::Result<nlohmann::json> Run(const std::string& type, const std::string& command,
                                    const std::string& config) override;
   void SetTimeLimit(uint32_t ms) override { time_limit_ms_ = ms; }
-  void RunFor(std::optional<Attachment> who) override { for_ = std::move(who); }
+  void RunFor(const std::optional<Attachment>& who) override { for_ = who; }
 
  private:
   std::vector<std::string> cni_path_;

@@ -19,7 +19,7 @@ class NegotiatingExecutor : public Executor {
   explicit NegotiatingExecutor(Executor& inner) : inner_(inner) {}
   base::Result<nlohmann::json> Run(const std::string& type, const std::string& command,
                                    const std::string& config) override;
-  void RunFor(std::optional<ipam::Attachment> who) override { inner_.RunFor(std::move(who)); }
+  void RunFor(const std::optional<ipam::Attachment>& who) override { inner_.RunFor(who); }
 
  private:
   Executor& inner_;

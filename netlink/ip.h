@@ -23,6 +23,7 @@ struct IpAddress {
   bool IsUnspecified() const;
   bool IsLinkLocal() const;  ///< 169.254/16 or fe80::/10
 
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads the defaulted <=>.
   auto operator<=>(const IpAddress&) const = default;
 };
 
@@ -41,6 +42,7 @@ struct IpPrefix {
   bool IsDefault() const { return len == 0; }
   bool Contains(const IpAddress& a) const;
 
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads the defaulted <=>.
   auto operator<=>(const IpPrefix&) const = default;
 };
 

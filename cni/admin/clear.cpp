@@ -49,7 +49,7 @@ std::string Show(const std::string& s) { return base::EscapeForDisplay(s); }
 class ClearIpam : public ipam::Executor {
  public:
   ClearIpam(ipam::Executor& inner, bool skip) : inner_(inner), skip_(skip) {}
-  void RunFor(std::optional<ipam::Attachment> who) override { inner_.RunFor(std::move(who)); }
+  void RunFor(const std::optional<ipam::Attachment>& who) override { inner_.RunFor(who); }
   base::Result<json> Run(const std::string& type, const std::string& command,
                          const std::string& config) override {
     auto r = inner_.Run(type, command, config);

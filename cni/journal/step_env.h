@@ -71,6 +71,8 @@ struct StepSite {
 
 // Every step type T defines these in its family's file; kOp in T is its name in the journal, kOnLink marks a
 // step on the pod-side link itself, which leaves with the link when it is moved home or deleted.
+// T names a type in declarations, where parentheses would not compile.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define CNI_STEP(T)                                                           \
   void Fields(JsonFields& f, T& s);                                           \
   std::string Describe(const T& s);                                           \
@@ -78,6 +80,7 @@ struct StepSite {
   base::Status Undo(const T& s, const UndoEnv& u, StepEnv& env);              \
   base::Status Validate(const T& s, const StepSite& at);                      \
   base::Status Check(const T& s, CheckEnv& env);
+// NOLINTEND(bugprone-macro-parentheses)
 
 /// Error for an apply on the pod side when the pod netns is gone.
 base::Result<netlink::Kernel*> PodOf(const StepEnv& env);
