@@ -43,11 +43,15 @@ Result<RdmaPlan> ResolveRdma(const conf::RdmaConfig& cfg, const netlink::LinkInf
                              netlink::Rdma* host, const Error* open_error, const std::string& sysfs_root,
                              const std::string& soft_name) {
   if (!host) {
-    return Problem(cfg, Error(Code::kRdmaUnavailable,
-                              "rdma: the node's kernel has no RDMA netlink: " +
-                                  (open_error ? open_error->msg : std::string("unknown reason")) +
-                                  "; load ib_core and the NIC's RDMA driver, or set rdma.required to false",
-                              open_error ? open_error->details : ""));
+    // OpenRdma's own message for a kernel without NETLINK_RDMA already ends
+    // in "load ib_core": say the whole fix once, here.
+    const bool no_netlink = !open_error || open_error->sys_errno == EPROTONOSUPPORT;
+    return Problem(
+        cfg, Error(Code::kRdmaUnavailable,
+                   (no_netlink ? std::string("rdma: the node's kernel has no RDMA netlink (NETLINK_RDMA)")
+                               : "rdma: the node's RDMA netlink cannot be opened: " + open_error->msg) +
+                       "; load ib_core and the NIC's RDMA driver, or set rdma.required to false",
+                   open_error ? open_error->details : ""));
   }
   RdmaPlan plan;
   ASSIGN_OR_RETURN(plan.mode, host->GetNetnsMode());

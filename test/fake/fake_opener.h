@@ -46,8 +46,11 @@ class FakeOpener : public cni::NetnsOpener {
   }
   base::Result<std::unique_ptr<netlink::Rdma>> OpenRdma(const std::string& path) override {
     if (!rdma_)
-      return base::Error(base::Code::kKernel, "kernel has no RDMA netlink (NETLINK_RDMA)", "",
-                         EPROTONOSUPPORT);
+      return base::Error(
+          base::Code::kKernel,
+          "opening an RDMA netlink socket in the node: kernel has no RDMA netlink (NETLINK_RDMA); "
+          "load ib_core",
+          "", EPROTONOSUPPORT);  // netlink::OpenRdma's words
     if (path.empty()) return rdma_->Rdma(World::kRoot);
     ASSIGN_OR_RETURN(int id, Lookup(path));
     return rdma_->Rdma(id);

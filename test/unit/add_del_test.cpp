@@ -292,6 +292,11 @@ TEST_CASE("without RDMA in the kernel rdma.required decides between an error and
   auto res = n.Add(n.Config(R"(,"rdma":{})"), n.MakeEnv(cni::Command::kAdd));
   REQUIRE_FALSE(res.ok());
   CHECK(res.error().code == base::Code::kRdmaUnavailable);
+  // The fix said once, naming the key that turns the error off.
+  CHECK(res.error().msg ==
+        "rdma: the node's kernel has no RDMA netlink (NETLINK_RDMA); load ib_core and the NIC's RDMA driver, "
+        "or "
+        "set rdma.required to false");
   CHECK(n.Add(n.Config(R"(,"rdma":{"required":false})"), n.MakeEnv(cni::Command::kAdd)).ok());
 }
 
