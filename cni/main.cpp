@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/escape.h"
 #include "base/fault.h"
 #include "base/phase.h"
 #include "cni/admin/clear.h"
@@ -76,6 +77,17 @@ int main(int argc, char** argv) {
     WriteAll(STDOUT_FILENO, out.str());
     WriteAll(STDERR_FILENO, err.str());
     return rc;
+  }
+  // Neither a runtime (no CNI_COMMAND) nor an admin command: a person typed
+  // it. Point to --help rather than wait on their terminal or print a CNI
+  // error meant for a runtime.
+  if ((!cni_command || !*cni_command) && (!admin.empty() || ::isatty(STDIN_FILENO))) {
+    WriteAll(STDERR_FILENO,
+             (admin.empty() ? std::string("erdma-cni: ")
+                            : "erdma-cni: unknown command " + base::EscapeForDisplay(admin) + "; ") +
+                 "a container runtime runs this CNI plugin with CNI_COMMAND set and the network's config on "
+                 "stdin; `erdma-cni --help` says how to run it, diag and clear by hand\n");
+    return 2;
   }
   // Read at most one byte more than we accept, so an oversized config is
   // rejected without reading (or buffering) the rest. A small buffer: a

@@ -133,6 +133,27 @@ TEST_CASE(
   CHECK(version["supportedVersions"].size() == 5);
 }
 
+TEST_CASE("erdma-cni typed at a terminal or with an unknown command points to --help and reads nothing") {
+  kt::Topology t;
+  // stdin a terminal (script(1) gives it a pty) and no CNI_COMMAND: a person,
+  // not a runtime. Bounded by timeout(1): reading the terminal would hang.
+  kt::ShResult tty =
+      kt::Sh("timeout 20 script -qec 'env -u CNI_COMMAND " + kt::PluginBinary() + "' /dev/null </dev/null");
+  INFO("at a terminal: exit " << tty.exit << "\n" << tty.out << tty.err);
+  CHECK(tty.exit == 2);
+  CHECK(tty.out.find("`erdma-cni --help` says how to run it") != std::string::npos);
+  CHECK(tty.out.find("\"code\"") == std::string::npos);
+  kt::ShResult unknown = Admin(t, "bogus </dev/null");
+  CHECK(unknown.exit == 2);
+  CHECK(unknown.out.empty());
+  CHECK(unknown.err.find("erdma-cni: unknown command bogus; a container runtime runs this CNI plugin") !=
+        std::string::npos);
+  // A runtime's call is untouched: CNI_COMMAND set, stdin not a terminal.
+  kt::ShResult version = Admin(t, "</dev/null", "CNI_COMMAND=VERSION");
+  CHECK(version.exit == 0);
+  CHECK(json::parse(version.out, nullptr, false).is_object());
+}
+
 TEST_CASE("diag names an option it does not know and exits 2") {
   kt::Topology t;
   kt::ShResult r = Admin(t, "diag --bogus");
