@@ -184,11 +184,19 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   std::vector<Error> errors = UndoSteps(st, env);
   if (!errors.empty()) {
     Code code = Code::kDelIncomplete;
-    for (const auto& e : errors)
+    bool ipam = false;
+    for (const auto& e : errors) {
       if (e.code == Code::kNameTaken) code = Code::kNameTaken;
+      if (e.code == Code::kIpam) ipam = true;
+    }
     Error joined = JoinErrors(errors, "DEL of " + st.container_id + "/" + st.if_name);
     joined.code = code;
-    joined.msg += " (state kept in " + path + "; DEL can be retried)";
+    // A runtime calls DEL again until one succeeds; an IPAM plugin that keeps
+    // failing holds the attachment until an admin lets its lease go by hand.
+    joined.msg += " (state kept in " + path + "; the runtime's next DEL retries what is left; if it keeps " +
+                  "failing, `erdma-cni clear --container " + st.container_id + (ipam ? " --skip-ipam" : "") +
+                  "` finishes it by hand" + (ipam ? ", the IPAM plugin's lease left to its own tools" : "") +
+                  ")";
     return joined;
   }
   base::phase::Begin("finish");
@@ -202,9 +210,12 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   if (const StepChild* child = FindStep<StepChild>(st.steps))
     base::Log::Info("detached: " + child->spec.kind + " child " + child->spec.name + " deleted; its parent " +
                     child->parent + " was not touched");
-  else
-    base::Log::Info(st.origin.name.empty() ? std::string("detached: nothing of the node had moved")
-                                           : "detached: " + st.origin.name + " is back on the node");
+  else if (st.origin.name.empty())
+    base::Log::Info("detached: nothing of the node had moved");
+  else if (auto home = ctx.host.FindLink(st.origin.name); home.ok() && *home)
+    base::Log::Info("detached: " + st.origin.name + " is back on the node");
+  else  // a virtual device dies with its netns (the link step said so)
+    base::Log::Info("detached: " + st.origin.name + " did not come back (gone with the pod netns)");
   return base::Ok();
 }
 

@@ -35,6 +35,11 @@ TEST_CASE("DEL succeeds and removes the state after the pod netns was deleted", 
   CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
   // The node differs from before only by the destroyed device.
   CHECK(kt::SettledDiff(node_before, t.node(), "\"eth1\"") == "");
+  // The log says what happened to it, once: gone with the netns, not "back on the node".
+  const std::string log = kt::ShOk("cat " + t.LogFile());
+  CHECK(log.find("a virtual device dies with its netns") != std::string::npos);
+  CHECK(log.find("is back on the node") == std::string::npos);
+  CHECK(log.find("detached: eth1 did not come back") != std::string::npos);
 
   kt::PluginResult again = kt::RunPlugin(del_call);
   INFO("second DEL: " << kt::Describe(again));

@@ -82,6 +82,26 @@ TEST_CASE("a failing IPAM ADD leaves nothing behind", "[engine][rollback]") {
   CHECK(n.ipam.calls == std::vector<std::string>{"fake-ipam ADD", "fake-ipam DEL"});
 }
 
+TEST_CASE("an IPAM DEL that fails keeps the state and names the two ways on: the next DEL and clear",
+          "[engine]") {
+  Node n;
+  auto cfg = n.Config(R"(,"ipam":{"type":"fake-ipam"})");
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  const auto states = n.StateFiles();
+  REQUIRE_FALSE(states.empty());
+  n.ipam.fail_del = 1;
+  auto res = n.Del(cfg, n.MakeEnv(cni::Command::kDel));
+  REQUIRE_FALSE(res.ok());
+  CHECK(res.error().code == base::Code::kDelIncomplete);
+  CHECK_THAT(res.error().msg, Catch::Contains("ipam store unreachable") &&
+                                  Catch::Contains("the runtime's next DEL retries what is left") &&
+                                  Catch::Contains("erdma-cni clear --container c1 --skip-ipam"));
+  CHECK(n.StateFiles() == states);
+  REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
+  CHECK(n.StateFiles().empty());
+  CHECK(n.ipam.leases == 0);
+}
+
 TEST_CASE("a second pod asking for the same device gets code 11 naming the first container", "[engine]") {
   Node n;
   auto cfg = n.Config();

@@ -39,6 +39,7 @@ class FakeIpam : public ipam::Executor {
  public:
   std::vector<std::string> calls;
   int fail_add = 0;
+  int fail_del = 0;      ///< DELs still to fail
   bool missing = false;  ///< the plugin is not on CNI_PATH: every command fails, having changed nothing
   base::Result<json> Run(const std::string& type, const std::string& command, const std::string&) override {
     calls.push_back(type + " " + command);
@@ -47,6 +48,10 @@ class FakeIpam : public ipam::Executor {
                          ENOENT)
           .ChangedNothing();
     if (command == "ADD" && fail_add) return base::Error(base::Code::kIpam, "ipam exhausted");
+    if (command == "DEL" && fail_del > 0) {
+      --fail_del;
+      return base::Error(base::Code::kIpam, "ipam store unreachable");
+    }
     if (command == "ADD") {
       ++leases;
       return json{{"cniVersion", "1.0.0"},
