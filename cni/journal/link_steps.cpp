@@ -29,7 +29,10 @@ Error NameTaken(const DeviceOrigin& o, const LinkInfo& holder) {
 Error ChildRefused(Error e, const StepChild& c) {
   constexpr uint32_t kPassthru = 8;  // MACVLAN_MODE_PASSTHRU
   std::string why;
-  if (e.sys_errno == EBUSY) {
+  if (e.sys_errno == EOPNOTSUPP) {
+    why = "the node's kernel has no " + c.spec.kind + " link type: its module is not loaded (`modprobe " +
+          c.spec.kind + "` on the node, or list it in /etc/modules-load.d/)";
+  } else if (e.sys_errno == EBUSY) {
     why = c.parent + " cannot take a " + c.spec.kind +
           " child: it already has children of the other kind (macvlan and ipvlan cannot share a parent), "
           "or it is enslaved to a bridge or bond";

@@ -125,6 +125,53 @@ TEST_CASE("a child ADD that fails at any kernel call leaves node and pod exactly
   }
 }
 
+TEST_CASE("a child mtu above its parent's is code 7 naming mtu, the parent's MTU and the fix",
+          "[engine][child]") {
+  for (const std::string& mode : {kMacvlan, kIpvlan}) {
+    INFO(mode);
+    Node n;
+    auto before = n.world.Snapshot();
+    auto res = n.Add(n.Config(mode + R"(,"mtu":9000)"), n.MakeEnv(cni::Command::kAdd));
+    REQUIRE_FALSE(res.ok());
+    CHECK(res.error().code == base::Code::kInvalidConfig);
+    CHECK_THAT(res.error().msg,
+               Catch::StartsWith("mtu: 9000 is more than eth1's MTU, 1500,") &&
+                   Catch::Contains("set mtu to at most 1500, or raise eth1's MTU on the node"));
+    CHECK(fake::DiffSnapshots(before, n.world.Snapshot()) == "");
+    CHECK(n.StateFiles().empty());
+    CHECK(n.ipam.leases == 0);
+  }
+}
+
+TEST_CASE("a kernel without the child's link type is named with the module to load", "[engine][child]") {
+  for (const std::string& kind : {std::string("macvlan"), std::string("ipvlan")}) {
+    const std::string mode = kind == "macvlan" ? kMacvlan : kIpvlan;
+    INFO(kind);
+    // Which mutating call creates the child, from a run that succeeds.
+    int create = 0;
+    {
+      Node n;
+      const size_t start = n.world.calls().size();
+      REQUIRE(n.Add(n.Config(mode), n.MakeEnv(cni::Command::kAdd)).ok());
+      const auto& calls = n.world.calls();
+      for (size_t i = start; i < calls.size() && !create; ++i)
+        if (calls[i].find("AddChildLink") != std::string::npos) create = static_cast<int>(i - start) + 1;
+    }
+    REQUIRE(create > 0);
+    Node n;
+    auto before = n.world.Snapshot();
+    n.world.FailCall(create, EOPNOTSUPP);  // rtnl_newlink: no such kind, and request_module found none
+    auto res = n.Add(n.Config(mode), n.MakeEnv(cni::Command::kAdd));
+    REQUIRE_FALSE(res.ok());
+    CHECK(res.error().code == base::Code::kKernel);
+    CHECK_THAT(res.error().msg, Catch::EndsWith("the node's kernel has no " + kind +
+                                                 " link type: its module is not loaded (`modprobe " + kind +
+                                                 "` on the node, or list it in /etc/modules-load.d/)"));
+    CHECK(fake::DiffSnapshots(before, n.world.Snapshot()) == "");
+    CHECK(n.StateFiles().empty());
+  }
+}
+
 TEST_CASE("many pods get children of one parent, and deleting one leaves the others", "[engine][child]") {
   Node n;
   const int pod2 = AddPod(n, "pod2");
