@@ -114,6 +114,12 @@ Result<SmcrFacts> ReadSmcr(const conf::Config& cfg, const SmcrTarget& target, ne
 Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const SmcrTarget& target,
                                    const SmcrFacts& facts) {
   std::vector<Step> steps;
+  if (facts.smc_error) {
+    // Without SMC nothing of SMC-R can work: none of its sysctls (disable_ipv6 among them) is worth a
+    // change in the pod, and one message says why.
+    RETURN_IF_ERROR(Unsupported(cfg, *facts.smc_error + "; nothing of SMC-R is set in this pod"));
+    return steps;
+  }
   for (const auto& [name, value] : SysctlsOf(cfg)) {
     const auto it = facts.sysctls.find(name);
     if (it == facts.sysctls.end() || !it->second) {
@@ -131,11 +137,6 @@ Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const SmcrTarget& ta
     steps.push_back(StepSysctl{name, value, *it->second});
   }
 
-  if (facts.smc_error) {
-    RETURN_IF_ERROR(Unsupported(cfg, "the kernel has no SMC netlink (" + *facts.smc_error +
-                                         "); SMC-R needs CONFIG_SMC and the smc module"));
-    return steps;
-  }
   if (PnetEntryNeeded(cfg, target))
     RETURN_IF_ERROR(PlanPnet(cfg, target, facts, steps));
   else

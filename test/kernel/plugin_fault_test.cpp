@@ -46,7 +46,8 @@ const std::vector<Scenario>& Scenarios() {
        }},
       {"move-inherit-smcr",
        [](const kt::Topology& t) {
-         // A per-netns sysctl every kernel has stands in for tcp2smc.
+         // SMC-R asked on a kernel without SMC (warn): it adds nothing to the
+         // attachment, whose points are a plain move's with inherited addresses.
          kt::ConfigSpec s{.data_dir = t.DataDir(), .log_file = t.LogFile(), .addresses = "inherit"};
          s.extra = {
              {"smcr",
@@ -242,10 +243,11 @@ TEST_CASE(
   }
   // Steps that need RDMA or SMC netlink, which this kernel lacks: their
   // rollback is exercised by the unit tests' failure injection and the VM
-  // scenarios, not by fault points here. The steps of mode vf need an
-  // SR-IOV PF, which neither this machine nor the VMs have: the unit tests
-  // fail every kernel and PF call of a VF ADD and DEL (vf_add_del_test.cpp).
-  const std::set<std::string> vm_only_ops = {"rdma-mode", "rdma-move", "rdma-soft", "pnet", "ueid"};
+  // scenarios, not by fault points here (SMC-R's sysctls among them: without
+  // SMC nothing of SMC-R is set). The steps of mode vf need an SR-IOV PF,
+  // which neither this machine nor the VMs have: the unit tests fail every
+  // kernel and PF call of a VF ADD and DEL (vf_add_del_test.cpp).
+  const std::set<std::string> vm_only_ops = {"rdma-mode", "rdma-move", "rdma-soft", "pnet", "ueid", "sysctl"};
   const std::set<std::string> sriov_only_ops = {"vf", "mac"};
   std::vector<std::string> missing;
   size_t covered = 0;

@@ -488,6 +488,27 @@ TEST_CASE("a kernel without tcp2smc fails ADD naming it, or warns with onUnsuppo
   CHECK(n.opener.sysctls.Get(n.pod_ns, "net.ipv6.conf.all.disable_ipv6") == "1");  // the rest still happens
 }
 
+TEST_CASE("without SMC in the kernel onUnsupported warn sets nothing of SMC-R, disable_ipv6 included",
+          "[engine][smcr]") {
+  Node n;  // no SMC netlink; the sysctls SMC-R would set exist
+  n.opener.sysctls.Set(n.pod_ns, "net.ipv6.conf.all.disable_ipv6", "0");
+  n.opener.sysctls.Set(n.pod_ns, "net.ipv4.tcp_ecn", "2");
+  const std::string sysctls_before = n.opener.sysctls.Describe();
+  auto cfg = n.Config(std::string(kAnnotated) +
+                      R"(,"smcr":{"onUnsupported":"warn","sysctls":{"net.ipv4.tcp_ecn":"1"}})");
+  REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd)).ok());
+  CHECK(n.opener.sysctls.writes() == 0);
+  CHECK(n.opener.sysctls.Describe() == sysctls_before);
+  REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
+  // With onUnsupported error the same pod's ADD fails, naming SMC, and changes nothing.
+  auto strict = n.Add(n.Config(kAnnotated), n.MakeEnv(cni::Command::kAdd));
+  REQUIRE_FALSE(strict.ok());
+  CHECK(strict.error().code == base::Code::kSmcUnsupported);
+  CHECK_THAT(strict.error().msg, Catch::Contains("kernel has no SMC") &&
+                                     Catch::Contains("nothing of SMC-R is set in this pod"));
+  CHECK(n.opener.sysctls.writes() == 0);
+}
+
 TEST_CASE("a bad annotation value is code 7 naming the annotation", "[engine][smcr]") {
   std::string text = R"({"cniVersion":"1.0.0","name":"n","type":"erdma-cni","device":{"name":"eth1"},)"
                      R"("args":{"cni":{"erdma-smcr":"yes"}}})";
