@@ -1,5 +1,6 @@
 #include "conf/config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <exception>
@@ -7,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/escape.h"
 #include "base/json_parse.h"
 #include "conf/fields.h"
 #include "conf/keys.h"
@@ -477,9 +479,25 @@ Status ParseRdmaGroup(const json& root, Config& c) {
   return base::Ok();
 }
 
+// A key of args.cni near one erdma-cni reads (erdma_smcr for erdma-smcr): left alone, as another plugin's
+// key would be, and said in the log. args.cni is shared by the chain, so nothing is refused.
+void WarnNearMisses(const json& args, std::vector<std::string>& warnings) {
+  const json* cni = args.is_object() ? Get(args, "cni") : nullptr;
+  if (!cni || !cni->is_object()) return;
+  for (const auto& [key, value] : cni->items()) {
+    if (std::find(kArgsCni.keys.begin(), kArgsCni.keys.end(), key) != kArgsCni.keys.end()) continue;
+    const std::string_view near = NearestKey(key, kArgsCni);
+    if (near.empty()) continue;
+    warnings.push_back("args.cni." + base::EscapeForDisplay(key) +
+                       ": erdma-cni reads no such key, did you mean args.cni." + std::string(near) +
+                       "? It is left alone");
+  }
+}
+
 Status ParseSmcrGroup(const json& root, Config& c) {
   RETURN_IF_ERROR(ParseSmcr(root, c.smcr));
   ASSIGN_OR_RETURN(c.smcr_wanted, SmcrWanted(c.smcr, c.runtime_config, c.args));
+  WarnNearMisses(c.args, c.warnings);
   return base::Ok();
 }
 

@@ -121,6 +121,9 @@ struct Config {
   /// DEL and GC only: each key group that did not parse (left at its
   /// defaults) and each unknown key, one message each, for the log.
   std::vector<std::string> del_warnings;
+  /// Every command: what the config holds that erdma-cni leaves alone but its author likely meant for it (a
+  /// near miss of a key it reads in args.cni), one message each, for the log.
+  std::vector<std::string> warnings;
   /// ParseDelKeys read only the journal's keys; ParseDelRest reads the rest from `raw`.
   bool rest_pending = false;
 

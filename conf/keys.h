@@ -57,6 +57,12 @@ inline constexpr std::string_view kSmcrKeys[] = {"enable", "sysctls", "disableIP
                                                  "pnetId", "ueid",    "onUnsupported"};
 inline constexpr Level kSmcr{"smcr", kSmcrKeys};
 
+/// What erdma-cni reads of `args.cni` (kSmcrAnnotation, its short form, and the runtime's MAC). Every plugin
+/// of a chain shares `args.cni`: a key off this list is another's, and only one close to these is a typo.
+inline constexpr std::string_view kArgsCniKeys[] = {"network.alibabacloud.com/erdma-smcr", "erdma-smcr",
+                                                    "mac"};
+inline constexpr Level kArgsCni{"args.cni", kArgsCniKeys};
+
 /// `key` when `level` accepts it; a key the list lacks does not compile,
 /// so the parser cannot read a key that the refusal would turn away.
 consteval const char* Key(const Level& level, const char* key) {

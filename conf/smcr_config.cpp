@@ -75,6 +75,8 @@ base::Status ParseSmcr(const json& root, SmcrConfig& out) {
   return base::Ok();
 }
 
+static_assert(kArgsCniKeys[0] == kSmcrAnnotation, "args.cni's list names the annotation");
+
 base::Result<bool> SmcrWanted(const SmcrConfig& cfg, const json& runtime_config, const json& args) {
   if (cfg.enable == SmcrConfig::Enable::kAlways) return true;
   if (cfg.enable == SmcrConfig::Enable::kNever) return false;

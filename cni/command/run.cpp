@@ -179,6 +179,8 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
     cfg->del_warnings.clear();
   };
   warn_ignored();
+  for (const std::string& w : cfg->warnings)
+    base::Log::Warn(std::string(CommandName(env->command)) + ": " + w);
 
   // A pod that asked for nothing passes through its ADD before anything of the node is opened (pod_request.h;
   // CHECK decides where it finds no state); DEL without a state of ours needs no kernel.

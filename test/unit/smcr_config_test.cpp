@@ -96,6 +96,25 @@ TEST_CASE("the erdma-smcr annotation parses like a Kubernetes boolean from eithe
   }
 }
 
+TEST_CASE("a misspelt erdma-smcr in args.cni is a warning naming the key it resembles, others' keys none",
+          "[smcr]") {
+  auto typo = ParseWith({{"args", {{"cni", {{"erdma_smcr", "true"}}}}}});
+  REQUIRE(typo.ok());
+  CHECK_FALSE(typo->smcr_wanted);
+  CHECK(typo->warnings ==
+        std::vector<std::string>{"args.cni.erdma_smcr: erdma-cni reads no such key, did you mean "
+                                 "args.cni.erdma-smcr? It is left alone"});
+  auto annotation = ParseWith({{"args", {{"cni", {{"network.alibabacloud.com/erdma-smc", "true"}}}}}});
+  REQUIRE(annotation.ok());
+  REQUIRE(annotation->warnings.size() == 1);
+  CHECK_THAT(annotation->warnings[0],
+             Catch::Contains("did you mean args.cni.network.alibabacloud.com/erdma-smcr?"));
+  // args.cni is the whole chain's: what other plugins read passes without a word.
+  auto others = ParseWith({{"args", {{"cni", {{"ips", {"10.0.0.2/24"}}, {"labels", json::array()}}}}}});
+  REQUIRE(others.ok());
+  CHECK(others->warnings.empty());
+}
+
 TEST_CASE("smcr.enable always and never override the annotation", "[smcr]") {
   const json annotated = {
       {"io.kubernetes.cri.pod-annotations", {{"network.alibabacloud.com/erdma-smcr", "true"}}}};
