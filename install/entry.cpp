@@ -12,7 +12,7 @@ Json DefaultEntry() {
   Json e = Json::object();
   e["type"] = kPluginType;
   e["mode"] = "none";
-  e["capabilities"] = Json{{conf::kPodAnnotationsCapability, true}, {"deviceID", true}};
+  e["capabilities"] = Json{{conf::kPodAnnotationsCapability, true}};
   e["smcr"] = Json{{"enable", "annotation"}};
   e["logFile"] = "/var/log/erdma-cni.log";
   return e;

@@ -112,7 +112,7 @@ scenario_node() {
   [[ $(stat -c %a "$bin/erdma-cni") == 755 ]] || fail "binary mode $(stat -c %a "$bin/erdma-cni")"
   [[ $(jq -r '[.plugins[].type] | join(",")' "$terway") == terway,erdma-cni,portmap ]] ||
     fail "chain is $(jq -c '[.plugins[].type]' "$terway")"
-  [[ $(jq -c '.plugins[1]' "$terway") == '{"type":"erdma-cni","mode":"none","capabilities":{"io.kubernetes.cri.pod-annotations":true,"deviceID":true},"smcr":{"enable":"annotation"},"logFile":"/var/log/erdma-cni.log"}' ]] ||
+  [[ $(jq -c '.plugins[1]' "$terway") == '{"type":"erdma-cni","mode":"none","capabilities":{"io.kubernetes.cri.pod-annotations":true},"smcr":{"enable":"annotation"},"logFile":"/var/log/erdma-cni.log"}' ]] ||
     fail "entry is $(jq -c '.plugins[1]' "$terway")"
   [[ $(jq -c 'del(.plugins[1])' "$terway") == "$(jq -c . "$root/original")" ]] ||
     fail "other entries or keys changed"

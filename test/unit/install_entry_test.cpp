@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <string>
 
 #include "install/entry.h"
@@ -11,15 +12,26 @@ const conf::NodePolicy kNode;  // the built-in defaults
 
 std::string Message(const base::Result<std::vector<std::string>>& r) { return r.ok() ? "" : r.error().msg; }
 
-TEST_CASE("the default entry is docs/deploy.md's and the plugin's parser takes it without a warning") {
+TEST_CASE("the default entry is deploy/'s none.json and the plugin's parser takes it without a warning") {
   Json e = install::DefaultEntry();
   CHECK(e == Json::parse(R"({
     "type": "erdma-cni",
     "mode": "none",
-    "capabilities": {"io.kubernetes.cri.pod-annotations": true, "deviceID": true},
+    "capabilities": {"io.kubernetes.cri.pod-annotations": true},
     "smcr": {"enable": "annotation"},
     "logFile": "/var/log/erdma-cni.log"
   })"));
+  // The DaemonSet's ConfigMap holds the same entry (its none.json block).
+  std::ifstream yaml(ERDMA_SOURCE_DIR "/deploy/daemonset.yaml");
+  REQUIRE(yaml);
+  std::string line, block;
+  bool in_block = false;
+  while (std::getline(yaml, line)) {
+    if (in_block && line.rfind("    ", 0) != 0) break;
+    if (in_block) block += line + "\n";
+    if (line == "  none.json: |") in_block = true;
+  }
+  CHECK(Json::parse(block, nullptr, false) == e);
   auto w = install::CheckEntry(e, "1.0.0", "terway-chainer", kNode);
   REQUIRE(w.ok());
   CHECK(w->empty());
