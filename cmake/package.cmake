@@ -12,7 +12,9 @@ set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 install(TARGETS erdma-cni RUNTIME DESTINATION opt/cni/bin)
 install(TARGETS erdma-cni-install RUNTIME DESTINATION usr/sbin)
-install(FILES README.md docs/install.md docs/deploy.md docs/config.md docs/errors.md
+# Every page the binaries' --help and messages name (integration/package/test.sh checks).
+install(FILES README.md docs/install.md docs/deploy.md docs/config.md docs/errors.md docs/troubleshooting.md
+              docs/security.md docs/reliability.md
         DESTINATION usr/share/doc/erdma-cni)
 file(GLOB ERDMA_DEPLOY_MANIFESTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/deploy/*.yaml)
 install(FILES ${ERDMA_DEPLOY_MANIFESTS} DESTINATION usr/share/doc/erdma-cni/examples)

@@ -22,8 +22,8 @@ std::string HelpText(const std::string& build) {
          "           container that never ran, putting back what can be put back (erdma-cni clear --help)\n"
          "  --version  the version and build\n"
          "  --help     this text\n\n"
-         "Docs: docs/ in the source (troubleshooting.md: diag and clear); the Debian package installs\n"
-         "README.md, install.md, deploy.md, config.md and errors.md in /usr/share/doc/erdma-cni.\n";
+         "Docs: /usr/share/doc/erdma-cni (the Debian package) or docs/ in the source: troubleshooting.md\n"
+         "(diag and clear), config.md, errors.md, security.md, reliability.md, install.md, deploy.md.\n";
 }
 
 }  // namespace cni

@@ -58,7 +58,8 @@ $(cat "$work/list")"
 }
 expect_file -rwxr-xr-x opt/cni/bin/erdma-cni
 expect_file -rwxr-xr-x usr/sbin/erdma-cni-install
-for doc in README.md install.md deploy.md config.md errors.md examples/daemonset.yaml examples/nad.yaml \
+for doc in README.md install.md deploy.md config.md errors.md troubleshooting.md security.md reliability.md \
+  examples/daemonset.yaml examples/nad.yaml \
   examples/pod-exclusive-rdma.yaml examples/pods-none.yaml examples/pods-controller.yaml \
   examples/pods-controller-all-devices.yaml examples/pods-terway-erdma.yaml examples/pods-no-device-plugin.yaml \
   examples/uninstall-daemonset.yaml; do
@@ -80,6 +81,14 @@ done
 out="$(CNI_COMMAND=VERSION "$plugin" </dev/null)"
 [[ $(jq -r '.supportedVersions | join(",")' <<<"$out") == *1.0.0* ]] || fail "plugin VERSION: $out"
 ok "both binaries stripped and they run: installer --version, --help; plugin VERSION: $(jq -c .supportedVersions <<<"$out")"
+# Every page the binaries name (their --help, their messages) ships with them.
+mapfile -t named < <(strings -n 6 "$plugin" "$installer" | grep -oE '[a-z][a-z_-]*\.md' | sort -u)
+((${#named[@]})) || fail "the binaries name no page; the check below would pass on nothing"
+for page in "${named[@]}"; do
+  [[ -f $work/x/usr/share/doc/erdma-cni/$page ]] ||
+    fail "the binaries name $page, which the package does not ship (cmake/package.cmake)"
+done
+ok "every page the binaries name ships: ${named[*]}"
 
 # Depends covers every shared library the binaries load, and names nothing
 # when they load none (the static build that ships).
