@@ -21,6 +21,7 @@ install(FILES ${ERDMA_DEPLOY_MANIFESTS} DESTINATION usr/share/doc/erdma-cni/exam
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME erdma-cni)
+set(CPACK_PACKAGE_VERSION ${ERDMA_CNI_VERSION})  # what --version says (CMakeLists.txt)
 set(CPACK_PACKAGE_VENDOR "erdma-cni developers")
 set(CPACK_PACKAGE_CONTACT "erdma-cni developers")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "CNI plugin that gives Kubernetes pods RDMA networking")

@@ -38,6 +38,18 @@ deb="${debs[0]}"
 version="$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$BUILD_DIR/CPackConfig.cmake")"
 arch="$(dpkg --print-architecture)"
 [[ ${deb##*/} == "erdma-cni_${version}_${arch}.deb" ]] || fail "file name ${deb##*/}"
+# A build of a git checkout off its release tag names its commit (CMakeLists.txt).
+src="$here/../.."
+project="$(sed -n 's/^project(erdma-cni VERSION \([0-9.]*\) .*/\1/p' "$src/CMakeLists.txt")"
+if commit="$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null)" &&
+  ! git -C "$src" describe --tags --exact-match --match "v$project" >/dev/null 2>&1; then
+  [[ $version == "$project.git$(git -C "$src" rev-list --count HEAD).$commit"* ]] ||
+    fail "version $version does not name the commit $commit (configure again after a commit)"
+  dpkg --compare-versions "$version" gt "$project" || fail "version $version does not sort after $project"
+  dpkg --compare-versions "$version" lt "${project%.*}.$((${project##*.} + 1))" ||
+    fail "version $version does not sort before the next release"
+  ok "version $version: the commit $commit, after $project and before the next release"
+fi
 ok "cpack -G DEB built ${deb##*/} ($(stat -c %s "$deb") bytes) in $((SECONDS - start)) s"
 
 # Control data.
