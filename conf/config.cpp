@@ -623,4 +623,20 @@ base::Result<Config> ParseChainEntry(std::string_view config_bytes) {
   return ParseFor(config_bytes, Purpose::kEntry);
 }
 
+std::string OneDeviceForEveryPod(const json& entry) {
+  if (!entry.is_object()) return "";
+  if (entry.contains("deviceID")) return "deviceID";
+  auto device = entry.find("device");
+  if (device == entry.end() || !device->is_object()) return "";
+  for (const char* key : {"name", "mac", "pci", "rdma"})
+    if (device->contains(key)) return std::string("device.") + key;
+  return "";
+}
+
+bool AsksTheKubelet(const json& entry) {
+  if (!entry.is_object()) return false;
+  auto device = entry.find("device");
+  return device != entry.end() && device->is_object() && device->contains("resource");
+}
+
 }  // namespace conf

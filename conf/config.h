@@ -159,4 +159,13 @@ base::Status ParseDelRest(Config& c);
 /// except that the device may be left to the runtime (deviceID).
 base::Result<Config> ParseChainEntry(std::string_view config_bytes);
 
+/// The key of a chained entry that selects one node device whatever the pod ("device.name", "deviceID", ...),
+/// or "". In a node conflist the entry runs for every pod of the node: such a device goes to the first pod
+/// and every later one fails (in a NAD's own chain naming a device is right: the caller knows which it is).
+std::string OneDeviceForEveryPod(const nlohmann::json& entry);
+
+/// Whether the entry asks the kubelet for each pod's devices (device.resource): then every ADD needs the
+/// pod-resources socket of the node file to answer.
+bool AsksTheKubelet(const nlohmann::json& entry);
+
 }  // namespace conf

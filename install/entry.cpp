@@ -18,20 +18,6 @@ Json DefaultEntry() {
   return e;
 }
 
-namespace {
-
-// The key of `entry` that selects one node device whatever the pod ("device.name", "deviceID", ...), or "".
-std::string OneDeviceForEveryPod(const Json& entry) {
-  if (entry.contains("deviceID")) return "deviceID";
-  auto device = entry.find("device");
-  if (device == entry.end() || !device->is_object()) return "";
-  for (const char* key : {"name", "mac", "pci", "rdma"})
-    if (device->contains(key)) return std::string("device.") + key;
-  return "";
-}
-
-}  // namespace
-
 base::Result<Json> ParseEntry(std::string_view text) {
   ASSIGN_OR_RETURN(Json e, ParseObject(text));
   auto type = e.find("type");
@@ -61,7 +47,7 @@ base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::
   // A selector naming one node device would move it into the first pod and fail every later one (a
   // parent's children: act on every pod); the plugin cannot tell a node conflist from a NAD's own chain,
   // where naming a device is right, so it is judged here.
-  if (auto by = OneDeviceForEveryPod(entry); !by.empty())
+  if (auto by = conf::OneDeviceForEveryPod(entry); !by.empty())
     return Error(Code::kInvalidConfig,
                  by +
                      ": in a node conflist the entry runs for every pod of the node, and a device named here "
@@ -82,11 +68,6 @@ base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::
                        conf::kPodAnnotationsCapability + "\": containerd and CRI-O will not pass pod " +
                        "annotations, so " + conf::kSmcrAnnotation + " never reaches erdma-cni");
   return warnings;
-}
-
-bool AsksTheKubelet(const Json& entry) {
-  auto device = entry.find("device");
-  return device != entry.end() && device->is_object() && device->contains("resource");
 }
 
 base::Result<std::vector<std::string>> CheckInstalledEntry(const Json& conflist,

@@ -28,10 +28,6 @@ base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::
                                                   const std::string& network_name,
                                                   const conf::NodePolicy& node);
 
-/// Whether the entry asks the kubelet for each pod's devices (device.resource): then every ADD needs the
-/// pod-resources socket of the node file to answer.
-bool AsksTheKubelet(const Json& entry);
-
 /// CheckEntry on the erdma-cni entry `conflist` holds, with the conflist's cniVersion and name (no entry: no
 /// warnings). `conflist` has passed Validate.
 base::Result<std::vector<std::string>> CheckInstalledEntry(const Json& conflist,

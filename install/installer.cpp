@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "conf/config.h"
 #include "conf/node.h"
 #include "install/conflist.h"
 #include "install/entry.h"
@@ -176,7 +177,7 @@ base::Result<ConflistPlan> PlanConflistInstall(const Options& o) {
   // With device.resource every ADD asks the kubelet: while it does not answer on the node file's socket,
   // every pod of the node would fail. The entry stays out of the conflist (taken out if it is there), so pods
   // start without erdma-cni, until an install finds the kubelet answering.
-  if (AsksTheKubelet(entry)) {
+  if (conf::AsksTheKubelet(entry)) {
     if (auto s = kubelet::ListAnswers(p.node.pod_resources_socket, kubelet::kTimeLimit); !s.ok()) {
       auto out = PlanUninstall(p.original);
       if (!out.ok()) return std::move(out).error().WithContext(p.path);

@@ -10,12 +10,18 @@ namespace cni {
 
 base::Result<AdminDataDirs> FindAdminDataDirs(const std::string& given, const std::string& container_id) {
   AdminDataDirs out;
-  if (!given.empty()) {
+  auto loaded = conf::LoadNodePolicy(std::getenv(conf::kNodeConfigEnv));
+  if (loaded.ok()) {
+    out.pod_resources_socket = loaded->pod_resources_socket;
+    out.node_source = loaded->source;
+  }
+  if (!given.empty()) {  // an admin's own dataDir: a broken node file does not stand in the way
     out.dirs.push_back(given);
     out.source = "--data-dir";
     return out;
   }
-  ASSIGN_OR_RETURN(conf::NodePolicy policy, conf::LoadNodePolicy(std::getenv(conf::kNodeConfigEnv)));
+  if (!loaded.ok()) return std::move(loaded).error();
+  const conf::NodePolicy& policy = *loaded;
   out.source = policy.source;
   out.attachments_dir = policy.attachments_dir;
   for (const std::string& d : policy.data_dirs) (d.ends_with('/') ? out.unsearched : out.dirs).push_back(d);

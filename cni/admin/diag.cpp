@@ -11,7 +11,9 @@
 #include "cni/driver/sriov.h"
 #include "cni/state/claim.h"
 #include "cni/state/state.h"
+#include "conf/config.h"
 #include "conf/names.h"
+#include "kubelet/pod_devices.h"
 #include "netlink/netns.h"
 #include "netlink/rdma_pairing.h"
 #include "netlink/rdma_socket.h"
@@ -297,6 +299,54 @@ json States(const DiagOptions& opts, const std::string& data_dir, const std::vec
   return out;
 }
 
+// The erdma-cni entries chained in the node's conflists, judged as erdma-cni-install judges the one it
+// installs (docs/install.md): an entry that hands one node device to every pod, and one whose device.resource
+// asks a kubelet that does not answer, fail the node's pods.
+json NodeEntries(const DiagOptions& opts, std::vector<std::string>& problems) {
+  json out = json::array();
+  if (opts.cni_conf_dir.empty()) return out;
+  bool found = false;
+  auto files = base::ListFiles(opts.cni_conf_dir, &found);
+  if (!files.ok()) {
+    problems.push_back("CNI config directory not read: " + files.error().msg);
+    return out;
+  }
+  std::optional<base::Status> kubelet;  // asked once, for the first entry that needs it
+  for (const std::string& name : *files) {
+    if (!name.ends_with(".conflist") && !name.ends_with(".conf") && !name.ends_with(".json")) continue;
+    const std::string path = opts.cni_conf_dir + "/" + name;
+    auto text = base::ReadFileNoFollow(path, 1 << 20);
+    if (!text.ok()) continue;  // not ours to judge: the runtime reports its own config files
+    json conflist = json::parse(*text, nullptr, false);
+    if (!conflist.is_object() || !conflist.contains("plugins") || !conflist["plugins"].is_array()) continue;
+    const json& plugins = conflist["plugins"];
+    for (size_t i = 1; i < plugins.size(); ++i) {  // chained: after the primary plugin, for every pod
+      const json& e = plugins[i];
+      if (!e.is_object() || e.value("type", "") != "erdma-cni") continue;
+      json j = {{"file", path}, {"index", i}, {"problems", json::array()}};
+      if (std::string by = conf::OneDeviceForEveryPod(e); !by.empty())
+        j["problems"].push_back(by +
+                                " names one node device for every pod of the node: the first pod takes it "
+                                "and every later one fails with code 11; use device.resource or "
+                                "device.pool (erdma-cni-install refuses such an entry)");
+      if (conf::AsksTheKubelet(e)) {
+        if (!kubelet) kubelet = kubelet::ListAnswers(opts.pod_resources_socket, kubelet::kTimeLimit);
+        j["kubelet"] = kubelet->ok() ? std::string("answers") : kubelet->error().msg;
+        if (!kubelet->ok())
+          j["problems"].push_back(
+              "its device.resource makes every pod's ADD ask the kubelet, which does not "
+              "answer: " +
+              kubelet->error().msg + "; start the kubelet or set " + "podResourcesSocket in the node file (" +
+              opts.node_source + ")");
+      }
+      for (const auto& p : j["problems"])
+        problems.push_back(path + ": erdma-cni entry: " + p.get<std::string>());
+      out.push_back(std::move(j));
+    }
+  }
+  return out;
+}
+
 // Whether the live holder `h` has lost its pod: the netns its state
 // recorded is provably gone (its runtime lost the DEL).
 bool PodGone(const std::string& data_dir, const Holding& h) {
@@ -340,6 +390,7 @@ json Diagnose(const DiagOptions& opts, DiagSources& src) {
   report["netdevs"] = Netdevs(opts, src, links);
   report["smc"] = Smc(src);
   report["memlock"] = Memlock(opts, src, problems);
+  report["nodeEntries"] = NodeEntries(opts, problems);
   report["dataDirs"] = opts.data_dirs;
   if (!opts.unsearched.empty()) report["dataDirsNotSearched"] = opts.unsearched;
   report["states"] = json::array();

@@ -22,6 +22,13 @@ struct DiagOptions {
   std::vector<std::string> data_dirs;
   /// Node file entries diag could not walk (AdminDataDirs::unsearched)
   std::vector<std::string> unsearched;
+  /// The node's CNI config directory, whose conflists' erdma-cni entries are judged as the installer judges
+  /// them (one device for every pod; a kubelet that does not answer); "" = not looked at
+  std::string cni_conf_dir = "/etc/cni/net.d";
+  /// The node file's pod-resources socket (where a device.resource entry asks the kubelet) and where it came
+  /// from
+  std::string pod_resources_socket;
+  std::string node_source;
   std::string sysfs_root = "/sys";
   std::string proc_root = "/proc";
   bool json = false;

@@ -55,6 +55,13 @@ std::string RenderDiag(const json& r) {
     o << p["pid"] << " " << Str(p["comm"]) << ": soft " << Str(p["soft"]) << ", hard " << Str(p["hard"])
       << "\n";
   if (r["memlock"].contains("hint")) o << "!! " << Str(r["memlock"]["hint"]) << "\n";
+  o << "\n== erdma-cni in the node's conflists\n";
+  for (const auto& e : r.value("nodeEntries", json::array())) {
+    o << Str(e["file"]) << ", plugin " << e["index"] << ": " << (e["problems"].empty() ? "ok" : "");
+    if (e.contains("kubelet")) o << (e["problems"].empty() ? ", the kubelet answers" : "");
+    o << "\n";
+    for (const auto& p : e["problems"]) o << "  !! " << Str(p) << "\n";
+  }
   o << "\n== erdma-cni state vs the kernel\n";
   for (const auto& d : r.value("dataDirs", json::array())) o << "dataDir " << Str(d) << "\n";
   for (const auto& d : r.value("dataDirsNotSearched", json::array()))

@@ -154,6 +154,52 @@ TEST_CASE("erdma-cni typed at a terminal or with an unknown command points to --
   CHECK(json::parse(version.out, nullptr, false).is_object());
 }
 
+TEST_CASE("diag flags a node conflist entry that names one device for every pod or asks a mute kubelet") {
+  kt::Topology t;
+  const std::string dir = t.tmp() + "/net.d";
+  kt::ShOk("mkdir -m 0755 " + dir);
+  const json primary = {{"type", "ptp"}, {"ipam", {{"type", "host-local"}}}};
+  auto conflist = [&](const json& entry) {
+    return json{{"cniVersion", "1.0.0"}, {"name", "node"}, {"plugins", {primary, entry}}}.dump();
+  };
+  const std::string node_file = t.tmp() + "/node.json";
+  kt::WriteNodeFile(node_file, json{{"podResourcesSocket", t.tmp() + "/no-kubelet.sock"}}.dump());
+  const std::string env = "ERDMA_CNI_NODE_CONFIG=" + node_file;
+  const std::string args = "--data-dir " + t.DataDir() + " --cni-conf-dir " + dir;
+
+  kt::WriteNodeFile(dir + "/10-node.conflist", conflist({{"type", "erdma-cni"}, {"mode", "none"}}));
+  json fine = DiagJson(t, args, env);
+  REQUIRE(fine["nodeEntries"].size() == 1);
+  CHECK(fine["nodeEntries"][0]["problems"].empty());
+
+  kt::WriteNodeFile(dir + "/10-node.conflist",
+                    conflist({{"type", "erdma-cni"}, {"device", {{"name", "eth1"}}}}));
+  json named = DiagJson(t, args, env);
+  REQUIRE(named["nodeEntries"].size() == 1);
+  CHECK_THAT(named["nodeEntries"][0]["problems"].dump(),
+             Catch::Contains("device.name names one node device for every pod"));
+  CHECK_THAT(named["problems"].dump(),
+             Catch::Contains(dir + "/10-node.conflist: erdma-cni entry: device.name"));
+
+  kt::WriteNodeFile(dir + "/10-node.conflist",
+                    conflist({{"type", "erdma-cni"}, {"device", {{"resource", "aliyun/erdma"}}}}));
+  json mute = DiagJson(t, args, env);
+  REQUIRE(mute["nodeEntries"].size() == 1);
+  CHECK_THAT(mute["nodeEntries"][0].value("kubelet", ""), Catch::Contains("no-kubelet.sock"));
+  CHECK_THAT(mute["problems"].dump(), Catch::Contains("which does not answer") && Catch::Contains(node_file));
+  kt::ShResult text = Admin(t, "diag " + args, env);
+  CHECK(text.exit == 1);
+  CHECK_THAT(text.out, Catch::Contains("== erdma-cni in the node's conflists") && Catch::Contains("!! "));
+
+  // A plugin that comes first is not chained: not judged.
+  kt::WriteNodeFile(dir + "/10-node.conflist",
+                    json{{"cniVersion", "1.0.0"},
+                         {"name", "nad"},
+                         {"plugins", {{{"type", "erdma-cni"}, {"device", {{"name", "eth1"}}}}}}}
+                        .dump());
+  CHECK(DiagJson(t, args, env)["nodeEntries"].empty());
+}
+
 TEST_CASE("diag names an option it does not know and exits 2") {
   kt::Topology t;
   kt::ShResult r = Admin(t, "diag --bogus");
