@@ -159,9 +159,44 @@ base::Result<conf::NodePolicy> LoadNode(const Options& o) {
   return node;
 }
 
-base::Result<ConflistPlan> PlanConflistInstall(const Options& o) {
+// What --node-file puts in place: its text, parsed as the plugin will parse it there, and whether the node
+// file does not hold it yet.
+struct NodeFilePlan {
+  std::string dest;  ///< where the plugin reads the node file
+  std::string content;
+  conf::NodePolicy policy;
+  bool write = false;
+};
+
+base::Result<std::optional<NodeFilePlan>> PlanNodeFile(const Options& o) {
+  if (o.node_file.empty()) return std::optional<NodeFilePlan>();
+  NodeFilePlan p;
+  const char* env = std::getenv(conf::kNodeConfigEnv);
+  p.dest = !o.node_config.empty() ? o.node_config : env && *env ? env : conf::kNodeConfigPath;
+  // A ConfigMap's file is a symlink into the volume's current version: followed.
+  auto text = ReadFile(o.node_file, conf::kMaxNodeConfigBytes, /*follow=*/true);
+  if (!text.ok()) return std::move(text).error().WithContext("--node-file");
+  auto policy = conf::ParseNodePolicy(*text, p.dest);
+  if (!policy.ok())
+    return std::move(policy).error().WithContext("--node-file " + o.node_file + ", nothing written");
+  p.policy = std::move(policy).value();
+  p.content = std::move(text).value();
+  // What the plugin accepts: a regular file of root's that no one else may write.
+  struct stat st {};
+  auto current = ReadFile(p.dest, conf::kMaxNodeConfigBytes, /*follow=*/false);
+  p.write = !current.ok() || *current != p.content || ::lstat(p.dest.c_str(), &st) != 0 || st.st_uid != 0 ||
+            st.st_gid != 0 || (st.st_mode & 07777) != 0644;
+  return std::optional<NodeFilePlan>(std::move(p));
+}
+
+// `node`: the policy --node-file puts in place, else the node file is read.
+base::Result<ConflistPlan> PlanConflistInstall(const Options& o, const conf::NodePolicy* node) {
   ConflistPlan p;
-  ASSIGN_OR_RETURN(p.node, LoadNode(o));
+  if (node) {
+    p.node = *node;
+  } else {
+    ASSIGN_OR_RETURN(p.node, LoadNode(o));
+  }
   ASSIGN_OR_RETURN(Json entry, LoadEntry(o));
   ASSIGN_OR_RETURN(p.path, ConflistPath(o, /*must_exist=*/true));
   ASSIGN_OR_RETURN(p.stamp, Stamp(p.path));
@@ -224,18 +259,24 @@ base::Status InstallOnce(const Options& o, bool quiet, std::ostream& out, std::o
     ASSIGN_OR_RETURN(DirLock l, DirLock::Acquire(o.conf_dir, kLockWaitMs));
     lock.emplace(std::move(l));
   }
+  ASSIGN_OR_RETURN(std::optional<NodeFilePlan> node, PlanNodeFile(o));
   ASSIGN_OR_RETURN(BinaryPlan bin, PlanBinary(o));
-  ASSIGN_OR_RETURN(ConflistPlan conf, PlanConflistInstall(o));
+  ASSIGN_OR_RETURN(ConflistPlan conf, PlanConflistInstall(o, node ? &node->policy : nullptr));
   if (!quiet || bin.copy || conf.edit.changed)
     for (const std::string& w : conf.warnings) err << "erdma-cni-install: warning: " << w << "\n";
+  const std::string node_summary =
+      node ? node->dest + (node->write ? " written from " : " holds ") + o.node_file : "";
   if (o.dry_run) {
+    if (node) out << (node->write ? "would have " : "") << node_summary << "\n";
     out << (bin.copy ? "would have " : "") << bin.summary << "\n";
     out << conf.path << ": " << (conf.edit.changed ? "would have " : "") << conf.edit.summary << "\n";
     if (conf.edit.changed) out << conf.edit.text << (conf.edit.text.ends_with('\n') ? "" : "\n");
     if (conf.kubelet_down) return *conf.kubelet_down;
     return base::Ok();
   }
-  // The binary before the entry that makes the runtime run it.
+  // The node file, then the binary, before the entry that makes the runtime run it.
+  if (node && node->write) RETURN_IF_ERROR(ReplaceFile(node->dest, node->content, 0644, 0, 0));
+  if (node && (!quiet || node->write)) out << node_summary << "\n";
   if (bin.copy) RETURN_IF_ERROR(ReplaceFile(bin.dest, bin.content, 0755, ::geteuid(), ::getegid()));
   if (conf.edit.changed) RETURN_IF_ERROR(ApplyConflist(conf));
   if (!quiet || bin.copy) out << bin.summary << "\n";
@@ -342,7 +383,19 @@ int Check(const Options& o, std::ostream& out, std::ostream& err) {
   } else {
     out << "ok: " << bin->summary << "\n";
   }
-  auto conf = PlanConflistInstall(o);
+  auto node = PlanNodeFile(o);
+  if (!node.ok()) {
+    PrintError(err, node.error());
+    return kExitFailed;
+  }
+  if (*node && (*node)->write) {
+    as_asked = false;
+    out << "differs: " << (*node)->dest << " does not hold " << o.node_file
+        << " as root's 0644 file (install would write it)\n";
+  } else if (*node) {
+    out << "ok: " << (*node)->dest << " holds " << o.node_file << "\n";
+  }
+  auto conf = PlanConflistInstall(o, *node ? &(*node)->policy : nullptr);
   if (!conf.ok()) {
     PrintError(err, conf.error());
     return kExitFailed;

@@ -21,9 +21,9 @@ bool ParseCount(std::string_view s, uint64_t max, uint64_t* out) {
 }
 
 // Options that take a value, and the commands that accept each option.
-const std::set<std::string_view> kWithValue = {"--bin-dir", "--conf-dir", "--conflist",
-                                               "--after",   "--position", "--entry",
-                                               "--source",  "--every",    "--node-config"};
+const std::set<std::string_view> kWithValue = {"--bin-dir",     "--conf-dir", "--conflist", "--after",
+                                               "--position",    "--entry",    "--source",   "--every",
+                                               "--node-config", "--node-file"};
 const std::map<std::string_view, std::set<Command>> kAccepted = {
     {"--bin-dir", {Command::kInstall, Command::kUninstall, Command::kCheck}},
     {"--conf-dir", {Command::kInstall, Command::kUninstall, Command::kCheck}},
@@ -34,6 +34,7 @@ const std::map<std::string_view, std::set<Command>> kAccepted = {
     {"--entry", {Command::kInstall, Command::kCheck}},
     {"--source", {Command::kInstall, Command::kCheck}},
     {"--node-config", {Command::kInstall, Command::kCheck}},
+    {"--node-file", {Command::kInstall, Command::kCheck}},
     {"--dry-run", {Command::kInstall, Command::kUninstall}},
     {"--remove-binary", {Command::kUninstall}},
     {"--every", {Command::kInstall}},
@@ -136,6 +137,9 @@ base::Result<Options> ParseArgs(const std::vector<std::string>& args) {
         return UsageError("--node-config: must be the absolute path of the node file, got \"" + *value +
                           "\"");
       o.node_config = *value;
+    } else if (flag == "--node-file") {
+      if (value->empty()) return UsageError("--node-file: needs the node file to put in place");
+      o.node_file = *value;
     } else if (flag == "--source") {
       o.source = *value;
     } else if (flag == "--every") {
@@ -191,6 +195,10 @@ options:
   --node-config FILE   the node file the entry's dataDir and logFile must be
                        allowed by; default: the plugin's ($ERDMA_CNI_NODE_CONFIG,
                        else /etc/erdma-cni/node.json; absent: built-in defaults)
+  --node-file FILE     install: put FILE (e.g. the DaemonSet's ConfigMap) in place
+                       as that node file, root's, 0644, once it parses as the
+                       plugin parses it, before the binary and the entry; check:
+                       the node file must hold it
   --dry-run            say what would change and print the new conflist; write nothing
   --remove-binary      uninstall: also remove <bin-dir>/erdma-cni
   --every SECONDS      install: run again every SECONDS until SIGTERM (repairs

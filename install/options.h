@@ -22,6 +22,9 @@ struct Options {
   /// The node file the entry's dataDir and logFile are checked against; empty: where the plugin reads it
   /// ($ERDMA_CNI_NODE_CONFIG, else /etc/erdma-cni/node.json, absent: the built-in defaults).
   std::string node_config;
+  /// install: the node file to put in place at node_config's path (the DaemonSet's ConfigMap), validated
+  /// first; check: that path must hold it. Empty: the node's own file is left as it is.
+  std::string node_file;
   bool dry_run = false;
   bool remove_binary = false;  ///< uninstall: also remove bin_dir/erdma-cni
   unsigned every_seconds = 0;  ///< install: repeat every N seconds until SIGTERM (0: once)

@@ -13,7 +13,8 @@ import time
 from common import arg_value, find, get, installer_commands, mount_of
 
 CONFLIST = "10-terway.conflist"
-PATH_FLAGS = ("--bin-dir", "--conf-dir", "--entry", "--source")
+PATH_FLAGS = ("--bin-dir", "--conf-dir", "--entry", "--source", "--node-file")
+NODE_FILE = "/etc/erdma-cni/node.json"  # where the plugin reads the node file
 
 
 def run(argv, expect_rc, expect_out, where, no_warning=False):
@@ -109,16 +110,21 @@ def run_installer_commands(installer, plugin, daemonsets, configmaps, entries, e
     root = tempfile.mkdtemp(prefix="erdma-deploy-")
     kubelet = None
     try:
-        node = ScratchNode(root, configmaps)
-        # The node's kubelet, for the recipes with device.resource: the node
-        # file the DaemonSet mounts names its socket.
+        # The node's kubelet, for the recipes with device.resource. A node file
+        # the DaemonSet puts in place (--node-file, from a ConfigMap) names the
+        # node's socket path: on the scratch node the fake kubelet's stands in.
         kubelet = FakeKubelet(root)
+        node = ScratchNode(root, with_scratch_socket(configmaps, kubelet.socket))
+        os.makedirs(os.path.dirname(node.host(NODE_FILE)))
         commands = []
         for where, c, volumes, ns in daemonsets:
             for what, args in installer_commands(c):
                 local = [installer] + node.localize(args, c.get("volumeMounts") or [], volumes, ns)
                 if args and args[0] in ("install", "check"):
-                    local += ["--node-config", kubelet.node_file]
+                    # The node file's place on the scratch node; without
+                    # --node-file, one that names the fake kubelet.
+                    given = arg_value(args, "--node-file") is not None
+                    local += ["--node-config", node.host(NODE_FILE) if given else kubelet.node_file]
                 commands.append((f"{where} {what}", args, local))
         installs = [(w, local) for w, args, local in commands if args and args[0] == "install"]
         checks = [(w, local) for w, args, local in commands if args and args[0] == "check"]
@@ -132,6 +138,7 @@ def run_installer_commands(installer, plugin, daemonsets, configmaps, entries, e
         for w, local in installs:
             run(local + src + ["--dry-run"], 0, "would have inserted the erdma-cni entry at position 1 (after terway)", w)
             run(local + src, 0, "inserted the erdma-cni entry", w, no_warning=True)
+            check_node_file(node, local, w)
         for w, local in checks:
             run(local + src, 0, "ok:", f"{w} after install")
         if installs:
@@ -214,11 +221,45 @@ def check_every_recipe(node, install, configmaps, entries, src, kubelet):
             if p.returncode == 0 and json.loads(text) not in conflist_entries(p.stdout):
                 find(recipe, f"the dry run's conflist does not hold the entry as written:\n{p.stdout}")
             if "resource" in (json.loads(text).get("device") or {}):
-                dead = [a if a != kubelet.node_file else kubelet.dead_node_file for a in local]
+                dead = [kubelet.dead_node_file if a == kubelet.node_file
+                        else "--node-file=" + kubelet.dead_node_file if a.startswith("--node-file=")
+                        else a for a in local]
                 p = run(with_entry(dead, path) + src + ["--dry-run"], 1,
                         "no erdma-cni entry", f"{recipe} with no kubelet answering")
                 if "nobody.sock" not in p.stderr or "does not answer" not in p.stderr:
                     find(recipe, f"with no kubelet answering, the installer does not name the socket:\n{p.stderr}")
+
+
+def with_scratch_socket(configmaps, sock):
+    """The ConfigMaps, a node file's podResourcesSocket (a data key node.json)
+    moved to the scratch node's kubelet."""
+    out = {}
+    for key, data in configmaps.items():
+        out[key] = dict(data)
+        text = data.get("node.json")
+        try:
+            doc = json.loads(text) if text else None
+        except ValueError:
+            doc = None  # the installer says what is wrong with it
+        if isinstance(doc, dict) and "podResourcesSocket" in doc:
+            out[key]["node.json"] = json.dumps(dict(doc, podResourcesSocket=sock))
+    return out
+
+
+def check_node_file(node, local, where):
+    """After install, the node file is the --node-file's text, root's, 0644."""
+    src = arg_value(local, "--node-file")
+    if src is None:
+        return
+    dest = node.host(NODE_FILE)
+    try:
+        st = os.lstat(dest)
+        same = open(dest).read() == open(src).read()
+    except OSError as e:
+        find(where, f"install did not put the node file in place: {e}")
+        return
+    if not same or st.st_uid != 0 or (st.st_mode & 0o7777) != 0o644:
+        find(where, f"{dest} is not --node-file's text as root's 0644 file (mode {oct(st.st_mode)}, uid {st.st_uid})")
 
 
 def conflist_entries(out):

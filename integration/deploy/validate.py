@@ -44,6 +44,7 @@ from scratch_node import run_installer_commands
 ENTRY_FLAG = "--entry"
 # The kubelet's pod-resources dir, which the installer asks when an entry has device.resource.
 POD_RESOURCES = "/var/lib/kubelet/pod-resources"
+NODE_FILE_DIR = "/etc/erdma-cni"  # where the plugin reads node.json
 # Options of install that check and uninstall do not take.
 INSTALL_ONLY = ("--every",)
 
@@ -147,6 +148,9 @@ def check_daemonset(where, doc, entry_refs):
                 elif host_paths.get(inside) != node_dir:
                     find(cw, f"{what}: {flag}={inside} is not the mount of the node's {node_dir}")
             if args and args[0] in ("install", "check"):
+                if arg_value(args, "--node-file") is None:
+                    find(cw, f"{what}: --node-file missing: each node's {NODE_FILE_DIR}/node.json would be "
+                             "written by hand (docs/install.md)")
                 entry = arg_value(args, ENTRY_FLAG)
                 if entry is None:
                     find(cw, f"{what}: {ENTRY_FLAG} missing: the installer would write its built-in entry, "
@@ -158,10 +162,30 @@ def check_daemonset(where, doc, entry_refs):
     for path in NODE_DIRS:
         if path not in host_paths.values():
             find(where, f"no hostPath volume mounts the node's {path}")
+    if any(args and args[0] == "install" and arg_value(args, "--node-file") is not None
+           for _, c in containers for _, args in installer_commands(c)) and \
+            host_paths.get(NODE_FILE_DIR) != NODE_FILE_DIR:
+        find(where, f"no hostPath volume mounts the node's {NODE_FILE_DIR} at its own path: --node-file would be "
+                    "written where the plugin does not read it")
     if any(args and args[0] == "install" for _, c in containers for _, args in installer_commands(c)) and \
             host_paths.get(POD_RESOURCES) != POD_RESOURCES:
         find(where, f"no hostPath volume mounts the node's {POD_RESOURCES} at its own path: an entry with "
                     "device.resource would stay out of the conflist, the kubelet's socket unreachable")
+
+
+def check_node_configmap(where, doc):
+    """The node file's ConfigMap: one key, node.json, a JSON object. What its
+    keys say the installer judges, as the plugin will (run below)."""
+    data = doc.get("data") or {}
+    if set(data) != {"node.json"}:
+        find(where, f"data: the node file's ConfigMap holds node.json alone, not {sorted(data)}")
+    try:
+        node = json.loads(data.get("node.json") or "")
+    except ValueError as e:
+        find(where, f"data.node.json: not JSON: {e}")
+        return
+    if not isinstance(node, dict):
+        find(where, "data.node.json: not a JSON object (docs/config.md#node-file)")
 
 
 def check_probe(cw, commands):
@@ -306,7 +330,10 @@ def main():
                 ns = get(doc, "metadata", "namespace") or "default"
                 containers += [(where, c, volumes, ns) for _, c in containers_of(pod)]
             elif kind == "ConfigMap":
-                check_configmap(where, doc, rows, entries)
+                if "node.json" in (doc.get("data") or {}):
+                    check_node_configmap(where, doc)
+                else:
+                    check_configmap(where, doc, rows, entries)
                 configmap_docs.append(doc)
             elif kind == "NetworkAttachmentDefinition":
                 check_nad(where, doc, nads)

@@ -7,6 +7,7 @@
 #                    securityContext), and what needs one fails cleanly (root)
 #   test.sh strace   every write goes to a hidden temp file renamed over the final name
 #   test.sh kubelet  an entry with device.resource stays out of the conflist while the kubelet does not answer
+#   test.sh nodefile --node-file puts the node file in place, checked as the plugin checks it (root)
 # Environment: ERDMA_CNI_INSTALL, ERDMA_CNI (default: build/). Exit 77 = skipped.
 set -euo pipefail
 
@@ -499,11 +500,55 @@ scenario_kubelet() {
   ok "install --every: the entry goes in on the first round after the kubelet answers, the wait said once"
 }
 
+# The DaemonSet's node file: --node-file (its ConfigMap) written where the
+# plugin reads it, root's 0644, before the binary and the entry; a node file
+# the plugin would refuse, or one that forbids the entry's logFile, is
+# refused with nothing written; check says whether the node holds it.
+scenario_nodefile() {
+  [[ $EUID == 0 ]] || skip "writing a node file of root's needs root"
+  local terway="$conf/10-terway.conflist" dest="$root/etc/erdma-cni/node.json"
+  write_terway "$terway"
+  mkdir -m 0755 "$root/etc/erdma-cni" "$root/cm"
+  local args=(--source "$PLUGIN" --after terway --node-config "$dest" --node-file "$root/cm/node.json")
+  echo '{"dataDirs": ["/run/erdma-cni"], "logFiles": ["/var/log/erdma-cni.log"], "bogus": 1}' >"$root/cm/node.json"
+  run install "${args[@]}"
+  expect_rc 1 "install with a node file the plugin would refuse"
+  [[ $err == *"--node-file $root/cm/node.json, nothing written"*"bogus"* ]] || fail "message: $err"
+  [[ ! -e $dest && $(jq -r '.plugins | length' "$terway") == 2 ]] || fail "a refused node file changed the node"
+  echo '{"dataDirs": ["/run/erdma-cni"], "logFiles": ["/var/log/other.log"]}' >"$root/cm/node.json"
+  run install "${args[@]}"
+  expect_rc 1 "install of an entry whose logFile the node file does not allow"
+  [[ $err == *"logFile"*"/var/log/erdma-cni.log"* ]] || fail "message: $err"
+  [[ ! -e $dest && $(jq -r '.plugins | length' "$terway") == 2 ]] || fail "a refused entry changed the node"
+  ok "a node file the plugin would refuse, and one that forbids the entry, are refused; nothing written"
+
+  echo '{"dataDirs": ["/run/erdma-cni"], "logFiles": ["/var/log/erdma-cni.log"]}' >"$root/cm/node.json"
+  run check "${args[@]}"
+  expect_rc 1 "check before install"
+  [[ $out == *"differs: $dest does not hold $root/cm/node.json"* ]] || fail "check: $out"
+  run install "${args[@]}"
+  expect_rc 0 "install with --node-file"
+  cmp -s "$dest" "$root/cm/node.json" || fail "the node file is not --node-file's text"
+  [[ $(stat -c '%u %g %a %F' "$dest") == "0 0 644 regular file" ]] || fail "node file: $(stat -c '%u %g %a %F' "$dest")"
+  [[ $(jq -r '.plugins[1].type' "$terway") == erdma-cni ]] || fail "the entry was not inserted"
+  run check "${args[@]}"
+  expect_rc 0 "check after install"
+  [[ $out == *"ok: $dest holds $root/cm/node.json"* ]] || fail "check: $out"
+  chmod 0666 "$dest"
+  run check "${args[@]}"
+  expect_rc 1 "check of a node file others may write"
+  run install "${args[@]}"
+  expect_rc 0 "install repairs the node file's mode"
+  [[ $(stat -c '%a' "$dest") == 644 ]] || fail "mode not repaired: $(stat -c '%a' "$dest")"
+  ok "install writes the node file (root's 0644) before the entry; check tells a node that holds it from one that does not"
+}
+
 case "$scenario" in
   node) scenario_node ;;
+  nodefile) scenario_nodefile ;;
   kubelet) scenario_kubelet ;;
   reader) scenario_reader ;;
   nocaps) scenario_nocaps ;;
   strace) scenario_strace ;;
-  *) echo "usage: $0 node|reader|nocaps|strace" >&2; exit 2 ;;
+  *) echo "usage: $0 node|nodefile|kubelet|reader|nocaps|strace" >&2; exit 2 ;;
 esac
