@@ -20,6 +20,14 @@ struct LogState {
   UniqueFd fd;
   LogLevel level = LogLevel::kInfo;
   std::string tag;
+  // The cap: the file's directory and name (for a rotation), what the file may still take, and whether this
+  // invocation rotated it already or dropped a line.
+  UniqueFd dir;
+  std::string name;
+  uint64_t max_bytes = 0;
+  uint64_t room = 0;
+  bool rotated = false;
+  bool dropped = false;
 };
 
 LogState& State() {
@@ -38,6 +46,11 @@ const char* LevelName(LogLevel l) {
 }
 
 }  // namespace
+
+std::string Cut(std::string_view s, size_t max) {
+  if (s.size() <= max) return std::string(s);
+  return std::string(s.substr(0, max)) + "... (" + std::to_string(s.size()) + " bytes)";
+}
 
 bool ParseLogLevel(std::string_view s, LogLevel* out) {
   if (s == "debug")
@@ -74,6 +87,9 @@ void Log::Configure(const std::string& path, LogLevel level, uint64_t max_bytes)
   LogState& s = State();
   s.level = level;
   s.fd.Reset();
+  s.dir.Reset();
+  s.max_bytes = max_bytes;
+  s.rotated = s.dropped = false;
   if (path.empty()) return;
   const size_t slash = path.rfind('/');
   if (slash == std::string::npos || slash + 1 == path.size()) return CannotLog(path, "not a file path");
@@ -104,8 +120,52 @@ void Log::Configure(const std::string& path, LogLevel level, uint64_t max_bytes)
         return CannotLog(path, "not a regular file of ours with a single link");
     }
   }
+  s.room = max_bytes > static_cast<uint64_t>(st.st_size) ? max_bytes - static_cast<uint64_t>(st.st_size) : 0;
   s.fd = std::move(*fd);
+  s.dir = std::move(*dir);
+  s.name = name;
 }
+
+namespace {
+
+// Appends `line` to the log file within its cap. A line that does not fit rotates the file once an invocation
+// (the full file becomes <name>.1; an empty one is not worth it); in the new file room is kept for the note
+// that says lines were dropped, which the first line that still does not fit writes instead of itself.
+void AppendCapped(LogState& s, const std::string& line) {
+  const std::string note = "erdma-cni: this invocation's further log lines are dropped: logMaxBytes (" +
+                           std::to_string(s.max_bytes) + ") reached\n";
+  if (s.dropped) return;
+  if (s.max_bytes == 0 || line.size() + (s.rotated ? note.size() : 0) <= s.room) {
+    (void)!::write(s.fd.get(), line.data(), line.size());
+    if (s.max_bytes) s.room -= line.size();
+    return;
+  }
+  if (!s.rotated && s.room < s.max_bytes) {
+    s.rotated = true;
+    const std::string old = s.name + ".1";
+    if (::renameat(s.dir.get(), s.name.c_str(), s.dir.get(), old.c_str()) == 0) {
+      auto fd =
+          OpenNoSymlinks(s.name, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOCTTY, 0600, s.dir.get());
+      struct stat st {};
+      if (!fd.ok() || ::fstat(fd->get(), &st) != 0 || !IsOurLog(st)) {
+        s.fd.Reset();
+        return;
+      }
+      s.fd = std::move(*fd);
+      s.room = s.max_bytes > static_cast<uint64_t>(st.st_size)
+                   ? s.max_bytes - static_cast<uint64_t>(st.st_size)
+                   : 0;
+      return AppendCapped(s, line);
+    }
+  }
+  s.dropped = true;
+  if (note.size() <= s.room) {
+    (void)!::write(s.fd.get(), note.data(), note.size());
+    s.room -= note.size();
+  }
+}
+
+}  // namespace
 
 void Log::SetTag(std::string tag) { State().tag = std::move(tag); }
 
@@ -128,9 +188,9 @@ void Log::Write(LogLevel level, std::string_view msg) {
   // Tags and messages carry the runtime's, the kernel's and pods' text:
   // escaped, a newline in K8S_POD_NAME cannot start a forged line.
   if (!s.tag.empty()) line.append(EscapeForDisplay(s.tag)).append(": ");
-  line.append(EscapeForDisplay(msg)).append("\n");
+  line.append(EscapeForDisplay(Cut(msg, kMaxLogMessageBytes))).append("\n");
   // One write() per line: O_APPEND keeps lines from parallel plugins whole.
-  if (to_file) (void)!::write(s.fd.get(), line.data(), line.size());
+  if (to_file) AppendCapped(s, line);
   if (to_stderr) (void)!::write(STDERR_FILENO, line.data(), line.size());
 }
 

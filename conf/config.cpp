@@ -521,7 +521,13 @@ Status ParseRest(json root, Purpose purpose, Config& c) {
     return base::Ok();
   };
   if (purpose == Purpose::kDel) {
-    for (std::string& w : UnknownKeys(root, kTop)) c.del_warnings.push_back(std::move(w));
+    // A few said one by one, the rest counted: an edited config's thousands of keys do not flood the log.
+    constexpr size_t kSaid = 5;
+    std::vector<std::string> unknown = UnknownKeys(root, kTop);
+    for (size_t i = 0; i < unknown.size() && i < kSaid; ++i) c.del_warnings.push_back(std::move(unknown[i]));
+    if (unknown.size() > kSaid)
+      c.del_warnings.push_back("and " + std::to_string(unknown.size() - kSaid) +
+                               " more keys erdma-cni does not know");
   } else {
     RETURN_IF_ERROR(RefuseUnknown(root, kTop));
   }

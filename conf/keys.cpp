@@ -32,7 +32,11 @@ size_t Distance(const std::string& a, const std::string& b) {
 
 // A key as a person reads it: plain keys bare, anything else quoted so that
 // control characters never reach a terminal raw.
+// One longer than any key is cut, its length said: a config's 1 MB key is not echoed whole.
 std::string Shown(std::string_view key) {
+  constexpr size_t kShownKeyBytes = 64;
+  if (key.size() > kShownKeyBytes)
+    return Quote(key.substr(0, kShownKeyBytes)) + "... (" + std::to_string(key.size()) + " bytes)";
   const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '/';
   });

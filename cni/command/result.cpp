@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "base/log.h"
 #include "conf/version.h"
 
 namespace cni {
@@ -83,8 +84,11 @@ json AppendToResult(const json& prev, const std::string& version, const ResultIn
 }
 
 json ErrorJson(const std::string& version, const base::Error& e) {
-  json j = {{"cniVersion", version}, {"code", static_cast<int>(e.code)}, {"msg", ValidUtf8(e.msg)}};
-  if (!e.details.empty()) j["details"] = ValidUtf8(e.details);
+  // What an error echoes of the input (a key, a value) is bounded: a 1 MB key does not come back whole.
+  json j = {{"cniVersion", version},
+            {"code", static_cast<int>(e.code)},
+            {"msg", ValidUtf8(base::Cut(e.msg, kMaxErrorTextBytes))}};
+  if (!e.details.empty()) j["details"] = ValidUtf8(base::Cut(e.details, kMaxErrorTextBytes));
   return j;
 }
 

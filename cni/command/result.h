@@ -40,6 +40,8 @@ nlohmann::json AppendToResult(const nlohmann::json& prev, const std::string& ver
                               const ResultInterface& iface, const std::vector<ResultIp>& ips,
                               const std::vector<ResultRoute>& routes);
 
+/// The most of an error's msg or details the CNI error carries; the rest is left out, its length said.
+inline constexpr size_t kMaxErrorTextBytes = 4096;
 /// The spec's error object.
 nlohmann::json ErrorJson(const std::string& version, const base::Error& e);
 

@@ -112,12 +112,33 @@ TEST_CASE("rotation never renames a file that is not the plugin's own log") {
 TEST_CASE("rotation renames the plugin's own log within its directory") {
   Dir d;
   const std::string log = d.path + "/erdma-cni.log";
-  base::Log::Configure(log, base::LogLevel::kInfo, 10);
+  base::Log::Configure(log, base::LogLevel::kInfo, 1000);
   base::Log::Info("first generation, longer than ten bytes");
-  base::Log::Configure(log, base::LogLevel::kInfo, 10);
+  const std::string first = Read(log);
+  // At its cap, the next invocation starts a new file.
+  base::Log::Configure(log, base::LogLevel::kInfo, first.size());
   base::Log::Info("second");
   base::Log::Configure("", base::LogLevel::kInfo);
-  CHECK(Read(log + ".1").find("first generation") != std::string::npos);
+  CHECK(Read(log + ".1") == first);
   CHECK(Read(log).find("second") != std::string::npos);
   CHECK(Read(log).find("first") == std::string::npos);
+}
+
+TEST_CASE("one invocation's lines past logMaxBytes rotate the file once, then are dropped with one note") {
+  Dir d;
+  const std::string log = d.path + "/erdma-cni.log";
+  base::Log::Configure(log, base::LogLevel::kInfo, 300);
+  for (int i = 0; i < 40; ++i) base::Log::Info("line " + std::to_string(i) + std::string(40, '.'));
+  base::Log::Configure("", base::LogLevel::kInfo);
+  CHECK(fs::file_size(log) <= 300);
+  CHECK(fs::file_size(log + ".1") <= 300);
+  CHECK(Read(log + ".1").find("line 0.") != std::string::npos);
+  CHECK_THAT(Read(log), Catch::EndsWith("further log lines are dropped: logMaxBytes (300) reached\n"));
+  CHECK(Read(log).find("line 39") == std::string::npos);
+  // A message is cut, its length said.
+  base::Log::Configure(log + "-long", base::LogLevel::kInfo);
+  base::Log::Info(std::string(100000, 'x'));
+  base::Log::Configure("", base::LogLevel::kInfo);
+  CHECK(fs::file_size(log + "-long") < 4096 + 200);
+  CHECK(Read(log + "-long").find("... (100000 bytes)") != std::string::npos);
 }
