@@ -3,8 +3,12 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cstdlib>
+#include <memory>
+#include <string_view>
 
 #include "base/log.h"
 #include "conf/names.h"
@@ -122,13 +126,20 @@ base::Result<std::optional<netlink::LinkInfo>> FindDevice(netlink::Kernel& host,
 
 std::string PciAddressOf(const std::string& sysfs_root, const std::string& ifname) {
   const std::string link = sysfs_root + "/class/net/" + ifname + "/device";
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  std::string target(buf, static_cast<size_t>(n));
-  const size_t slash = target.rfind('/');
-  std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
-  return LooksLikePci(base) && base.size() == 12 ? base : "";
+  const std::unique_ptr<char, decltype(&std::free)> real(::realpath(link.c_str(), nullptr), &std::free);
+  if (!real) return "";
+  std::string_view path(real.get());
+  auto last = [](std::string_view p) {
+    const size_t slash = p.rfind('/');
+    return slash == std::string_view::npos ? p : p.substr(slash + 1);
+  };
+  std::string_view base = last(path);
+  // A virtio netdev (an ENI on ECS, a NIC in a VM) belongs to virtio<n>, which sits below its PCI function.
+  if (base.size() > 6 && base.starts_with("virtio") &&
+      std::all_of(base.begin() + 6, base.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    base = last(path.substr(0, path.size() - base.size() - 1));
+  const std::string pci(base);
+  return LooksLikePci(pci) && pci.size() == 12 ? pci : "";
 }
 
 }  // namespace cni

@@ -51,6 +51,15 @@ class FakeSysfs {
     Link("../../devices/pci0000:3a/" + pci + "/net/" + ifname, root_ + "/class/net/" + ifname);
     if (!port.empty()) std::ofstream(dir + "/phys_port_name") << port << "\n";
   }
+  /// A virtio-net netdev (every ENI on ECS, every NIC of a VM): its `device` is the virtio device below the
+  /// PCI function, devices/.../<pci>/virtio<n>/net/<ifname>.
+  void AddVirtioNetdev(const std::string& pci, int virtio, const std::string& ifname) {
+    const std::string v = "virtio" + std::to_string(virtio);
+    const std::string dir = Dev(pci) + "/" + v + "/net/" + ifname;
+    std::filesystem::create_directories(dir);
+    Link("../../../" + v, dir + "/device");
+    Link("../../devices/pci0000:3a/" + pci + "/" + v + "/net/" + ifname, root_ + "/class/net/" + ifname);
+  }
   /// The netdev left this netns (moved into a pod): sysfs no longer shows it here.
   void RemoveNetdev(const std::string& pci, const std::string& ifname) {
     std::filesystem::remove_all(Dev(pci) + "/net/" + ifname);

@@ -116,3 +116,9 @@ TEST_CASE("a VF netdev's PCI address comes from class/net as the kernel links it
   CHECK(cni::PciAddressOf(t.dir, "eth1") == "0000:5e:00.0");
   CHECK(cni::PciAddressOf(t.dir, "nothere").empty());
 }
+
+TEST_CASE("a virtio NIC's PCI address is the PCI function above its virtio device", "[sriov]") {
+  Tree t;
+  t.sys.AddVirtioNetdev("0000:3a:05.0", 3, "eth5");
+  CHECK(cni::PciAddressOf(t.dir, "eth5") == "0000:3a:05.0");
+}
