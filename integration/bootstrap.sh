@@ -5,8 +5,9 @@
 # Only Debian packages are installed; nothing else is downloaded.
 #
 # The demo is what a person tries first: it installs a compiler, CMake and
-# libnl, builds only the plugin (a Release build, as a user or a package
-# makes it: a compiler warning never fails it) and runs integration/demo.sh.
+# libnl, builds the plugin and its installer (a Release build, as a user or a
+# package makes it: a compiler warning never fails it) and runs
+# integration/demo.sh.
 # The test command builds everything with -DERDMA_CNI_WERROR=ON: warnings are
 # errors in the builds developers and CI make.
 set -euo pipefail
@@ -111,8 +112,8 @@ if ((${#missing[@]})); then
 fi
 
 if [[ "$what" == demo ]]; then
-  phase "build the plugin (Release)"
-  echo "== building the plugin (Release)"
+  phase "build the plugin and installer (Release)"
+  echo "== building the plugin and its installer (Release)"
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DERDMA_CNI_TESTS=OFF -DERDMA_CNI_WERROR=OFF \
     -DERDMA_CNI_FAULT_HOOKS=OFF >/dev/null
   # Both shipped binaries, a file at a time as a user's build compiles them:
@@ -128,10 +129,10 @@ phase "build but the unit suite (GCC, RelWithDebInfo)"
 echo "== building (RelWithDebInfo, warnings are errors)"
 # Every option said outright: build/ may hold the demo's cache (Release, no
 # tests, no fault points), and a cached option outlives a new build type.
-# The unit suite is compiled and run once, in the sanitized tree below. The
-# library and the tools compile in batches of 16 files (CMake's unity build):
-# their headers are parsed once a batch, in the compile and in clang-tidy
-# (docs/testing.md#the-two-readme-commands has what it saves).
+# The unit suite is compiled and run once, in the sanitized tree below.
+# Both trees compile in batches of 16 files (CMake's unity build): headers
+# are parsed once a batch, in the compile and in clang-tidy
+# (docs/decisions/unity-batches.md).
 unity=(-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DERDMA_CNI_TESTS=ON -DERDMA_CNI_WERROR=ON \
   -DERDMA_CNI_FAULT_HOOKS=ON -DERDMA_CNI_UNIT_TESTS=OFF "${unity[@]}" >/dev/null

@@ -27,10 +27,16 @@ case "$what" in
     # top-level .clang-tidy is named (its #include of each source is what a
     # batch is, not a finding). A file compiled alone uses its nearest.
     # Two at a time: CI has two cores; a batch a process, as each is long.
-    for kind in unity file; do
+    # A batch of test files gets test/.clang-tidy's checks (its Checks block,
+    # which starts by turning off the groups the top-level file turns on).
+    test_checks="$(sed -n '/^Checks:/,/^[A-Za-z]/{/^  /p}' "$src/test/.clang-tidy" | tr -d ' \n')"
+    for kind in unity unity-test file; do
       args=(-p "$build" --quiet --header-filter="$filter")
       n=4
-      [[ $kind == unity ]] && args+=(--config-file="$src/.clang-tidy" --checks=-bugprone-suspicious-include) && n=1
+      case $kind in
+        unity) args+=(--config-file="$src/.clang-tidy" --checks=-bugprone-suspicious-include) && n=1 ;;
+        unity-test) args+=(--config-file="$src/.clang-tidy" --checks="$test_checks") && n=1 ;;
+      esac
       sed -n "s/^$kind //p" <<<"$units" | xargs -r -P2 -n"$n" clang-tidy "${args[@]}" 2>&1 | grep -v "warnings generated"
       ((PIPESTATUS[1] == 0)) || rc=1
     done

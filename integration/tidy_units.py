@@ -2,10 +2,11 @@
 """Which translation units clang-tidy checks: part PART of PARTS of every C++
 file BUILD_DIR compiles (its compile_commands.json), one line each:
 
-  unity FILE   a unity batch CMake generated in the build tree (CMAKE_UNITY_BUILD):
-               checked with the top-level .clang-tidy, and its sources count as
-               the batch's own code (lint.sh passes them as the header filter)
-  file FILE    a source compiled alone: checked with the .clang-tidy nearest it
+  unity FILE       a unity batch CMake generated in the build tree (CMAKE_UNITY_BUILD)
+                   of the library or the tools: checked with the top-level .clang-tidy,
+                   its sources counting as the batch's own code (lint.sh's header filter)
+  unity-test FILE  a batch of test files: the same, with test/.clang-tidy's checks
+  file FILE        a source compiled alone: checked with the .clang-tidy nearest it
 
 Every source is checked once: a batch whose sources were all checked already
 (a second target compiling them) is left out, as is a file compiled twice.
@@ -35,14 +36,17 @@ def main():
                 sources = [m.group(1) for m in map(include.match, f.read().splitlines()) if m]
             if not sources or all(s in seen for s in sources):
                 continue
-            if any(not s.startswith(src + "/") or s.startswith(src + "/test/") for s in sources):
-                sys.exit(f"tidy_units.py: {path} batches a file outside the checked layers: {sources}")
+            if any(not s.startswith(src + "/") for s in sources):
+                sys.exit(f"tidy_units.py: {path} batches a file outside the source tree: {sources}")
+            tests = [s.startswith(src + "/test/") for s in sources]
+            if any(tests) and not all(tests):
+                sys.exit(f"tidy_units.py: {path} batches test files with others: {sources}")
             seen.update(sources)
-            batches.append(path)
+            batches.append(("unity-test" if all(tests) else "unity", path))
         elif path.startswith(src + "/") and not path.startswith(e["directory"].rstrip("/") + "/") and path not in seen:
             seen.add(path)
             files.append(path)
-    for i, (kind, path) in enumerate([("unity", p) for p in batches] + [("file", p) for p in files]):
+    for i, (kind, path) in enumerate(batches + [("file", p) for p in files]):
         if i % parts + 1 == part:
             print(kind, path)
 

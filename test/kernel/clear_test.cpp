@@ -7,6 +7,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_clear_test {
+
 using nlohmann::json;
 
 namespace {
@@ -158,3 +160,5 @@ TEST_CASE(
   CHECK(kt::RunPlugin(kt::Call(t, "DEL", mover, "net1", move_config, 1)).exit == 0);
   CHECK(kt::RunPlugin(kt::Call(t, "DEL", holder, "net1", holder_config, 0)).exit == 0);
 }
+
+}  // namespace test_kernel_clear_test

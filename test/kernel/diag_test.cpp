@@ -7,6 +7,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_diag_test {
+
 using nlohmann::json;
 
 namespace {
@@ -314,3 +316,5 @@ TEST_CASE("diag reports the states of a network whose name starts with a dot") {
   CHECK(DiagJson(t, "--container " + cid + " --data-dir " + t.DataDir()).value("netns", "") == t.PodPath());
   REQUIRE(kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", config)).exit == 0);
 }
+
+}  // namespace test_kernel_diag_test

@@ -11,6 +11,8 @@
 
 #include "test/kernel/scratch_netns.h"
 
+namespace test_kernel_netns_test {
+
 namespace {
 
 ino_t ThreadNetnsInode() {
@@ -148,3 +150,5 @@ TEST_CASE("with a NetnsHome, switches return to its handle, nested ones too, and
   }
   CHECK(ThreadNetnsInode() == home);
 }
+
+}  // namespace test_kernel_netns_test

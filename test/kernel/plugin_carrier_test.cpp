@@ -6,6 +6,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_carrier_test {
+
 using nlohmann::json;
 
 namespace {
@@ -46,3 +48,5 @@ TEST_CASE("a pool passes over a device up without carrier, a named one is attach
         std::string::npos);
   REQUIRE(kt::RunPlugin(kt::Call(t, "DEL", b, "net1", named)).exit == 0);
 }
+
+}  // namespace test_kernel_plugin_carrier_test

@@ -5,6 +5,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_child_del_log_test {
+
 using nlohmann::json;
 
 TEST_CASE("a macvlan child's DEL logs the child it deleted and its untouched parent") {
@@ -32,3 +34,5 @@ TEST_CASE("a macvlan child's DEL logs the child it deleted and its untouched par
         std::string::npos);
   CHECK(log.find("detached:  is back on the node") == std::string::npos);
 }
+
+}  // namespace test_kernel_plugin_child_del_log_test

@@ -9,6 +9,8 @@
 #include "test/kernel/harness.h"
 #include "test/kernel/skip.h"
 
+namespace test_kernel_plugin_child_test {
+
 using nlohmann::json;
 
 namespace {
@@ -228,3 +230,5 @@ TEST_CASE("ipvlan children in l2, l3 and l3s mode share the parent's MAC and are
   CHECK_FALSE(kt::LinkExists(t.pod(), "net1"));
   CHECK(kt::SettledDiff(node_before, t.node()) == "");
 }
+
+}  // namespace test_kernel_plugin_child_test

@@ -25,6 +25,8 @@
 #include "test/kernel/harness.h"
 #include "test/kernel/skip.h"
 
+namespace test_kernel_plugin_concurrency_test {
+
 using nlohmann::json;
 
 namespace {
@@ -450,3 +452,5 @@ TEST_CASE(
   CHECK(kt::SettledDiff(node_before, t.node()) == "");
   CHECK(kt::StateFiles(t.DataDir()) == std::vector<std::string>{});
 }
+
+}  // namespace test_kernel_plugin_concurrency_test

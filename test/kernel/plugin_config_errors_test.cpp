@@ -7,6 +7,8 @@
 #include "test/kernel/harness.h"
 #include "test/kernel/skip.h"
 
+namespace test_kernel_plugin_config_errors_test {
+
 using nlohmann::json;
 
 TEST_CASE(
@@ -76,3 +78,5 @@ TEST_CASE(
 
   REQUIRE(kt::RunPlugin(kt::Call(t, "DEL", cid, "net2", kt::AsRuntimeWouldForDel(one, net2.json))).exit == 0);
 }
+
+}  // namespace test_kernel_plugin_config_errors_test

@@ -5,6 +5,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_config_keys_test {
+
 using nlohmann::json;
 
 TEST_CASE("ADD with a misspelt mode key is code 7 naming the key and leaves the node's device where it is") {
@@ -94,3 +96,5 @@ TEST_CASE("DEL of an attachment never made reads no more of its config than the 
   kt::PluginResult bad = kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", config));
   kt::CheckError(bad, 7, {"dataDir: must be an absolute path"});
 }
+
+}  // namespace test_kernel_plugin_config_keys_test

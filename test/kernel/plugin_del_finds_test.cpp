@@ -13,6 +13,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_del_finds_test {
+
 using nlohmann::json;
 
 namespace {
@@ -240,3 +242,5 @@ TEST_CASE("GC whose valid-attachments omit an attachment whose ADD is running le
   CHECK(kt::SettledDiff(node_before, t.node()) == "");
   CHECK_FALSE(kt::FileExists(t.tmp() + "/ipam/erdma-test/10.9.0.100"));
 }
+
+}  // namespace test_kernel_plugin_del_finds_test

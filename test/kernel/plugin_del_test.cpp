@@ -4,6 +4,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_del_test {
+
 using nlohmann::json;
 
 TEST_CASE("DEL succeeds and removes the state after the pod netns was deleted", "[sticky]") {
@@ -121,3 +123,5 @@ TEST_CASE("DEL with a dangling CNI_NETNS brings the device home from the netns r
   CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
   CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
 }
+
+}  // namespace test_kernel_plugin_del_test

@@ -6,6 +6,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_errors_test {
+
 using nlohmann::json;
 
 namespace {
@@ -120,3 +122,5 @@ TEST_CASE("a device held by one container is refused to another with code 11 nam
   CHECK(del.exit == 0);
   CHECK(kt::SettledDiff(node_before, t.node()) == "");
 }
+
+}  // namespace test_kernel_plugin_errors_test

@@ -22,6 +22,8 @@
 #include "test/kernel/harness.h"
 #include "test/kernel/skip.h"
 
+namespace test_kernel_plugin_fault_test {
+
 using nlohmann::json;
 
 namespace {
@@ -304,3 +306,5 @@ TEST_CASE(
   CHECK(del2.exit == 0);
   f.CheckPristine(cid);
 }
+
+}  // namespace test_kernel_plugin_fault_test

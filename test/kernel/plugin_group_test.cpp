@@ -11,6 +11,8 @@
 #include "test/kernel/skip.h"
 #include "test/kubelet/fake_kubelet.h"
 
+namespace test_kernel_plugin_group_test {
+
 using nlohmann::json;
 
 namespace {
@@ -394,3 +396,5 @@ TEST_CASE("ADD of an attachment whose group exists is refused with code 11, what
   REQUIRE(kt::RunPlugin(del).exit == 0);
   g.CheckHome(3, cid);
 }
+
+}  // namespace test_kernel_plugin_group_test

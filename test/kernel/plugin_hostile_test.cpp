@@ -15,6 +15,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_hostile_test {
+
 using nlohmann::json;
 
 namespace {
@@ -319,3 +321,5 @@ TEST_CASE("CNI_PATH entries that are relative or not directories get code 4 and 
              config["ipam"] = {{"type", "static"}, {"addresses", {{{"address", "10.9.0.77/24"}}}}};
            });
 }
+
+}  // namespace test_kernel_plugin_hostile_test

@@ -13,6 +13,8 @@
 #include "test/kernel/harness.h"
 #include "test/kernel/skip.h"
 
+namespace test_kernel_plugin_ipam_limits_test {
+
 using nlohmann::json;
 
 namespace {
@@ -247,3 +249,5 @@ TEST_CASE("the IPAM plugin does not start with SIGPIPE ignored") {
   INFO("DEL: " << kt::Describe(del));
   CHECK(del.exit == 0);
 }
+
+}  // namespace test_kernel_plugin_ipam_limits_test

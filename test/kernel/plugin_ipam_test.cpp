@@ -7,6 +7,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_ipam_test {
+
 using nlohmann::json;
 
 TEST_CASE("ADD with a real IPAM plugin gives the pod the IPAM address and DEL releases it", "[sticky]") {
@@ -125,3 +127,5 @@ TEST_CASE("an IPAM plugin that fails ADD leaves the node and the pod untouched a
   CHECK(kt::SettledDiff(node_before, t.node()) == "");
   CHECK_FALSE(kt::FileExists(t.tmp() + "/ipam/erdma-test/10.9.0.100"));
 }
+
+}  // namespace test_kernel_plugin_ipam_test

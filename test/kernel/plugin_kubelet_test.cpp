@@ -12,6 +12,8 @@
 #include "test/kernel/skip.h"
 #include "test/kubelet/fake_kubelet.h"
 
+namespace test_kernel_plugin_kubelet_test {
+
 using nlohmann::json;
 
 namespace {
@@ -126,3 +128,5 @@ TEST_CASE(
   CHECK(kt::SettledDiff(node_before, w.t.node()).empty());
   CHECK(kt::ClaimsFor(w.t.DataDir(), cid).empty());
 }
+
+}  // namespace test_kernel_plugin_kubelet_test

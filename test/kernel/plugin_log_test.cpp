@@ -6,6 +6,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_log_test {
+
 using nlohmann::json;
 
 namespace {
@@ -85,3 +87,5 @@ TEST_CASE("a config that would flood the log or the error is summarised and cut 
   CHECK(refused.out.size() < 8192);
   CHECK(refused.err.size() < 16384);
 }
+
+}  // namespace test_kernel_plugin_log_test

@@ -5,6 +5,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_move_test {
+
 using nlohmann::json;
 
 namespace {
@@ -281,3 +283,5 @@ TEST_CASE("libnl's NLCB=debug in the runtime's environment leaves stdout to the 
   CHECK(del.exit == 0);
   CHECK(del.out.empty());
 }
+
+}  // namespace test_kernel_plugin_move_test

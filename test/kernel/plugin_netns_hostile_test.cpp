@@ -10,6 +10,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_netns_hostile_test {
+
 using nlohmann::json;
 
 namespace {
@@ -137,3 +139,5 @@ TEST_CASE("DEL given another live pod's netns finds the device where ADD put it 
   CHECK_FALSE(kt::FileExists(kt::StatePath(t.DataDir(), "erdma-test", cid, "net1")));
   CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
 }
+
+}  // namespace test_kernel_plugin_netns_hostile_test

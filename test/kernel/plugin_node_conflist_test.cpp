@@ -16,6 +16,8 @@
 #include "test/kernel/skip.h"
 #include "test/kubelet/fake_kubelet.h"
 
+namespace test_kernel_plugin_node_conflist_test {
+
 using nlohmann::json;
 
 namespace {
@@ -255,3 +257,5 @@ TEST_CASE(
   CHECK(kt::SettledDiff(node_before, n.t.node()).empty());
   CHECK(kt::StateFiles(n.t.DataDir()).empty());
 }
+
+}  // namespace test_kernel_plugin_node_conflist_test

@@ -13,6 +13,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_node_test {
+
 using nlohmann::json;
 
 namespace {
@@ -327,3 +329,5 @@ TEST_CASE("move mode refuses lo and the node's default-route device, and the nod
   CHECK(kt::StateFiles(t.DataDir()).empty());
   kt::ShOk("ip -n " + t.node() + " route del default metric 100");
 }
+
+}  // namespace test_kernel_plugin_node_test

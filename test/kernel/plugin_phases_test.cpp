@@ -9,6 +9,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_phases_test {
+
 using nlohmann::json;
 
 namespace {
@@ -107,3 +109,5 @@ TEST_CASE("ERDMA_CNI_PHASES: the IPAM plugin's own CPU is a phase apart from run
   }
   CHECK(kt::Addresses(t.pod(), "net1").empty());
 }
+
+}  // namespace test_kernel_plugin_phases_test

@@ -6,6 +6,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_requests_test {
+
 using nlohmann::json;
 
 namespace {
@@ -108,3 +110,5 @@ TEST_CASE("an unknown CNI_ARGS key without IgnoreUnknown is refused before anyth
   kt::CheckError(add, 4, {"CNI_ARGS: unknown key \"COLOR\""});
   CHECK(kt::SettledDiff(node_before, t.node()).empty());
 }
+
+}  // namespace test_kernel_plugin_requests_test

@@ -16,6 +16,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_routes_test {
+
 using nlohmann::json;
 
 namespace {
@@ -127,3 +129,5 @@ TEST_CASE("a route the node gained at the device's destination and metric is not
   }
   CHECK(both);
 }
+
+}  // namespace test_kernel_plugin_routes_test

@@ -8,6 +8,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_share_test {
+
 using nlohmann::json;
 
 namespace {
@@ -172,3 +174,5 @@ TEST_CASE("a share whose attachment's state is gone is stale: move mode takes th
   CHECK(kt::StateFiles(t.DataDir() + "/erdma-macvlan").empty());
   CHECK(kt::StateFiles(t.DataDir() + "/devices").empty());
 }
+
+}  // namespace test_kernel_plugin_share_test

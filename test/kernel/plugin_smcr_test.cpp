@@ -7,6 +7,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_smcr_test {
+
 using nlohmann::json;
 
 namespace {
@@ -154,3 +156,5 @@ TEST_CASE("mode none without the annotation writes no state and touches nothing"
   CHECK(kt::SettledDiff(pod_before, t.pod()) == "");
   CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
 }
+
+}  // namespace test_kernel_plugin_smcr_test

@@ -27,6 +27,8 @@
 #include "test/kernel/harness.h"
 #include "test/kernel/skip.h"
 
+namespace test_kernel_plugin_stale_test {
+
 using nlohmann::json;
 
 namespace {
@@ -639,3 +641,5 @@ TEST_CASE(
   late.netns = "";
   CHECK(kt::RunPlugin(late).exit == 0);
 }
+
+}  // namespace test_kernel_plugin_stale_test

@@ -12,6 +12,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_state_hostile_test {
+
 using nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -274,3 +276,5 @@ TEST_CASE("ADD refuses a container ID too long for its state file with code 4 an
   CHECK(kt::SettledDiff(pod, t.pod()) == "");
   CHECK_FALSE(kt::FileExists(t.DataDir()));
 }
+
+}  // namespace test_kernel_plugin_state_hostile_test

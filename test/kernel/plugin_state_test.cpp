@@ -8,6 +8,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_state_test {
+
 using nlohmann::json;
 
 namespace {
@@ -129,3 +131,5 @@ TEST_CASE("the last DEL of a network leaves no empty directory for it, and the n
     CHECK(kt::FileExists(t.DataDir()));
   }
 }
+
+}  // namespace test_kernel_plugin_state_test

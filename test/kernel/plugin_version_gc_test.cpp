@@ -5,6 +5,8 @@
 
 #include "test/kernel/harness.h"
 
+namespace test_kernel_plugin_version_gc_test {
+
 using nlohmann::json;
 
 TEST_CASE("VERSION prints every supported spec version") {
@@ -162,3 +164,5 @@ TEST_CASE("GC without cni.dev/valid-attachments changes nothing and fails with c
   CHECK(kt::LinkExists(t.node(), t.eni(1).name));
   CHECK(kt::StateFiles(t.DataDir() + "/erdma-test").empty());
 }
+
+}  // namespace test_kernel_plugin_version_gc_test

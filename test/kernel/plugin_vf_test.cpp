@@ -13,6 +13,8 @@
 #include "test/kernel/harness.h"
 #include "test/kernel/skip.h"
 
+namespace test_kernel_plugin_vf_test {
+
 using nlohmann::json;
 
 namespace {
@@ -89,3 +91,5 @@ TEST_CASE("mode vf refuses a real PCI device that is no VF, through the deviceID
   CHECK(kt::SettledDiff(node_before, t.node()) == "");
   CHECK(kt::ClaimsFor(t.DataDir(), cid).empty());
 }
+
+}  // namespace test_kernel_plugin_vf_test

@@ -22,6 +22,8 @@
 #include "test/kernel/scratch_netns.h"
 #include "test/kernel/skip.h"
 
+namespace test_kernel_rdma_socket_test {
+
 namespace {
 
 using netlink::NetnsMode;
@@ -200,3 +202,5 @@ TEST_CASE("moving an RDMA device in shared mode is refused with EOPNOTSUPP", "[r
   CHECK(moved.error().sys_errno == EOPNOTSUPP);
   CHECK(moved.error().msg.find("RDMA_NLDEV_CMD_SET dev " + std::to_string(devices->front().index)) == 0);
 }
+
+}  // namespace test_kernel_rdma_socket_test

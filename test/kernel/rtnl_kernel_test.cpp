@@ -9,6 +9,8 @@
 
 #include "test/kernel/rtnl_fixture.h"
 
+namespace test_kernel_rtnl_kernel_test {
+
 namespace {
 
 using netlink::LinkInfo;
@@ -208,3 +210,5 @@ TEST_CASE("a kernel handle speaks to its own namespace and keeps a dup of its fd
   REQUIRE(stat("/proc/thread-self/ns/net", &home) == 0);
   CHECK(home.st_ino != mine.st_ino);
 }
+
+}  // namespace test_kernel_rtnl_kernel_test

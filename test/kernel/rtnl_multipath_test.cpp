@@ -12,6 +12,8 @@
 #include "cni/journal/route_restore.h"
 #include "test/kernel/rtnl_fixture.h"
 
+namespace test_kernel_rtnl_multipath_test {
+
 namespace {
 
 using netlink::Nexthop;
@@ -146,3 +148,5 @@ TEST_CASE("RestoreRoutes puts routes back next to other devices' at their destin
   REQUIRE_OK(cni::RestoreRoutes(recorded, t.vb, *t.ka));
   CHECK(t.a.Ip("-4 route show table main") + t.a.Ip("-6 route show table main") == once);
 }
+
+}  // namespace test_kernel_rtnl_multipath_test

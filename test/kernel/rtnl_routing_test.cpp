@@ -10,6 +10,8 @@
 
 #include "test/kernel/rtnl_fixture.h"
 
+namespace test_kernel_rtnl_routing_test {
+
 namespace {
 
 using netlink::AddrInfo;
@@ -361,3 +363,5 @@ TEST_CASE("the kernel's default rules are listed for both families", "[rtnl][rul
   CHECK(has(AF_INET6, 32766, netlink::kTableMain));
   CHECK(rules->size() == t.a.Json("-4 rule show").size() + t.a.Json("-6 rule show").size());
 }
+
+}  // namespace test_kernel_rtnl_routing_test

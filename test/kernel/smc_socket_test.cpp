@@ -25,6 +25,8 @@
 #include "test/kernel/scratch_netns.h"
 #include "test/kernel/skip.h"
 
+namespace test_kernel_smc_socket_test {
+
 namespace {
 
 using netlink::PnetEntry;
@@ -204,3 +206,5 @@ TEST_CASE("an SMC user EID added from a scratch namespace is in the one global t
   REQUIRE_FALSE(gone.ok());
   CHECK(gone.error().sys_errno == ENOENT);
 }
+
+}  // namespace test_kernel_smc_socket_test

@@ -26,6 +26,8 @@
 #include "test/kernel/require_ok.h"
 #include "test/kernel/scratch_netns.h"
 
+namespace test_kernel_transport_test {
+
 namespace {
 
 using netlink::Socket;
@@ -196,3 +198,5 @@ TEST_CASE("a request its builder refuses is never sent and keeps the builder's e
   CHECK(r.error().code == base::Code::kInvalidConfig);
   CHECK(r.error().msg == "building: no such request");
 }
+
+}  // namespace test_kernel_transport_test

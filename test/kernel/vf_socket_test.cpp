@@ -23,6 +23,8 @@
 #include "test/kernel/require_ok.h"
 #include "test/kernel/scratch_netns.h"
 
+namespace test_kernel_vf_socket_test {
+
 namespace {
 
 using netlink::VfSettings;
@@ -133,3 +135,5 @@ TEST_CASE("the kernel checks VF struct sizes, so EOPNOTSUPP above means ours pas
   CHECK(r.error().sys_errno != EOPNOTSUPP);
   CHECK((r.error().sys_errno == EINVAL || r.error().sys_errno == ERANGE));
 }
+
+}  // namespace test_kernel_vf_socket_test

@@ -19,6 +19,8 @@
 
 #include "test/kubelet/fake_kubelet.h"
 
+namespace test_kubelet_pod_devices_test {
+
 namespace {
 
 using kubelet::Device;
@@ -295,3 +297,5 @@ TEST_CASE("an empty or malformed device ID in the kubelet's answer is refused, n
 }
 
 }  // namespace
+
+}  // namespace test_kubelet_pod_devices_test

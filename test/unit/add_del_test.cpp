@@ -2,6 +2,8 @@
 // failure point, exact restore on DEL, the lost-netns and name-taken cases.
 #include "test/unit/fake_node.h"
 
+namespace test_unit_add_del_test {
+
 using namespace fakenode;  // NOLINT(google-build-using-namespace): the shared fixture
 
 TEST_CASE("ADD moves the device into the pod with its address, policy table and rule", "[engine]") {
@@ -504,8 +506,8 @@ TEST_CASE("without SMC in the kernel onUnsupported warn sets nothing of SMC-R, d
   auto strict = n.Add(n.Config(kAnnotated), n.MakeEnv(cni::Command::kAdd));
   REQUIRE_FALSE(strict.ok());
   CHECK(strict.error().code == base::Code::kSmcUnsupported);
-  CHECK_THAT(strict.error().msg, Catch::Contains("kernel has no SMC") &&
-                                     Catch::Contains("nothing of SMC-R is set in this pod"));
+  CHECK_THAT(strict.error().msg,
+             Catch::Contains("kernel has no SMC") && Catch::Contains("nothing of SMC-R is set in this pod"));
   CHECK(n.opener.sysctls.writes() == 0);
 }
 
@@ -571,3 +573,5 @@ TEST_CASE("the node-wide UEID stays while another attachment uses it", "[engine]
   REQUIRE(n.Del(*cfg2, n.MakeEnv(cni::Command::kDel, "c2", "/run/netns/pod2")).ok());
   CHECK(n.smc.Ueids().empty());
 }
+
+}  // namespace test_unit_add_del_test

@@ -3,6 +3,8 @@
 // touching the parent; rollback at every failure point.
 #include "test/unit/fake_node.h"
 
+namespace test_unit_child_add_del_test {
+
 using namespace fakenode;  // NOLINT(google-build-using-namespace): the shared fixture
 
 namespace {
@@ -165,8 +167,8 @@ TEST_CASE("a kernel without the child's link type is named with the module to lo
     REQUIRE_FALSE(res.ok());
     CHECK(res.error().code == base::Code::kKernel);
     CHECK_THAT(res.error().msg, Catch::EndsWith("the node's kernel has no " + kind +
-                                                 " link type: its module is not loaded (`modprobe " + kind +
-                                                 "` on the node, or list it in /etc/modules-load.d/)"));
+                                                " link type: its module is not loaded (`modprobe " + kind +
+                                                "` on the node, or list it in /etc/modules-load.d/)"));
     CHECK(fake::DiffSnapshots(before, n.world.Snapshot()) == "");
     CHECK(n.StateFiles().empty());
   }
@@ -281,3 +283,5 @@ TEST_CASE("in shared mode the parent's RDMA device serves the child and is named
   REQUIRE(n.Del(*cfg, n.MakeEnv(cni::Command::kDel)).ok());
   CHECK(rdma.NetnsOfDevice(dev) == fake::World::kRoot);
 }
+
+}  // namespace test_unit_child_add_del_test

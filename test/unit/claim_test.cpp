@@ -8,6 +8,8 @@
 
 #include "base/file.h"
 
+namespace test_unit_claim_test {
+
 namespace fs = std::filesystem;
 
 TEST_CASE("LiveShares removes a parent's share directory left empty and makes none where there is none",
@@ -161,3 +163,5 @@ TEST_CASE("a MAC the index moved to another claim stays with it when the first c
   }
   CHECK(cni::FindClaim(d.devices, "eth9", now.mac, "") == now);
 }
+
+}  // namespace test_unit_claim_test

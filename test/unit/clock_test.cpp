@@ -6,6 +6,8 @@
 #include <chrono>
 #include <climits>
 
+namespace test_unit_clock_test {
+
 using namespace std::chrono_literals;
 
 TEST_CASE("SteadyClock reads steady_clock's clock, and never goes back", "[clock]") {
@@ -47,3 +49,5 @@ TEST_CASE("MillisLeft rounds up to the deadline and is 0 once it has passed", "[
   CHECK(base::MillisLeft(base::SteadyClock::now() + 10s) > 9000);
   CHECK(base::MillisLeft(base::SteadyClock::now() + std::chrono::hours(24 * 365 * 100)) == INT_MAX);
 }
+
+}  // namespace test_unit_clock_test

@@ -5,6 +5,8 @@
 
 #include "conf/config.h"
 
+namespace test_unit_config_del_test {
+
 namespace {
 
 using base::Code;
@@ -207,3 +209,5 @@ TEST_CASE("ADD and CHECK refuse what DEL only warns about") {
 }
 
 }  // namespace
+
+}  // namespace test_unit_config_del_test

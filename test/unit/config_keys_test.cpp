@@ -6,6 +6,8 @@
 
 #include "conf/config.h"
 
+namespace test_unit_config_keys_test {
+
 namespace {
 
 using base::Code;
@@ -165,3 +167,5 @@ TEST_CASE("a conflist entry is checked like ADD except that the runtime may supp
 }
 
 }  // namespace
+
+}  // namespace test_unit_config_keys_test

@@ -7,6 +7,8 @@
 
 #include "conf/version.h"
 
+namespace test_unit_config_test {
+
 namespace {
 
 using base::Code;
@@ -512,3 +514,5 @@ TEST_CASE("pick version returns the highest supported offer or nothing") {
 }
 
 }  // namespace
+
+}  // namespace test_unit_config_test

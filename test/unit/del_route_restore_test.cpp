@@ -3,6 +3,8 @@
 // does it on the real kernel, multipath routes included).
 #include "test/unit/fake_node.h"
 
+namespace test_unit_del_route_restore_test {
+
 using namespace fakenode;
 
 namespace {
@@ -90,3 +92,5 @@ TEST_CASE("DEL puts back a multipath route without its leg through a device that
                     r.gateway == A("10.9.0.1"));
   CHECK(back);
 }
+
+}  // namespace test_unit_del_route_restore_test

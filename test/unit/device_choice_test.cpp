@@ -9,6 +9,8 @@
 #include "test/unit/fake_node.h"
 #include "test/unit/fake_sysfs.h"
 
+namespace test_unit_device_choice_test {
+
 using conf::DeviceSelector;
 using fakenode::Node;
 using nlohmann::json;
@@ -257,3 +259,5 @@ TEST_CASE(
   REQUIRE(all.ok());
   CHECK(all->want == conf::kMaxDevices);
 }
+
+}  // namespace test_unit_device_choice_test

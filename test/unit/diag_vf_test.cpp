@@ -7,6 +7,8 @@
 #include "cni/admin/diag_render.h"
 #include "test/unit/fake_vf_node.h"
 
+namespace test_unit_diag_vf_test {
+
 using namespace fakenode;  // NOLINT(google-build-using-namespace): the shared fixture
 
 namespace {
@@ -73,3 +75,5 @@ TEST_CASE("diag names the VF of an attachment that set nothing on it, from its c
   CHECK(cni::RenderDiag(report).find("VF 0000:3b:00.2 (vf 0 of ens1f0), netdev ens1f0v0") !=
         std::string::npos);
 }
+
+}  // namespace test_unit_diag_vf_test

@@ -4,6 +4,8 @@
 #include <map>
 #include <string>
 
+namespace test_unit_env_test {
+
 namespace {
 
 using base::Code;
@@ -291,3 +293,5 @@ TEST_CASE("env refuses an unknown CNI_ARGS key on ADD unless IgnoreUnknown is se
   vars["CNI_ARGS"] = "FOO=bar";
   CHECK(Parse(vars).ok());
 }
+
+}  // namespace test_unit_env_test

@@ -12,6 +12,8 @@
 #include "base/escape.h"
 #include "base/log.h"
 
+namespace test_unit_escape_log_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -142,3 +144,5 @@ TEST_CASE("one invocation's lines past logMaxBytes rotate the file once, then ar
   CHECK(fs::file_size(log + "-long") < 4096 + 200);
   CHECK(Read(log + "-long").find("... (100000 bytes)") != std::string::npos);
 }
+
+}  // namespace test_unit_escape_log_test

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+namespace test_unit_extack_test {
+
 namespace {
 
 using netlink::AckInfo;
@@ -311,3 +313,5 @@ TEST_CASE("every truncation and every flipped byte of a real error is survived",
   REQUIRE(ack);
   CHECK(ack->msg == "ipv4: Device not found");
 }
+
+}  // namespace test_unit_extack_test

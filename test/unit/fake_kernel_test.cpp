@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+namespace test_unit_fake_kernel_test {
+
 namespace {
 
 using netlink::AddrInfo;
@@ -405,3 +407,5 @@ TEST_CASE("DiffSnapshots shows only the lines that changed", "[fake_kernel]") {
 }
 
 }  // namespace
+
+}  // namespace test_unit_fake_kernel_test

@@ -9,6 +9,8 @@
 
 #include "test/fake/fake_kernel.h"
 
+namespace test_unit_fake_rdma_test {
+
 namespace {
 
 using netlink::LinkInfo;
@@ -268,3 +270,5 @@ TEST_CASE("an injected failure hits the Nth mutating call only, changes nothing 
                                                    "root MoveDevice 1 -> pod = EPERM (injected)",
                                                    "root MoveDevice 1 -> pod"});
 }
+
+}  // namespace test_unit_fake_rdma_test

@@ -9,6 +9,8 @@
 
 #include "test/fake/fake_kernel.h"
 
+namespace test_unit_fake_smc_test {
+
 namespace {
 
 using netlink::LinkInfo;
@@ -247,3 +249,5 @@ TEST_CASE("SMC setup entries are there before any call and bad setups throw", "[
   CHECK_THROWS_AS(n.smc.AddPnetEntry(n.pod, Eth("NET 1", "eth0")), std::invalid_argument);
   CHECK(n.smc.mutating_calls() == 0);
 }
+
+}  // namespace test_unit_fake_smc_test

@@ -15,6 +15,8 @@
 
 #include "cni/state/state.h"
 
+namespace test_unit_file_test {
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -220,3 +222,5 @@ TEST_CASE("a directory whose entries take many reads is listed whole, each entry
   REQUIRE(dirs.ok());
   CHECK(*dirs == std::vector<std::string>{"sub"});
 }
+
+}  // namespace test_unit_file_test

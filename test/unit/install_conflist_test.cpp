@@ -3,6 +3,8 @@
 
 #include "install/conflist.h"
 
+namespace test_unit_install_conflist_test {
+
 namespace {
 
 using base::Code;
@@ -270,3 +272,5 @@ TEST_CASE("validation counts erdma-cni entries when asked to") {
 }
 
 }  // namespace
+
+}  // namespace test_unit_install_conflist_test

@@ -4,6 +4,8 @@
 
 #include "install/entry.h"
 
+namespace test_unit_install_entry_test {
+
 namespace {
 
 using install::Json;
@@ -159,3 +161,5 @@ TEST_CASE(
   pool["device"] = Json{{"pool", {{"rdmaDriver", "erdma"}}}};
   CHECK(install::CheckEntry(pool, "1.0.0", "terway-chainer", kNode).ok());
 }
+
+}  // namespace test_unit_install_entry_test

@@ -4,6 +4,8 @@
 
 #include "install/options.h"
 
+namespace test_unit_install_options_test {
+
 namespace {
 
 using install::Command;
@@ -99,3 +101,5 @@ TEST_CASE("installer options: --help anywhere asks for the usage") {
 }
 
 }  // namespace
+
+}  // namespace test_unit_install_options_test

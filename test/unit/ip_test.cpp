@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+namespace test_unit_ip_test {
+
 namespace {
 
 using netlink::IpAddress;
@@ -178,3 +180,5 @@ TEST_CASE("addresses and prefixes compare by family bytes and length") {
 }
 
 }  // namespace
+
+}  // namespace test_unit_ip_test

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+namespace test_unit_json_parse_test {
+
 namespace {
 
 // `n` arrays, one inside the other, around `inner` ("" for the innermost empty).
@@ -49,3 +51,5 @@ TEST_CASE("ParseJson builds the same tree as nlohmann's parser, and refuses what
     CHECK(r.error().code == base::Code::kDecoding);
   }
 }
+
+}  // namespace test_unit_json_parse_test

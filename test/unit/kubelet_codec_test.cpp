@@ -7,6 +7,8 @@
 
 #include "kubelet/pod_devices.h"
 
+namespace test_unit_kubelet_codec_test {
+
 namespace {
 
 using kubelet::Device;
@@ -94,3 +96,5 @@ TEST_CASE("a Get reply for another pod, or bytes that are no message, is a decod
 }
 
 }  // namespace
+
+}  // namespace test_unit_kubelet_codec_test

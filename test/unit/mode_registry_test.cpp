@@ -11,6 +11,8 @@
 #include "conf/keys.h"
 #include "conf/modes.h"
 
+namespace test_unit_mode_registry_test {
+
 namespace {
 
 std::string ModesDoc() {
@@ -45,3 +47,5 @@ TEST_CASE("the messages that list modes name every mode") {
   CHECK(conf::ModeList([](const conf::ModeSpec& s) { return s.from_pool; }) ==
         R"("move", "macvlan" or "ipvlan")");
 }
+
+}  // namespace test_unit_mode_registry_test

@@ -6,6 +6,8 @@
 
 #include "conf/config.h"
 
+namespace test_unit_modes_config_test {
+
 namespace {
 
 using base::Code;
@@ -214,3 +216,5 @@ TEST_CASE(
   REQUIRE_FALSE(junk.ok());
   CHECK_THAT(junk.error().msg, Catch::StartsWith("runtimeConfig.ips: \"ten\" is not an IP address"));
 }
+
+}  // namespace test_unit_modes_config_test

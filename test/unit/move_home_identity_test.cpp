@@ -7,6 +7,8 @@
 #include "cni/journal/journal.h"
 #include "test/fake/fake_kernel.h"
 
+namespace test_unit_move_home_identity_test {
+
 namespace {
 
 constexpr const char* kMac = "00:16:3e:10:f8:b0";
@@ -81,3 +83,5 @@ TEST_CASE("the move home still renames a device the kernel handed back under its
     CHECK(h.world.LinkByIndex(index)->name == "eth9");
   }
 }
+
+}  // namespace test_unit_move_home_identity_test

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+namespace test_unit_names_test {
+
 TEST_CASE("IsValidUtf8 accepts well-formed UTF-8 and refuses every malformed shape") {
   for (const std::string& good :
        std::vector<std::string>{"", "net1", "r\xc3\xa9seau", "\xe2\x82\xac", "\xf0\x9f\x98\x80",
@@ -40,3 +42,5 @@ TEST_CASE("IsValidIfName refuses what the kernel refuses and names a CNI result 
     CHECK_FALSE(conf::IsValidIfName(bad));
   }
 }
+
+}  // namespace test_unit_names_test

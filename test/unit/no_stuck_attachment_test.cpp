@@ -4,6 +4,8 @@
 // not there), while what did change is still undone.
 #include "test/unit/fake_node.h"
 
+namespace test_unit_no_stuck_attachment_test {
+
 using namespace fakenode;  // NOLINT(google-build-using-namespace): the shared fixture
 
 namespace {
@@ -97,3 +99,5 @@ TEST_CASE("ipamTimeoutMs takes 100..300000 milliseconds and refuses anything els
     CHECK_THAT(res.error().msg, Catch::StartsWith("ipamTimeoutMs"));
   }
 }
+
+}  // namespace test_unit_no_stuck_attachment_test

@@ -6,6 +6,8 @@
 #include "conf/node.h"
 #include "test/unit/fake_node.h"
 
+namespace test_unit_node_policy_test {
+
 namespace {
 
 using base::Code;
@@ -224,3 +226,5 @@ TEST_CASE(
   }
   CHECK(conf::CheckNodePaths(Parsed(R"(,"dataDir":"/run/erdma-cni")"), *p).ok());
 }
+
+}  // namespace test_unit_node_policy_test

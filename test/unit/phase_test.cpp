@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+namespace test_unit_phase_test {
+
 namespace {
 
 // "erdma-cni phases (CPU us): a=1 b=2\n" -> {a: 1, b: 2}; throws on a bad item.
@@ -78,3 +80,5 @@ TEST_CASE("phases: a name twice adds up, a Scope is its own phase, a child's CPU
   CHECK(phases.at("gamma") >= 1000);
   CHECK(phases.at("gamma") < 1000 + 2000);
 }
+
+}  // namespace test_unit_phase_test

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+namespace test_unit_pod_request_test {
+
 using nlohmann::json;
 
 namespace {
@@ -99,3 +101,5 @@ TEST_CASE("a pass-through result is prevResult as it came, in the config's versi
   const json none = {{"mode", "none"}, {"prevResult", kPrev}};
   CHECK(cni::PassThroughResult(Parse(none)) == kPrev);
 }
+
+}  // namespace test_unit_pod_request_test

@@ -17,6 +17,8 @@
 
 #include "test/unit/netlink_msg.h"
 
+namespace test_unit_rdma_codec_test {
+
 namespace {
 
 using netlink::NetnsMode;
@@ -336,3 +338,5 @@ TEST_CASE("port states have the names rdma link prints", "[rdma]") {
   CHECK(netlink::nldev::PhysStateName(3) == "DISABLED");
   CHECK(netlink::nldev::PhysStateName(0) == "UNKNOWN(0)");
 }
+
+}  // namespace test_unit_rdma_codec_test

@@ -10,6 +10,8 @@
 #include <system_error>
 #include <vector>
 
+namespace test_unit_rdma_pairing_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -184,3 +186,5 @@ TEST_CASE("the reverse lookup tries each rule on every link before the next rule
   CHECK(m->netdev.name == "eth1");
   CHECK(m->pair.how == "port-netdev");
 }
+
+}  // namespace test_unit_rdma_pairing_test

@@ -7,6 +7,8 @@
 #include "conf/version.h"
 #include "ipam/ipam_result.h"
 
+namespace test_unit_result_test {
+
 namespace {
 
 using base::Code;
@@ -267,3 +269,5 @@ TEST_CASE("error json can always be dumped even when the message holds invalid U
 }
 
 }  // namespace
+
+}  // namespace test_unit_result_test

@@ -17,6 +17,8 @@
 
 #include "test/unit/netlink_msg.h"
 
+namespace test_unit_smc_codec_test {
+
 namespace {
 
 using netlink::PnetEntry;
@@ -242,3 +244,5 @@ TEST_CASE("random bytes never crash the SMC parsers", "[smc]") {
   }
   SUCCEED("no crash");
 }
+
+}  // namespace test_unit_smc_codec_test

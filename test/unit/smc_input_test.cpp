@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <string>
 
+namespace test_unit_smc_input_test {
+
 namespace {
 
 using netlink::PnetEntry;
@@ -82,3 +84,5 @@ TEST_CASE("an SMC pnet entry is exactly one of a netdev or a device port 1 or 2"
   CHECK(netlink::DescribePnetEntry(Eth("NET1", "eth0")) == "NET1 netdev eth0");
   CHECK(netlink::DescribePnetEntry(Ib("NET1", "erdma_0", 1)) == "NET1 ib erdma_0 port 1");
 }
+
+}  // namespace test_unit_smc_input_test

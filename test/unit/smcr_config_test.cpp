@@ -6,6 +6,8 @@
 #include "conf/config.h"
 #include "netlink/sysctl.h"
 
+namespace test_unit_smcr_config_test {
+
 using nlohmann::json;
 
 namespace {
@@ -125,3 +127,5 @@ TEST_CASE("smcr.enable always and never override the annotation", "[smcr]") {
   REQUIRE(always.ok());
   CHECK(always->smcr_wanted);
 }
+
+}  // namespace test_unit_smcr_config_test

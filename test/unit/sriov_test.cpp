@@ -7,6 +7,8 @@
 #include "cni/device/lookup.h"
 #include "test/unit/fake_sysfs.h"
 
+namespace test_unit_sriov_test {
+
 namespace {
 
 struct Tree {
@@ -122,3 +124,5 @@ TEST_CASE("a virtio NIC's PCI address is the PCI function above its virtio devic
   t.sys.AddVirtioNetdev("0000:3a:05.0", 3, "eth5");
   CHECK(cni::PciAddressOf(t.dir, "eth5") == "0000:3a:05.0");
 }
+
+}  // namespace test_unit_sriov_test

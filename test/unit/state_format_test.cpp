@@ -15,6 +15,8 @@
 
 #include "cni/state/state.h"
 
+namespace test_unit_state_format_test {
+
 namespace {
 
 netlink::IpPrefix P(const char* s) { return *netlink::IpPrefix::Parse(s); }
@@ -409,3 +411,5 @@ TEST_CASE("the state text is written without a tree: each key once, the JSON of 
   st.netns = "/run/netns/\xff";
   CHECK_THROWS_AS(cni::StateText(st), nlohmann::json::type_error);
 }
+
+}  // namespace test_unit_state_format_test

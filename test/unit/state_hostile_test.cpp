@@ -15,6 +15,8 @@
 #include "cni/state/state.h"
 #include "cni/state/state_check.h"
 
+namespace test_unit_state_hostile_test {
+
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -448,3 +450,5 @@ TEST_CASE("a member's why names a GPU ID from the kubelet escaped and cut, so th
   REQUIRE(loaded.ok());
   CHECK(loaded->has_value());
 }
+
+}  // namespace test_unit_state_hostile_test

@@ -8,6 +8,8 @@
 
 #include "cni/state/state.h"
 
+namespace test_unit_state_routes_test {
+
 namespace {
 
 using nlohmann::json;
@@ -89,3 +91,5 @@ TEST_CASE("state route legs that no kernel lists are refused, naming the member"
       },
       "nexthops");
 }
+
+}  // namespace test_unit_state_routes_test

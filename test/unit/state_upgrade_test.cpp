@@ -11,6 +11,8 @@
 #include "cni/state/claim.h"
 #include "test/unit/fake_vf_node.h"
 
+namespace test_unit_state_upgrade_test {
+
 using namespace fakenode;  // NOLINT(google-build-using-namespace): the shared fixture
 
 namespace {
@@ -245,3 +247,5 @@ TEST_CASE("write the upgrade fixtures from this build's ADD", "[.write-state-fix
     }
   }
 }
+
+}  // namespace test_unit_state_upgrade_test

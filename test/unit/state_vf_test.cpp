@@ -5,6 +5,8 @@
 
 #include "cni/state/state.h"
 
+namespace test_unit_state_vf_test {
+
 namespace {
 
 cni::AttachmentState WithVfSteps() {
@@ -99,3 +101,5 @@ TEST_CASE("the fault points of VF and MAC steps carry the op their state file en
   CHECK(std::count(ops.begin(), ops.end(), "vf") == 1);
   CHECK(std::count(ops.begin(), ops.end(), "mac") == 1);
 }
+
+}  // namespace test_unit_state_vf_test

@@ -4,6 +4,8 @@
 // and a VF on vfio-pci that gets its settings and a pciID and moves nothing.
 #include "test/unit/fake_vf_node.h"
 
+namespace test_unit_vf_add_del_test {
+
 using namespace fakenode;  // NOLINT(google-build-using-namespace): the shared fixture
 
 TEST_CASE("a VF gets its settings through the PF, then its netdev moves into the pod like an ENI",
@@ -393,3 +395,5 @@ TEST_CASE("a VF on vfio-pci with no settings to change is still CHECKed and dele
   CHECK(n.Everything() == before);
   CHECK(n.StateFiles().empty());
 }
+
+}  // namespace test_unit_vf_add_del_test

@@ -15,6 +15,8 @@
 
 #include "test/unit/netlink_msg.h"
 
+namespace test_unit_vf_codec_test {
+
 namespace {
 
 using netlink::VfSettings;
@@ -380,3 +382,5 @@ TEST_CASE("a malformed PF answer is an error, never a read outside the message",
     }
   }
 }
+
+}  // namespace test_unit_vf_codec_test

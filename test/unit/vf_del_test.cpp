@@ -7,6 +7,8 @@
 
 #include "test/unit/fake_vf_node.h"
 
+namespace test_unit_vf_del_test {
+
 using namespace fakenode;  // NOLINT(google-build-using-namespace): the shared fixture
 
 namespace {
@@ -102,3 +104,5 @@ TEST_CASE(
   // Another pod can have the VF.
   REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd, "c2")).ok());
 }
+
+}  // namespace test_unit_vf_del_test

@@ -7,6 +7,8 @@
 
 #include "test/unit/fake_vf_node.h"
 
+namespace test_unit_vf_stale_test {
+
 using namespace fakenode;  // NOLINT(google-build-using-namespace): the shared fixture
 
 TEST_CASE("an ADD finishes the lost DEL of a VF whose pod netns died, then takes the VF",
@@ -86,3 +88,5 @@ TEST_CASE(
   CHECK(n.vfs.Describe() == vfs_before);
   CHECK(n.StateFiles().empty());
 }
+
+}  // namespace test_unit_vf_stale_test

@@ -10,6 +10,8 @@
 #include "cni/device/choice.h"
 #include "test/unit/fake_node.h"
 
+namespace test_unit_device_choice_rails_test {
+
 using fakenode::Node;
 
 namespace {
@@ -152,3 +154,5 @@ TEST_CASE("a pool passes over a device whose name no state can hold, and says so
   CHECK(Names(*c) == std::vector<std::string>{"eth2"});
   CHECK(passed_over == "w\\x01x (a name erdma-cni cannot record)");
 }
+
+}  // namespace test_unit_device_choice_rails_test

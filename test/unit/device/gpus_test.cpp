@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+namespace test_unit_device_gpus_test {
+
 namespace fs = std::filesystem;
 using cni::GpuIdKind;
 
@@ -334,3 +336,5 @@ TEST_CASE("a pod's GPUs read from a procfs tree without the NVIDIA driver are un
   CHECK(pod[0].pci.empty());
   CHECK_THAT(pod[0].why, Catch::Contains("no NVIDIA driver files list a GPU"));
 }
+
+}  // namespace test_unit_device_gpus_test

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+namespace test_unit_device_pci_distance_test {
+
 namespace fs = std::filesystem;
 using cni::PciLevel;
 using cni::PciLocation;
@@ -378,3 +380,5 @@ TEST_CASE("the PCI location of a netdev and of a PCI device is read through sysf
   REQUIRE_FALSE(outside.ok());
   CHECK_THAT(outside.error().msg, Catch::Contains("resolves to /tmp, outside"));
 }
+
+}  // namespace test_unit_device_pci_distance_test
