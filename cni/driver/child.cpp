@@ -69,13 +69,16 @@ class Child : public Driver {
   Status Resolve(Context& ctx, const RdmaAccess& rdma, Target& t) const override {
     // The result names the parent's PCI function: the HCA the child's traffic uses.
     t.pci = PciAddressOf(ctx.sysfs_root, t.device->name);
-    // The kernel refuses a child's MTU above its parent's with a bare EINVAL: said here, before anything changes.
+    // The kernel refuses a child's MTU above its parent's with a bare EINVAL: said here, before anything
+    // changes.
     if (ctx.cfg.mtu && t.device->mtu && *ctx.cfg.mtu > t.device->mtu) {
       const std::string most = std::to_string(t.device->mtu);
       return Error(Code::kInvalidConfig, "mtu: " + std::to_string(*ctx.cfg.mtu) + " is more than " +
                                              t.device->name + "'s MTU, " + most + ", which a " +
-                                             conf::ModeName(ctx.cfg.mode) + " child cannot exceed; set mtu to at "
-                                             "most " + most + ", or raise " + t.device->name + "'s MTU on the node");
+                                             conf::ModeName(ctx.cfg.mode) +
+                                             " child cannot exceed; set mtu to at "
+                                             "most " +
+                                             most + ", or raise " + t.device->name + "'s MTU on the node");
     }
     RETURN_IF_ERROR(ResolveTargetRdma(ctx, rdma, t));
     return CheckChildRdma(ctx.cfg, *t.device, t.rdma);
