@@ -132,14 +132,16 @@ namespace {
 // (the full file becomes <name>.1; an empty one is not worth it); in the new file room is kept for the note
 // that says lines were dropped, which the first line that still does not fit writes instead of itself.
 void AppendCapped(LogState& s, const std::string& line) {
+  auto append = [&s](const std::string& text) {
+    (void)!::write(s.fd.get(), text.data(), text.size());
+    if (s.max_bytes) s.room -= text.size();
+  };
+  if (s.dropped) return;
+  // The usual case, a line that fits before any rotation, builds no note.
+  if (s.max_bytes == 0 || (!s.rotated && line.size() <= s.room)) return append(line);
   const std::string note = "erdma-cni: this invocation's further log lines are dropped: logMaxBytes (" +
                            std::to_string(s.max_bytes) + ") reached\n";
-  if (s.dropped) return;
-  if (s.max_bytes == 0 || line.size() + (s.rotated ? note.size() : 0) <= s.room) {
-    (void)!::write(s.fd.get(), line.data(), line.size());
-    if (s.max_bytes) s.room -= line.size();
-    return;
-  }
+  if (s.rotated && line.size() + note.size() <= s.room) return append(line);
   if (!s.rotated && s.room < s.max_bytes) {
     s.rotated = true;
     const std::string old = s.name + ".1";
@@ -159,10 +161,7 @@ void AppendCapped(LogState& s, const std::string& line) {
     }
   }
   s.dropped = true;
-  if (note.size() <= s.room) {
-    (void)!::write(s.fd.get(), note.data(), note.size());
-    s.room -= note.size();
-  }
+  if (note.size() <= s.room) append(note);
 }
 
 }  // namespace
