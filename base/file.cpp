@@ -13,6 +13,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 
 #include "base/clock.h"
 
@@ -58,10 +60,47 @@ struct CheckedDir {
   bool holds_files = false;
 };
 
-// The checked directories by path (Normalized). Never destroyed: the kernel
-// closes the descriptors when the process exits.
-std::map<std::string, CheckedDir>& Checked() {
-  static auto* dirs = new std::map<std::string, CheckedDir>();
+// The checked directories by path (Normalized). Never destroyed: the kernel closes the descriptors when the
+// process exits. Locked: the plugin is one thread, but the suite's checkers read state from several at once.
+class CheckedDirs {
+ public:
+  std::optional<CheckedDir> Find(const std::string& key) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = dirs_.find(key);
+    if (it == dirs_.end()) return std::nullopt;
+    return it->second;
+  }
+  void Put(const std::string& key, CheckedDir dir) {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirs_[key] = std::move(dir);
+  }
+  void Erase(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirs_.erase(key);
+  }
+  // Erases `key` only while it still names the descriptor `fd`.
+  void EraseIfAt(const std::string& key, int fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = dirs_.find(key); it != dirs_.end() && it->second.fd->get() == fd) dirs_.erase(it);
+  }
+  // The deepest directory above `path` that was checked: its descriptor and
+  // its path ("" with no descriptor when none is).
+  std::pair<std::shared_ptr<const UniqueFd>, std::string> Ancestor(const std::string& path) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t end = path.rfind('/'); end != std::string::npos && end > 0; end = path.rfind('/', end - 1)) {
+      auto it = dirs_.find(path.substr(0, end));
+      if (it != dirs_.end()) return {it->second.fd, it->first};
+    }
+    return {nullptr, std::string()};
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, CheckedDir> dirs_;
+};
+
+CheckedDirs& Checked() {
+  static auto* dirs = new CheckedDirs();
   return *dirs;
 }
 
@@ -78,7 +117,7 @@ std::string Normalized(const std::string& path) {
 
 std::shared_ptr<const UniqueFd> Keep(const std::string& key, UniqueFd fd, bool holds_files) {
   auto shared = std::make_shared<const UniqueFd>(std::move(fd));
-  Checked()[key] = CheckedDir{shared, holds_files};
+  Checked().Put(key, CheckedDir{shared, holds_files});
   return shared;
 }
 
@@ -89,26 +128,13 @@ std::shared_ptr<const UniqueFd> Keep(const std::string& key, UniqueFd fd, bool h
 bool Removed(const std::string& key, int fd) {
   struct stat st {};
   if (::fstat(fd, &st) == 0 && st.st_nlink > 0) return false;
-  auto& dirs = Checked();
-  if (auto it = dirs.find(key); it != dirs.end() && it->second.fd->get() == fd) dirs.erase(it);
+  Checked().EraseIfAt(key, fd);
   return true;
-}
-
-// The deepest directory above `path` (Normalized) that this process
-// checked: its descriptor and its path ("" with no descriptor when none is).
-std::pair<std::shared_ptr<const UniqueFd>, std::string> CheckedAncestor(const std::string& path) {
-  auto& dirs = Checked();
-  for (size_t end = path.rfind('/'); end != std::string::npos && end > 0; end = path.rfind('/', end - 1)) {
-    auto it = dirs.find(path.substr(0, end));
-    if (it != dirs.end()) return {it->second.fd, it->first};
-  }
-  return {nullptr, std::string()};
 }
 
 // "/", checked (as the walk's final directory when `last`).
 Result<std::shared_ptr<const UniqueFd>> Root(bool last) {
-  if (auto it = Checked().find("/"); it != Checked().end() && (it->second.holds_files || !last))
-    return it->second.fd;
+  if (auto dir = Checked().Find("/"); dir && (dir->holds_files || !last)) return dir->fd;
   UniqueFd root(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) return SysError("open /", errno);
   struct stat st {};
@@ -126,7 +152,7 @@ Result<std::shared_ptr<const UniqueFd>> WalkPrivateDirs(const std::string& path,
   for (;;) {
     // From the deepest directory above it already checked: what is below one
     // checked descriptor is reached through it, whatever happens to the path.
-    auto [cur, walked] = CheckedAncestor(path);
+    auto [cur, walked] = Checked().Ancestor(path);
     // Checked by an earlier walk, it may have been removed since.
     bool cached = cur != nullptr;
     if (!cur) {
@@ -243,7 +269,7 @@ namespace {
 // The checked descriptor of `dir` (Normalized); none when it (or a parent) does not exist. A cached one is
 // used as it is: a directory removed since is noticed by the operation that fails in it (Removed).
 Result<std::shared_ptr<const UniqueFd>> DirFd(const std::string& dir, bool create) {
-  if (auto it = Checked().find(dir); it != Checked().end() && it->second.holds_files) return it->second.fd;
+  if (auto checked = Checked().Find(dir); checked && checked->holds_files) return checked->fd;
   return WalkPrivateDirs(dir, create);
 }
 
@@ -332,7 +358,7 @@ namespace {
 // Walks `path` again, whatever was checked before, and keeps the result.
 Status Recheck(const std::string& path, bool create) {
   const std::string key = Normalized(path);
-  Checked().erase(key);
+  Checked().Erase(key);
   auto walked = WalkPrivateDirs(key, create);
   if (!walked.ok()) return std::move(walked).error();
   return Ok();
@@ -502,7 +528,7 @@ void RemoveDirIfEmpty(const std::string& path) {
     auto at = Split(path);
     if (!at.ok() || !at->dir) return;
     if (::unlinkat(at->fd(), at->name.c_str(), AT_REMOVEDIR) == 0) {
-      Checked().erase(Normalized(path));
+      Checked().Erase(Normalized(path));
       return;
     }
     if (!again || !at->Gone(errno)) return;

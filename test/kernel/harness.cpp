@@ -43,8 +43,11 @@ ExecOut Exec(const std::vector<std::string>& argv, const std::vector<std::string
   std::call_once(once, [] { signal(SIGPIPE, SIG_IGN); });
 
   int pin[2], pout[2], perr[2];
+  ExecOut r;
   if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 || pipe2(perr, O_CLOEXEC) != 0) {
-    FAIL("pipe2: " << std::strerror(errno));
+    r.err = "pipe2: " + std::string(std::strerror(errno));
+    FailOnAnyThread(r.err);
+    return r;
   }
   std::vector<char*> cargv;
   cargv.reserve(argv.size() + 1);
@@ -57,7 +60,11 @@ ExecOut Exec(const std::vector<std::string>& argv, const std::vector<std::string
   }
 
   pid_t pid = fork();
-  if (pid < 0) FAIL("fork: " << std::strerror(errno));
+  if (pid < 0) {
+    r.err = "fork: " + std::string(std::strerror(errno));
+    FailOnAnyThread(r.err);
+    return r;
+  }
   if (pid == 0) {
     setpgid(0, 0);
     signal(SIGPIPE, SIG_DFL);
@@ -80,7 +87,6 @@ ExecOut Exec(const std::vector<std::string>& argv, const std::vector<std::string
   SetNonBlocking(pout[0]);
   SetNonBlocking(perr[0]);
 
-  ExecOut r;
   size_t written = 0;
   int fd_in = pin[1];
   if (in.empty()) {
@@ -296,7 +302,8 @@ PluginResult RunPlugin(const PluginCall& call) {
   // In a sanitized build a report is a failure of whatever test ran the
   // plugin, even when its exit status looks like the expected error.
   for (const char* report : {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"}) {
-    if (r.err.find(report) != std::string::npos) FAIL("sanitizer report from the plugin:\n" << r.err);
+    if (r.err.find(report) != std::string::npos)
+      FailOnAnyThread("sanitizer report from the plugin:\n" + r.err);
   }
   CheckInvariants(call, r);
   return r;

@@ -201,6 +201,10 @@ PluginResult RunPlugin(const PluginCall& call);
 /// A violation fails the test (on a worker thread: the process, at exit).
 void CheckInvariants(const PluginCall& call, const PluginResult& r);
 
+/// Fails the running test with `what`. Catch2 takes assertions from the test's own thread only: on another
+/// one (a std::async of a concurrency test) `what` is kept and the process exits 1 with it at its end.
+void FailOnAnyThread(const std::string& what);
+
 /// Path of the erdma-cni binary under test.
 std::string PluginBinary();
 

@@ -43,16 +43,16 @@ struct Ledger {
   const std::thread::id main = std::this_thread::get_id();
   ~Ledger() {
     if (pending.empty()) return;
-    for (const std::string& p : pending)
-      std::cerr << "INVARIANT VIOLATED (on a worker thread): " << p << "\n";
+    for (const std::string& p : pending) std::cerr << "FAILED on a worker thread: " << p << "\n";
     std::_Exit(1);
   }
 };
 
-Ledger& TheLedger() {
-  static Ledger l;
-  return l;
-}
+// Made during static initialization, on the thread that runs main(): the first CheckInvariants may run on a
+// worker (a concurrency test run alone, as ctest runs each).
+Ledger the_ledger;
+
+Ledger& TheLedger() { return the_ledger; }
 
 json ReadJson(const fs::path& p) {
   std::ifstream f(p);
@@ -203,16 +203,21 @@ std::vector<std::string> AddReadsBack(const std::string& record, const std::stri
   return wrong;
 }
 
-void Report(Ledger& ledger, const std::string& head, const std::vector<std::string>& wrong) {
+void Report(const std::string& head, const std::vector<std::string>& wrong) {
   if (wrong.empty()) return;
   std::string what = head;
   for (const std::string& w : wrong) what += "\n  " + w;
+  FailOnAnyThread(what);
+}
+
+}  // namespace
+
+void FailOnAnyThread(const std::string& what) {
+  Ledger& ledger = TheLedger();
   if (std::this_thread::get_id() == ledger.main) FAIL(what);
   std::lock_guard<std::mutex> lock(ledger.mu);
   ledger.pending.push_back(what);
 }
-
-}  // namespace
 
 void CheckInvariants(const PluginCall& call, const PluginResult& r) {
   if (call.container_id.empty() || r.exit != 0 || (call.command != "ADD" && call.command != "DEL")) return;
@@ -233,8 +238,7 @@ void CheckInvariants(const PluginCall& call, const PluginResult& r) {
       RememberMoves(seen, call.run_in, call.netns.value_or(""), data_dir, config, call.container_id,
                     call.ifname);
     }
-    Report(ledger,
-           "ADD of " + call.container_id + "/" + call.ifname + " exited 0 but wrote what DEL cannot read:",
+    Report("ADD of " + call.container_id + "/" + call.ifname + " exited 0 but wrote what DEL cannot read:",
            AddReadsBack(record, data_dir, call.container_id, call.ifname));
     return;
   }
@@ -254,7 +258,7 @@ void CheckInvariants(const PluginCall& call, const PluginResult& r) {
   for (const Moved& m : seen.moved)
     if (!HomeOrRetaken(m, seen.data_dirs, call.container_id))
       left.push_back("device " + m.name + " (" + m.mac + ") is not back in " + m.node_netns);
-  Report(ledger, "DEL of " + call.container_id + "/" + call.ifname + " exited 0 but left:", left);
+  Report("DEL of " + call.container_id + "/" + call.ifname + " exited 0 but left:", left);
 }
 
 }  // namespace kt

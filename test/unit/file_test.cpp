@@ -8,10 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "cni/state/state.h"
 
@@ -221,6 +224,33 @@ TEST_CASE("a directory whose entries take many reads is listed whole, each entry
   auto dirs = base::ListDirs(dir);
   REQUIRE(dirs.ok());
   CHECK(*dirs == std::vector<std::string>{"sub"});
+}
+
+TEST_CASE("8 threads that check one directory again and read in it at once share one cache safely",
+          "[file][dir]") {
+  // The plugin is one thread; the kernel suite's invariant checkers read states through this code from
+  // several at once. Each MakePrivateDirs walks the path again and replaces the cache's entries, while the
+  // readers take the entries' descriptors: without the cache's lock this crashes (or, under ASan, reports).
+  Dir d;
+  const std::string dir = d.path + "/data/erdma";
+  REQUIRE(base::MakePrivateDirs(dir).ok());
+  REQUIRE(base::WriteFileAtomic(dir + "/f", "x").ok());
+  constexpr int kThreads = 8, kRounds = 3000;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      for (int r = 0; r < kRounds; ++r) {
+        if (i % 2 == 0) {
+          if (!base::MakePrivateDirs(dir).ok()) ++failures;
+        } else if (!base::PathExists(dir + "/f") || !base::ListFiles(dir).ok()) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(failures == 0);
 }
 
 }  // namespace test_unit_file_test
