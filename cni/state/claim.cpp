@@ -13,6 +13,7 @@
 #include "base/json_parse.h"
 #include "base/log.h"
 #include "base/phase.h"
+#include "cni/state/state.h"
 #include "conf/names.h"
 
 namespace cni {
@@ -130,6 +131,37 @@ std::optional<ClaimOwner> IndexedOwner(const std::string& devices_dir, const std
 
 }  // namespace
 
+namespace {
+
+// A claim is a file this plugin made in devices/: its links are that name and the index's entries for it
+// (and an entry on its way in, `<key>.tmp.<pid>`, there too). A link from anywhere else on the file system,
+// planted, would make root truncate and write that other file: the claim is refused, the path named.
+base::Status CheckClaimLinks(const base::FileLock& lock, const std::string& devices_dir,
+                             const std::string& device) {
+  struct stat st {};
+  if (::fstat(lock.fd(), &st) != 0) return base::SysError("stat the claim " + lock.path(), errno);
+  const std::string fix = "; remove it (and its other links) if no pod uses " + device;
+  if (!S_ISREG(st.st_mode))
+    return base::Error(base::Code::kState, "the claim " + lock.path() + " is not a regular file" + fix, "",
+                       kHostileState);
+  if (st.st_nlink <= 1) return base::Ok();
+  nlink_t explained = 1;
+  const std::string index = IndexDir(devices_dir);
+  if (auto entries = base::ListFiles(index); entries.ok())
+    for (const std::string& e : *entries)
+      if (auto id = base::FileIdOf(index + "/" + e); id && id->dev == st.st_dev && id->ino == st.st_ino)
+        ++explained;
+  if (st.st_nlink <= explained) return base::Ok();
+  return base::Error(base::Code::kState,
+                     "the claim " + lock.path() + " has " + std::to_string(st.st_nlink) +
+                         " links and the claims' index explains " + std::to_string(explained) +
+                         ": another link to it was made outside erdma-cni, and root would write through it" +
+                         fix,
+                     "", kHostileState);
+}
+
+}  // namespace
+
 base::Result<DeviceClaim> DeviceClaim::Lock(const std::string& devices_dir, const std::string& device,
                                             int wait_ms) {
   const base::phase::Scope phase("claim");
@@ -140,6 +172,7 @@ base::Result<DeviceClaim> DeviceClaim::Lock(const std::string& devices_dir, cons
       e.msg = "device " + device + " is being configured by another erdma-cni invocation; try again later";
     return e;
   }
+  RETURN_IF_ERROR(CheckClaimLinks(*lock, devices_dir, device));
   return DeviceClaim(std::move(lock).value());
 }
 

@@ -5,6 +5,7 @@
 // attachment's) and the node is exactly as before: links, names, addresses,
 // routes and rules, and no file outside dataDir written or run.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -275,6 +276,37 @@ TEST_CASE("ADD refuses a container ID too long for its state file with code 4 an
   CHECK(kt::SettledDiff(node, t.node()) == "");
   CHECK(kt::SettledDiff(pod, t.pod()) == "");
   CHECK_FALSE(kt::FileExists(t.DataDir()));
+}
+
+TEST_CASE(
+    "a claim that is a planted hard link of another file is refused with code 106 naming it, untouched") {
+  kt::Topology t;
+  const json config = kt::PluginConfig({.data_dir = t.DataDir(), .log_file = t.LogFile()});
+  // A first attachment makes the data dir, as a node that ran pods has it.
+  const std::string first = t.ContainerId("first");
+  kt::PluginResult add = kt::RunPlugin(kt::Call(t, "ADD", first, "net1", config));
+  REQUIRE(add.exit == 0);
+  REQUIRE(kt::RunPlugin(kt::Call(t, "DEL", first, "net1", kt::AsRuntimeWouldForDel(config, add.json))).exit ==
+          0);
+  // Another file of the same file system, linked in as eth1's claim.
+  const std::string victim = t.tmp() + "/precious", claim = t.DataDir() + "/devices/eth1";
+  Overwrite(victim, "precious\n");
+  REQUIRE(::link(victim.c_str(), claim.c_str()) == 0);
+  const std::string node = kt::StableSnapshot(t.node()), pod = kt::StableSnapshot(t.pod());
+  const std::string cid = t.ContainerId("planted");
+  kt::PluginResult r = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
+  INFO("ADD: " << kt::Describe(r));
+  kt::CheckError(r, 106, {claim, "2 links", "index explains 1"});
+  CHECK(Read(victim) == "precious\n");
+  CHECK(kt::SettledDiff(node, t.node()) == "");
+  CHECK(kt::SettledDiff(pod, t.pod()) == "");
+  // The link gone, the device is the pod's as usual.
+  REQUIRE(::unlink(claim.c_str()) == 0);
+  add = kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config));
+  INFO("ADD after: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+  CHECK(kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", kt::AsRuntimeWouldForDel(config, add.json))).exit == 0);
+  CHECK(Read(victim) == "precious\n");
 }
 
 }  // namespace test_kernel_plugin_state_hostile_test
