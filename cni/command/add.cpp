@@ -14,6 +14,7 @@
 #include "cni/driver/registry.h"
 #include "cni/journal/journal.h"
 #include "cni/state/claim.h"
+#include "cni/state/device_info.h"
 #include "cni/state/stale.h"
 #include "cni/state/state.h"
 #include "conf/names.h"
@@ -53,7 +54,10 @@ Result<json> RunIpamAdd(Context& ctx, Journal& journal, StepEnv& env, const Step
 // state and returns `err`; otherwise keeps the state for DEL (code 102).
 Error RollBack(Error err, AttachmentState& st, StepEnv& env, Journal& journal, const StateStore& store,
                const std::string& path) {
-  std::vector<Error> undo = UndoSteps(st, env);
+  // The device-info file, written last, goes first.
+  std::vector<Error> undo;
+  if (Status s = RemoveDeviceInfo(st.device_info); !s.ok()) undo.push_back(std::move(s).error());
+  for (Error& e : UndoSteps(st, env)) undo.push_back(std::move(e));
   if (!undo.empty()) {
     (void)journal.Persist();
     Error joined = JoinErrors(undo, "rollback");
@@ -398,6 +402,14 @@ Result<json> Add(Context& ctx) {
       if (plan.link_steps) mac = env.pod_mac;
       base::phase::Begin("result");
       result = BuildResult(ctx, plan, st, mac, ips, target.pci);
+      // What a group names in its device-info file; an attachment of its own writes the file here.
+      ctx.attached_pci = target.pci;
+      ctx.attached_rdma = st.rdma_device;
+      std::optional<std::string> info =
+          ctx.member_of || target.pci.empty() ? std::nullopt : DeviceInfoPath(cfg);
+      if (info)
+        RETURN_IF_ERROR(WriteDeviceInfo(st.device_info, {*info, DeviceInfoText(target.pci, st.rdma_device)},
+                                        [&journal] { return journal.Persist(); }));
     }
     st.complete = true;
     st.result = result;

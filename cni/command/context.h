@@ -75,6 +75,10 @@ struct Context {
   const conf::NodePolicy* node = nullptr;
   /// A member of a group (cni/state/group.h): the group's ifName, recorded in the member's state as memberOf.
   std::optional<std::string> member_of = std::nullopt;
+  /// Set by Add: the PCI address and RDMA device of what it attached ("" none); a group's device-info file
+  /// names its first member's.
+  std::string attached_pci = std::string();
+  std::string attached_rdma = std::string();
   /// The invocation's shared handles; null: none are shared.
   Shared* shared = nullptr;
 };

@@ -16,6 +16,7 @@
 #include "cni/driver/vf_settings.h"
 #include "cni/journal/journal.h"
 #include "cni/state/claim.h"
+#include "cni/state/device_info.h"
 #include "cni/state/group.h"
 #include "cni/state/stale.h"
 #include "cni/state/state.h"
@@ -181,7 +182,10 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   }
   env.host_vf = host_vf.get();
   base::phase::Begin("steps");
-  std::vector<Error> errors = UndoSteps(st, env);
+  // The device-info file, written last, goes first.
+  std::vector<Error> errors;
+  if (Status s = RemoveDeviceInfo(st.device_info); !s.ok()) errors.push_back(std::move(s).error());
+  for (Error& e : UndoSteps(st, env)) errors.push_back(std::move(e));
   if (!errors.empty()) {
     Code code = Code::kDelIncomplete;
     bool ipam = false;

@@ -6,7 +6,6 @@
 #include "cni/command/check.h"
 #include "cni/command/context.h"
 #include "cni/command/del.h"
-#include "cni/command/device_info.h"
 #include "cni/command/gc_status.h"
 #include "cni/command/node_netns.h"
 #include "cni/command/pod_request.h"
@@ -247,7 +246,6 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
       // dataDir cannot be looked at, ADD could not have written either.
       if (!PlaceHoldsState(place, env->container_id, env->ifname, false)) adding->Remove();
       if (!result.ok()) return Fail(out, version, result.error());
-      WriteDeviceInfo(*cfg, *result);
       base::phase::Begin("result");
       out += result->dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
       return 0;

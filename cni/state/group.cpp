@@ -10,6 +10,7 @@
 #include "cni/device/choice.h"
 #include "cni/driver/driver.h"
 #include "cni/journal/journal.h"
+#include "cni/state/device_info.h"
 #include "conf/names.h"
 
 namespace cni {
@@ -120,7 +121,9 @@ Error RollBackGroup(Context& ctx, const StateStore& store, const std::string& pa
   base::Log::Error("ADD failed: " + err.msg + "; rolling back the group's members");
   std::vector<StepMember> members;
   for (const Step& s : st.steps) members.push_back(std::get<StepMember>(s));
-  std::vector<Error> undo = UndoMembers(ctx, members, st);
+  std::vector<Error> undo;
+  if (Status s = RemoveDeviceInfo(st.device_info); !s.ok()) undo.push_back(std::move(s).error());
+  for (Error& e : UndoMembers(ctx, members, st)) undo.push_back(std::move(e));
   if (undo.empty()) {
     (void)store.Remove(path);
     return err;
@@ -155,6 +158,7 @@ Result<json> AddGroup(Context& ctx, const DeviceChoice& choice, netlink::Kernel&
   st.member_of.reset();
   st.netns_id = ctx.netns.Identify(pod);
   json result = cfg.prev_result;
+  std::string first_pci, first_rdma;  // the device-info file's
   size_t next = 0;
   for (size_t k = 0; k < choice.want; ++k) {
     std::optional<Error> last;
@@ -167,7 +171,12 @@ Result<json> AddGroup(Context& ctx, const DeviceChoice& choice, netlink::Kernel&
       if (!s.ok()) return RollBackGroup(ctx, store, path, st, std::move(s).error());
       Result<json> r = [&] {
         Member member(ctx, st, names[k], k, &cand.selector, result);
-        return Add(member.ctx());
+        Result<json> added = Add(member.ctx());
+        if (added.ok() && first_pci.empty()) {
+          first_pci = member.ctx().attached_pci;
+          first_rdma = member.ctx().attached_rdma;
+        }
+        return added;
       }();
       if (r.ok()) {
         result = std::move(r).value();
@@ -196,6 +205,11 @@ Result<json> AddGroup(Context& ctx, const DeviceChoice& choice, netlink::Kernel&
                                      std::to_string(k + 1) + " of " + std::to_string(choice.want) +
                                      (last ? " (last: " + last->msg + ")" : std::string()) +
                                      "; retry when other pods have left, or widen the pool"));
+  }
+  if (auto info = first_pci.empty() ? std::nullopt : DeviceInfoPath(cfg)) {
+    Status s = WriteDeviceInfo(st.device_info, {*info, DeviceInfoText(first_pci, first_rdma)},
+                               [&] { return store.Save(path, st); });
+    if (!s.ok()) return RollBackGroup(ctx, store, path, st, std::move(s).error());
   }
   st.complete = true;
   st.result = result;
@@ -233,7 +247,9 @@ Result<json> AddChosen(Context& ctx, std::optional<kubelet::PodAllocation> answe
 Status DeleteGroup(Context& ctx, const StateStore& store, const std::string& path,
                    const AttachmentState& st) {
   AttachmentState left = st;
-  std::vector<Error> errors = UndoMembers(ctx, MembersOf(store, st), left);
+  std::vector<Error> errors;
+  if (Status s = RemoveDeviceInfo(st.device_info); !s.ok()) errors.push_back(std::move(s).error());
+  for (Error& e : UndoMembers(ctx, MembersOf(store, st), left)) errors.push_back(std::move(e));
   if (!errors.empty()) {
     (void)store.Save(path, left);
     return JoinErrors(errors, "DEL of the group " + st.container_id + "/" + st.if_name);

@@ -47,6 +47,7 @@ void Fields(JsonFields& f, AttachmentState& s) {
   f("device", s.origin)("complete", s.complete);
   if (f.Has("group", s.group)) f("group", s.group);
   f("memberOf", s.member_of);
+  f("deviceInfo", s.device_info);
 }
 
 namespace {

@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "cni/journal/steps.h"
+#include "cni/state/device_info.h"
 #include "netlink/kernel.h"
 #include "netlink/netns_liveness.h"
 
@@ -49,6 +50,9 @@ struct AttachmentState {
   bool group = false;
   /// A group's member: the group's ifName ("memberOf", absent otherwise).
   std::optional<std::string> member_of;
+  /// The device-info file ADD wrote for the runtime (cni/state/device_info.h; "deviceInfo", absent when
+  /// none).
+  std::optional<DeviceInfoFile> device_info;
   bool complete = false;  ///< ADD returned success
   nlohmann::json result;  ///< the result ADD returned (null until complete)
 };

@@ -5,6 +5,7 @@
 // its family's file (cni/journal/steps.h).
 #include "cni/state/state_check.h"
 
+#include "cni/state/device_info.h"
 #include "conf/names.h"
 
 namespace cni {
@@ -52,6 +53,7 @@ Status ValidateState(const AttachmentState& s) {
                     "the device's MAC (not all zeros, which no device we move has) or \"\"");
   if (!o.kind.empty() && (!conf::IsValidDeviceId(o.kind) || o.kind.size() > 32))
     return BadValue("device.kind", o.kind, "a link kind (\"veth\", \"macvlan\", ...) or \"\"");
+  if (s.device_info) RETURN_IF_ERROR(ValidateDeviceInfo(*s.device_info));
   for (size_t i = 0; i < s.steps.size(); ++i)
     RETURN_IF_ERROR(ValidateStep(s.steps[i], {"steps[" + std::to_string(i) + "].", s.table}));
   return base::Ok();

@@ -196,8 +196,9 @@ struct PluginResult {
 PluginResult RunPlugin(const PluginCall& call);
 
 /// The suite's promise, checked by RunPlugin after every run (test/kernel/invariant.cpp): a DEL that exits 0
-/// left no state, member state, orphaned claim or share, or attachment record of its attachment in any data
-/// dir its ADDs used, and every device those ADDs moved is back on the node (or held by another pod since).
+/// left no state, member state, orphaned claim or share, attachment record, or device-info file as its ADD
+/// wrote it, of its attachment in any data dir its ADDs used, and every device those ADDs moved is back on
+/// the node (or held by another pod since).
 /// A violation fails the test (on a worker thread: the process, at exit).
 void CheckInvariants(const PluginCall& call, const PluginResult& r);
 

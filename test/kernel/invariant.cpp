@@ -1,7 +1,9 @@
 // The promise every DEL of the suite is held to (RunPlugin calls these after each run of the plugin): a DEL
 // that exits 0 has undone the attachment. Nothing of it is left in any data dir its ADDs used or its DEL
-// named — no state, no member's state, no claim or share whose state is gone, no attachment record — and
+// named — no state, no member's state, no claim or share whose state is gone, no attachment record, no
+// device-info file as its ADD wrote it — and
 // every device its ADD moved is back on the node under its own name and MAC (or held by another pod since).
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -34,6 +36,8 @@ struct Moved {
 struct Seen {
   std::set<std::string> data_dirs;
   std::vector<Moved> moved;
+  /// The device-info files the states journaled: path, (inode, text).
+  std::map<std::string, std::pair<uint64_t, std::string>> device_infos;
 };
 
 struct Ledger {
@@ -146,6 +150,9 @@ void RememberMoves(Seen& seen, const std::string& node_netns, const std::string&
   for (std::string p : StatesIn(data_dir, cid, ifname)) {
     if (p.ends_with(" (a member)")) p.resize(p.size() - 11);
     json st = ReadJson(p);
+    if (st.is_object() && st.contains("deviceInfo") && st["deviceInfo"].is_object())
+      seen.device_infos[st["deviceInfo"].value("path", "")] = {st["deviceInfo"].value("ino", uint64_t{0}),
+                                                               st["deviceInfo"].value("text", "")};
     if (!st.is_object() || !st.contains("steps") || !st["steps"].is_array()) continue;
     for (const json& step : st["steps"])
       if (step.value("op", "") == "move" && st.contains("device") && st["device"].is_object())
@@ -255,6 +262,14 @@ void CheckInvariants(const PluginCall& call, const PluginResult& r) {
     for (const std::string& p : OrphanHoldings(d, call.container_id)) left.push_back("claim or share " + p);
   }
   if (FileExists(record)) left.push_back("attachment record " + record);
+  // Still the file ADD wrote: DEL leaves one replaced or edited since.
+  for (const auto& [path, wrote] : seen.device_infos) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || st.st_ino != wrote.first) continue;
+    std::ifstream f(path);
+    const std::string now((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (now == wrote.second) left.push_back("device-info file " + path);
+  }
   for (const Moved& m : seen.moved)
     if (!HomeOrRetaken(m, seen.data_dirs, call.container_id))
       left.push_back("device " + m.name + " (" + m.mac + ") is not back in " + m.node_netns);

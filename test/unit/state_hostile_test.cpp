@@ -199,6 +199,15 @@ TEST_CASE("a state file holding values ADD never writes is refused with code 106
                                {"mode", 0},
                                {"sourceMacs", json::array()}});
        }},
+      {"a device-info file outside Multus's directory", "deviceInfo.path",
+       [](json& j) {
+         j["deviceInfo"] = {{"path", "/etc/passwd"}, {"text", ""}, {"dev", 0}, {"ino", 0}};
+       }},
+      {"a device-info file climbing out of Multus's directory", "deviceInfo.path",
+       [](json& j) {
+         j["deviceInfo"] = {
+             {"path", "/run/k8s.cni.cncf.io/devinfo/cni/../x"}, {"text", ""}, {"dev", 0}, {"ino", 0}};
+       }},
       {"a state of another attachment", "not the one its name", [](json& j) { j["containerID"] = "c2"; }},
       {"a state of another network", "not the one its name", [](json& j) { j["network"] = "other"; }},
   };

@@ -21,8 +21,8 @@ source /vm/lib.sh
 source /vm/plugin.sh
 
 VM_PLAN=(nics gpus nic4-no-carrier kubelet-up
-  one-add one-rail one-pix-log one-result one-devinfo one-del
-  two-add two-rails two-result two-diag two-del
+  one-add one-rail one-pix-log one-result one-devinfo one-del one-devinfo-gone
+  two-add two-rails two-result two-devinfo two-diag two-del two-devinfo-gone
   down-add down-rail down-passed down-del home no-state)
 
 if [[ ! -d /sys/devices/system/node/node1 ]] || ! numa_nics 0 1 2 3 4; then
@@ -132,6 +132,7 @@ expect_eq one-result "${PCI[nic2]} rxe_nic2" "$(rails "$out")"
 expect_eq one-devinfo "{\"pci\":{\"pci-address\":\"${PCI[nic2]}\",\"rdma-device\":\"rxe_nic2\"},\"type\":\"pci\",\"version\":\"1.1.0\"}" \
   "$(cat "$DEVINFO/one" 2>&1)"
 check one-del pod DEL one "$C1"
+expect_eq one-devinfo-gone "" "$(ls "$DEVINFO/one" 2>/dev/null)"
 rxe_up
 carriers_up nic0 nic1 nic2 nic3
 
@@ -141,11 +142,15 @@ out="$(pod ADD two "$C2")"
 expect_match two-add '"name":"erdma1"' "$out" || shown "$out"
 expect_eq two-rails "52:54:00:e0:00:00 52:54:00:e0:00:02" "$(pod_macs two)"
 expect_eq two-result "${PCI[nic0]} rxe_nic0 / ${PCI[nic2]} rxe_nic2" "$(rails "$out")"
+# One file for the attachment: its first rail's.
+expect_eq two-devinfo "$(jq -c '.interfaces[1] | {pci: {"pci-address": .pciID, "rdma-device": .rdmaDevice}, type: "pci", version: "1.1.0"}' <<<"$out")" \
+  "$(jq -c . "$DEVINFO/two" 2>&1)"
 # diag exits 1 where it finds a problem (the rxe devices the moves ended): its text counts.
 diag="$(ERDMA_CNI_NODE_CONFIG="$NODE_FILE" erdma-cni diag --container two 2>&1)"
 expect_match two-diag "erdma[01]: nic0 \\(PIX to GPU ${GPU[0]}\\)" "$diag" || echo "$diag" | tail -n 20 | sed 's/^/    | /'
 
 check two-del pod DEL two "$C2"
+expect_eq two-devinfo-gone "" "$(ls "$DEVINFO/two" 2>/dev/null)"
 rxe_up
 carriers_up nic0 nic1 nic2 nic3
 
