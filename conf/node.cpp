@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 
 #include "base/file.h"
 #include "base/json_parse.h"
@@ -69,17 +70,37 @@ base::Status ReadList(const json& root, const char* key, const std::string& path
 
 }  // namespace
 
+std::optional<uint64_t> ParseMemlock(std::string_view value) {
+  if (value == "unlimited") return UINT64_MAX;
+  uint64_t n = 0;
+  const char* end = value.data() + value.size();
+  auto [p, ec] = std::from_chars(value.data(), end, n);
+  if (ec != std::errc() || p == value.data()) return std::nullopt;
+  const std::string_view unit(p, static_cast<size_t>(end - p));
+  int shift = 0;
+  if (unit == "Ki")
+    shift = 10;
+  else if (unit == "Mi")
+    shift = 20;
+  else if (unit == "Gi")
+    shift = 30;
+  else if (!unit.empty())
+    return std::nullopt;
+  if (shift && n > (UINT64_MAX >> shift)) return std::nullopt;
+  return n << shift;
+}
+
 base::Result<NodePolicy> ParseNodePolicy(std::string_view text, const std::string& path) {
   ASSIGN_OR_RETURN(json root, base::ParseJson(text, "node file " + path));
   if (!root.is_object()) return Error(Code::kInvalidConfig, path + ": must be a JSON object");
   for (const auto& [k, v] : root.items()) {
     (void)v;
     if (k != "dataDirs" && k != "logFiles" && k != "allowNodeDevices" && k != "podResourcesSocket" &&
-        k != "attachmentsDir")
+        k != "attachmentsDir" && k != "nriMemlock")
       return Error(Code::kInvalidConfig,
                    path + ": unknown key " + json(k).dump(-1, ' ', true, json::error_handler_t::replace) +
-                       "; the keys are dataDirs, logFiles, allowNodeDevices, podResourcesSocket and "
-                       "attachmentsDir (docs/security.md)");
+                       "; the keys are dataDirs, logFiles, allowNodeDevices, podResourcesSocket, "
+                       "attachmentsDir and nriMemlock (docs/security.md)");
   }
   NodePolicy p;
   p.source = path;
@@ -106,6 +127,14 @@ base::Result<NodePolicy> ParseNodePolicy(std::string_view text, const std::strin
                        "parts, no trailing \"/\"), e.g. " +
                        kAttachmentsDir);
     p.attachments_dir = v.get<std::string>();
+  }
+  if (root.contains("nriMemlock")) {
+    const json& v = root["nriMemlock"];
+    p.nri_memlock = v.is_string() ? ParseMemlock(v.get_ref<const std::string&>()) : std::nullopt;
+    if (!p.nri_memlock)
+      return Error(Code::kInvalidConfig, path +
+                                             ": nriMemlock must be a string: bytes with an optional Ki, Mi "
+                                             "or Gi suffix, or \"unlimited\" (e.g. \"unlimited\", \"64Gi\")");
   }
   // A dataDir's entries may be any network's name: the records live apart from every one of them. An exact
   // entry that overlaps them is refused here; a config's dataDir below an entry ending in "/", by

@@ -4,6 +4,8 @@
 // also belongs to the node admin.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,9 @@ struct NodePolicy {
   /// finds the state whatever the config says by then (cni/state/record.h). Outside every dataDir, since any
   /// name there may be a network's.
   std::string attachments_dir = kAttachmentsDir;
+  /// RLIMIT_MEMLOCK the NRI agent gives the containers of attached pods (key "nriMemlock": bytes with an
+  /// optional Ki, Mi or Gi suffix, or "unlimited"); none: the runtime's limit is left (docs/nri.md).
+  std::optional<uint64_t> nri_memlock;
   /// Where the policy came from, for messages: the file, or the defaults.
   std::string source = std::string("built-in defaults (") + kNodeConfigPath + " absent)";
 };
@@ -50,6 +55,10 @@ base::Result<NodePolicy> ParseNodePolicy(std::string_view text, const std::strin
 /// kMaxNodeConfigBytes (kIo otherwise). A missing kNodeConfigPath gives the built-in defaults; a missing file
 /// named by the variable is kIo.
 base::Result<NodePolicy> LoadNodePolicy(const char* env_path);
+
+/// A locked-memory limit as the node file and the pod annotation write it: decimal bytes with an optional
+/// Ki, Mi or Gi suffix, or "unlimited" (UINT64_MAX, RLIM_INFINITY); nullopt for anything else.
+std::optional<uint64_t> ParseMemlock(std::string_view value);
 
 /// Whether `path` is allowed by `entries` (see NodePolicy).
 bool PathAllowed(const std::vector<std::string>& entries, std::string_view path);

@@ -16,6 +16,7 @@ layer_of() {
     cni/main.cpp) echo main ;;
     cni/*) echo plugin ;;
     install/*) echo install ;;
+    nri/*) echo nri ;;
     *) echo "" ;;
   esac
 }
@@ -31,6 +32,7 @@ declare -A may=(
   [admin]="base netlink conf ipam kubelet plugin admin"
   [main]="base netlink conf ipam kubelet plugin admin"
   [install]="base netlink conf kubelet install"
+  [nri]="base netlink conf ipam kubelet plugin nri"
 )
 
 check() {
@@ -47,7 +49,7 @@ check() {
         bad=1
       fi
     done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$file")
-  done < <(find "$src"/{base,netlink,conf,ipam,kubelet,cni,install} -type f \( -name '*.cpp' -o -name '*.h' \) \
+  done < <(find "$src"/{base,netlink,conf,ipam,kubelet,cni,install,nri} -type f \( -name '*.cpp' -o -name '*.h' \) \
              -print0 2>/dev/null | sort -z)
   return "$bad"
 }

@@ -21,7 +21,7 @@ case "$what" in
     # sources alike, never in a system or build-tree file. (A .clang-tidy
     # HeaderFilterRegex cannot say this: it does not know where the tree is.)
     # shellcheck disable=SC2001  # every regex metacharacter of the path escaped
-    filter="^$(sed 's/[][\\.*^$+?(){}|]/\\&/g' <<<"$src")/(base|cni|conf|install|ipam|kubelet|netlink|integration|test)/"
+    filter="^$(sed 's/[][\\.*^$+?(){}|]/\\&/g' <<<"$src")/(base|cni|conf|install|ipam|kubelet|netlink|nri|integration|test)/"
     rc=0
     # A unity batch lives in the build tree, not beside its sources: the
     # top-level .clang-tidy is named (its #include of each source is what a

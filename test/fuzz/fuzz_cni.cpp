@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -51,6 +52,9 @@
 #include "conf/config.h"
 #include "conf/version.h"
 #include "install/conflist.h"
+#include "nri/frame.h"
+#include "nri/messages.h"
+#include "nri/session.h"
 #include "test/fuzz/fuzz_input.h"
 #include "test/fuzz/fuzz_node.h"
 #include "test/fuzz/fuzz_sandbox.h"
@@ -244,6 +248,65 @@ void ExpectDocumented(const base::Error& e, const std::string& what, const std::
     DieConflist(what + " failed with code " + std::to_string(static_cast<int>(e.code)) + ": " + e.msg, text);
 }
 
+[[noreturn]] void DieNri(const std::string& what, const std::string& bytes) {
+  std::fprintf(stderr, "\n==fuzz oracle== nri: %s\n--- trunk (%zu bytes)\n", what.c_str(), bytes.size());
+  std::abort();
+}
+
+// An @nri section through the agent's demultiplexer, `chunk` bytes at a time. Every message that comes out
+// is framed again by EncodeFrame and must come out of a fresh demultiplexer the same; an error stays; what is
+// held never passes what was fed. Each message's payload then goes through every decoder of nri/messages.h
+// (a request's through those of its messages), and what decodes as a request encodes back to the same.
+void FeedNri(const std::string& arg, const std::string& bytes) {
+  const size_t chunk = arg.empty() ? std::max<size_t>(bytes.size(), 1) : std::stoul(arg);
+  nri::Demux demux;
+  bool failed = false;
+  for (size_t at = 0; at < bytes.size(); at += chunk) {
+    const base::Status s = demux.Feed(std::string_view(bytes).substr(at, chunk));
+    if (failed && s.ok()) DieNri("a Feed after an error succeeded", bytes);
+    if (!s.ok() && s.error().code != base::Code::kDecoding)
+      DieNri("an error of code " + std::to_string(static_cast<int>(s.error().code)), bytes);
+    failed = failed || !s.ok();
+    if (demux.buffered() > bytes.size()) DieNri("holds more bytes than it was fed", bytes);
+  }
+  while (auto r = demux.Next()) {
+    auto frame = nri::EncodeFrame(r->conn, r->msg);
+    if (!frame.ok()) DieNri("a message that came out cannot be framed: " + frame.error().msg, bytes);
+    nri::Demux again;
+    if (!again.Feed(*frame).ok() || again.Next() != r || again.Next()) DieNri("no round trip", bytes);
+    auto request = nri::DecodeRequest(r->msg.payload);
+    for (const std::string& p : {r->msg.payload, request.ok() ? request->payload : std::string()}) {
+      (void)nri::DecodeConfigure(p);
+      (void)nri::DecodeSynchronize(p);
+      (void)nri::DecodeStateChange(p);
+      (void)nri::DecodeResponse(p);
+      if (auto c = nri::DecodeCreateContainer(p); c.ok()) (void)c->container.env.size();
+      if (auto a = nri::DecodeCreateContainerResponse(p); a.ok()) {
+        auto back = nri::DecodeCreateContainerResponse(nri::EncodeCreateContainerResponse(*a));
+        if (!back.ok() || !(*back == *a)) DieNri("an adjustment does not encode back to itself", bytes);
+      }
+    }
+    if (request.ok()) {
+      auto back = nri::DecodeRequest(nri::EncodeRequest(*request));
+      if (!back.ok() || !(*back == *request)) DieNri("a request does not encode back to itself", bytes);
+    }
+  }
+  // The same bytes to the agent's session, as if the runtime sent them: whatever it writes back, the
+  // runtime can read.
+  nri::Handlers handlers;
+  handlers.create_container = [](const nri::CreateContainer& c) {
+    nri::PodRdma pod;
+    pod.rails.push_back({"erdma_0", nri::DeviceNode{"/dev/infiniband/uverbs0", 231, 192}});
+    return nri::Adjust(c, pod, {nri::kUnlimited});
+  };
+  nri::Session session("erdma-cni", "50", handlers);
+  std::string out = session.Start();
+  for (size_t at = 0; at < bytes.size(); at += chunk)
+    if (!session.Feed(std::string_view(bytes).substr(at, chunk), &out).ok()) break;
+  nri::Demux runtime;
+  if (!runtime.Feed(out).ok()) DieNri("the session wrote what the runtime cannot read", bytes);
+}
+
 // An @conflist section through the installer's pure edit, at each placement.
 void EditConflist(const std::string& text) {
   const install::Json entry = {{"type", install::kPluginType}, {"device", {{"name", "eth1"}}}};
@@ -316,6 +379,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           node.SetIpamOutput({s.bytes, s.arg.empty() ? 0 : std::stoi(s.arg)});
           break;
         case fuzz::Section::Kind::kConflist: EditConflist(s.bytes); break;
+        case fuzz::Section::Kind::kNri: FeedNri(s.arg, s.bytes); break;
       }
     }
   }

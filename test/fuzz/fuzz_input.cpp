@@ -50,6 +50,13 @@ bool ParseInject(std::string_view text, Section& out) {
     out.kind = Section::Kind::kConflist;
     return true;
   }
+  if (kind == "nri") {
+    out.kind = Section::Kind::kNri;
+    return out.arg.empty() ||
+           (out.arg.size() <= 5 &&
+            std::all_of(out.arg.begin(), out.arg.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+            std::stoi(out.arg) >= 1 && std::stoi(out.arg) <= 65536);
+  }
   return false;
 }
 

@@ -20,6 +20,8 @@
 //                exit status (0..255, default 0), read by the plugin's own
 //                ipam::ReadOutput.
 //   @conflist    `bytes` given to the installer's conflist edit (install/conflist.h).
+//   @nri [CHUNK] `bytes` as the NRI agent's trunk (nri/frame.h), fed to its
+//                demultiplexer CHUNK bytes at a time (1..65536, default all).
 //
 // A value ends at its first NUL byte, as execve(2) would cut it. Variables
 // named FUZZ_* in the first invocation section shape the node (see fuzz_node.h) and
@@ -44,10 +46,10 @@ struct Invocation {
 };
 
 struct Section {
-  enum class Kind { kInvocation, kFile, kIpam, kConflist };
+  enum class Kind { kInvocation, kFile, kIpam, kConflist, kNri };
   Kind kind = Kind::kInvocation;
   Invocation invocation;  ///< kInvocation
-  std::string arg;        ///< kFile: the checked path; kIpam: the exit status text
+  std::string arg;        ///< kFile: the checked path; kIpam: the exit status text; kNri: the chunk size
   std::string bytes;      ///< the injected bytes
 };
 

@@ -84,6 +84,8 @@ TEST_CASE("the node file refuses unknown keys, wrong types, relative or dotted p
            {R"({"allowNodeDevices":["a/b"]})", Code::kInvalidConfig, "allowNodeDevices"},
            {R"({"podResourcesSocket":"kubelet.sock"})", Code::kInvalidConfig, "podResourcesSocket must be"},
            {R"({"podResourcesSocket":["/x"]})", Code::kInvalidConfig, "podResourcesSocket must be"},
+           {R"({"nriMemlock":65536})", Code::kInvalidConfig, "nriMemlock must be a string"},
+           {R"({"nriMemlock":"64GB"})", Code::kInvalidConfig, "nriMemlock must be a string"},
            {R"([])", Code::kInvalidConfig, "must be a JSON object"},
            {"not json", Code::kDecoding, "node file /etc/erdma-cni/node.json is not valid JSON"},
        }) {
@@ -100,6 +102,22 @@ TEST_CASE("the node file refuses unknown keys, wrong types, relative or dotted p
       conf::ParseNodePolicy(R"({"dataDirs":)" + std::string(100000, '[') + std::string(100000, ']') + "}", f);
   REQUIRE_FALSE(deep.ok());
   CHECK(deep.error().msg.find("deeper than") != std::string::npos);
+}
+
+TEST_CASE("a memlock value is bytes with Ki, Mi or Gi, or unlimited") {
+  CHECK(conf::ParseMemlock("unlimited") == UINT64_MAX);
+  CHECK(conf::ParseMemlock("65536") == uint64_t{65536});
+  CHECK(conf::ParseMemlock("64Ki") == uint64_t{65536});
+  CHECK(conf::ParseMemlock("8Mi") == uint64_t{8} << 20);
+  CHECK(conf::ParseMemlock("1Gi") == uint64_t{1} << 30);
+  for (const char* bad : {"", "Mi", "1Ti", "-1", " 1", "1 Mi", "99999999999999999999", "17179869184Gi"}) {
+    INFO(bad);
+    CHECK_FALSE(conf::ParseMemlock(bad));
+  }
+  auto p = conf::ParseNodePolicy(R"({"nriMemlock":"unlimited"})", "/n.json");
+  REQUIRE(p.ok());
+  CHECK(p->nri_memlock == UINT64_MAX);
+  CHECK_FALSE(NodePolicy{}.nri_memlock);
 }
 
 TEST_CASE("a node file replaces only the lists it names") {
