@@ -135,25 +135,32 @@ namespace {
 
 // A claim is a file this plugin made in devices/: its links are that name and the index's entries for it
 // (and an entry on its way in, `<key>.tmp.<pid>`, there too). A link from anywhere else on the file system,
-// planted, would make root truncate and write that other file: the claim is refused, the path named.
-base::Status CheckClaimLinks(const base::FileLock& lock, const std::string& devices_dir,
-                             const std::string& device) {
+// planted, would make root truncate and write that other file: the claim is refused, the path named. The
+// entries its owner names are counted first (a few stats, whatever the node holds); the whole index is
+// listed only when they do not account for every link.
+base::Status CheckClaimLinks(const DeviceClaim& claim, const std::string& path, int fd,
+                             const std::string& devices_dir, const std::string& device) {
   struct stat st {};
-  if (::fstat(lock.fd(), &st) != 0) return base::SysError("stat the claim " + lock.path(), errno);
+  if (::fstat(fd, &st) != 0) return base::SysError("stat the claim " + path, errno);
   const std::string fix = "; remove it (and its other links) if no pod uses " + device;
   if (!S_ISREG(st.st_mode))
-    return base::Error(base::Code::kState, "the claim " + lock.path() + " is not a regular file" + fix, "",
+    return base::Error(base::Code::kState, "the claim " + path + " is not a regular file" + fix, "",
                        kHostileState);
   if (st.st_nlink <= 1) return base::Ok();
-  nlink_t explained = 1;
   const std::string index = IndexDir(devices_dir);
-  if (auto entries = base::ListFiles(index); entries.ok())
-    for (const std::string& e : *entries)
-      if (auto id = base::FileIdOf(index + "/" + e); id && id->dev == st.st_dev && id->ino == st.st_ino)
-        ++explained;
+  auto links_among = [&](const std::vector<std::string>& names) {
+    nlink_t n = 1;
+    for (const std::string& e : names)
+      if (auto id = base::FileIdOf(index + "/" + e); id && id->dev == st.st_dev && id->ino == st.st_ino) ++n;
+    return n;
+  };
+  const std::optional<ClaimOwner> owner = claim.Owner();
+  nlink_t explained = owner ? links_among(IndexKeys(*owner)) : 1;
+  if (st.st_nlink > explained)
+    if (auto entries = base::ListFiles(index); entries.ok()) explained = links_among(*entries);
   if (st.st_nlink <= explained) return base::Ok();
   return base::Error(base::Code::kState,
-                     "the claim " + lock.path() + " has " + std::to_string(st.st_nlink) +
+                     "the claim " + path + " has " + std::to_string(st.st_nlink) +
                          " links and the claims' index explains " + std::to_string(explained) +
                          ": another link to it was made outside erdma-cni, and root would write through it" +
                          fix,
@@ -172,8 +179,9 @@ base::Result<DeviceClaim> DeviceClaim::Lock(const std::string& devices_dir, cons
       e.msg = "device " + device + " is being configured by another erdma-cni invocation; try again later";
     return e;
   }
-  RETURN_IF_ERROR(CheckClaimLinks(*lock, devices_dir, device));
-  return DeviceClaim(std::move(lock).value());
+  DeviceClaim claim(std::move(lock).value());
+  RETURN_IF_ERROR(CheckClaimLinks(claim, claim.lock_.path(), claim.lock_.fd(), devices_dir, device));
+  return claim;
 }
 
 std::optional<ClaimOwner> DeviceClaim::Owner() const {
