@@ -118,6 +118,11 @@ int main(int argc, char** argv) {
       }
       return d;
     };
+    handlers.configured = [&](const nri::Configure& c) {
+      Log("registered with " + c.runtime_name + " " + c.runtime_version + " as " + index + "-erdma-cni" +
+          (c.request_timeout_ms > 0 ? " (its request limit: " + std::to_string(c.request_timeout_ms) + " ms)"
+                                    : ""));
+    };
     auto fd = nri::Connect(socket);
     if (!fd.ok()) {
       Log(fd.error().msg + "; is NRI on in the runtime? (docs/nri.md)");

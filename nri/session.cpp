@@ -68,6 +68,13 @@ Response Session::Answer(const Request& req) {
     auto c = DecodeConfigure(req.payload);
     if (!c.ok()) return bad(c.error());
     configured_ = true;
+    if (handlers_.configured) {
+      try {
+        handlers_.configured(*c);
+      } catch (const std::exception&) {
+        ++handler_failures_;
+      }
+    }
     return {0, "", EncodeConfigureResponse(kSubscribed)};
   }
   if (req.method == "Synchronize") {

@@ -22,6 +22,8 @@ struct Handlers {
   std::function<Decision(const CreateContainer&)> create_container;
   /// A pod sandbox is gone: what the agent keeps for it goes.
   std::function<void(const Pod&)> pod_removed;
+  /// The runtime configured the plugin (for the log: which runtime, its time limits).
+  std::function<void(const Configure&)> configured;
 };
 
 class Session {

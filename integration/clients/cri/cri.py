@@ -12,6 +12,13 @@ Debian's containerd source package. Commands:
                                     path); prints the sandbox id
   status ID                         PodSandboxStatus (verbose); prints one JSON
                                     object: id, state, ip, pid, netns
+  container SANDBOX_ID NAME UID LOGDIR CGROUP_PARENT IMAGE CNAME [ARG...]
+                                    CreateContainer CNAME from IMAGE with ARGs
+                                    in the sandbox run as NAME UID LOGDIR
+                                    CGROUP_PARENT, StartContainer, wait (30 s)
+                                    for its exit, RemoveContainer; prints one
+                                    JSON object: id, create_ms, start_ms,
+                                    exit_code, output (its stdout, a line each)
   stop ID                           StopPodSandbox
   remove ID                         RemovePodSandbox
   list                              ListPodSandbox; prints one id per line
@@ -21,8 +28,63 @@ Exits 0 on success; a failed call prints the gRPC status on stderr and exits 1.
 
 import json
 import sys
+import time
 
 TIMEOUT = 60  # seconds per call; RunPodSandbox runs the whole CNI chain
+
+
+def sandbox_config(api, name, uid, log_dir, cgroup_parent, annotations):
+    return api.PodSandboxConfig(
+        metadata=api.PodSandboxMetadata(name=name, uid=uid, namespace="default", attempt=0),
+        hostname=name,
+        log_directory=log_dir,
+        labels={"app": name},
+        annotations=annotations,
+        linux=api.LinuxPodSandboxConfig(
+            cgroup_parent=cgroup_parent,
+            security_context=api.LinuxSandboxSecurityContext(
+                namespace_options=api.NamespaceOption(network=api.POD, pid=api.CONTAINER, ipc=api.POD))),
+    )
+
+
+def run_container(api, rt, sandbox_id, sandbox, image, name, *args):
+    """Create, start, wait for, read and remove one container; what it did, as a dict."""
+    config = api.ContainerConfig(
+        metadata=api.ContainerMetadata(name=name, attempt=0),
+        image=api.ImageSpec(image=image),
+        args=list(args),
+        log_path=name + ".log",
+        linux=api.LinuxContainerConfig(),
+    )
+    t0 = time.monotonic()
+    cid = rt.CreateContainer(api.CreateContainerRequest(pod_sandbox_id=sandbox_id, config=config,
+                                                        sandbox_config=sandbox), timeout=TIMEOUT).container_id
+    t1 = time.monotonic()
+    rt.StartContainer(api.StartContainerRequest(container_id=cid), timeout=TIMEOUT)
+    t2 = time.monotonic()
+    status = None
+    for _ in range(300):
+        status = rt.ContainerStatus(api.ContainerStatusRequest(container_id=cid), timeout=TIMEOUT).status
+        if status.state == api.CONTAINER_EXITED:
+            break
+        time.sleep(0.1)
+    output = []
+    try:
+        with open(status.log_path, encoding="utf-8", errors="replace") as f:
+            for line in f:  # CRI's log format: TIME STREAM TAG TEXT
+                parts = line.rstrip("\n").split(" ", 3)
+                if len(parts) == 4 and parts[1] == "stdout":
+                    output.append(parts[3])
+    except OSError as e:
+        output.append(f"cri.py: no log at {status.log_path}: {e}")
+    rt.RemoveContainer(api.RemoveContainerRequest(container_id=cid), timeout=TIMEOUT)
+    return {
+        "id": cid,
+        "create_ms": round((t1 - t0) * 1000, 1),
+        "start_ms": round((t2 - t1) * 1000, 1),
+        "exit_code": status.exit_code if status.state == api.CONTAINER_EXITED else None,
+        "output": output,
+    }
 
 
 def main(argv):
@@ -41,22 +103,11 @@ def main(argv):
             v = rt.Version(api.VersionRequest(version="v1"), timeout=TIMEOUT)
             print(v.runtime_name, v.runtime_version, v.runtime_api_version)
         elif command == "run" and len(args) >= 4:
-            name, uid, log_dir, cgroup_parent = args[:4]
-            annotations = dict(a.split("=", 1) for a in args[4:])
-            config = api.PodSandboxConfig(
-                metadata=api.PodSandboxMetadata(name=name, uid=uid, namespace="default", attempt=0),
-                hostname=name,
-                log_directory=log_dir,
-                labels={"app": name},
-                annotations=annotations,
-                linux=api.LinuxPodSandboxConfig(
-                    cgroup_parent=cgroup_parent,
-                    security_context=api.LinuxSandboxSecurityContext(
-                        namespace_options=api.NamespaceOption(
-                            network=api.POD, pid=api.CONTAINER, ipc=api.POD))),
-            )
+            config = sandbox_config(api, *args[:4], dict(a.split("=", 1) for a in args[4:]))
             r = rt.RunPodSandbox(api.RunPodSandboxRequest(config=config), timeout=TIMEOUT)
             print(r.pod_sandbox_id)
+        elif command == "container" and len(args) >= 7:
+            print(json.dumps(run_container(api, rt, args[0], sandbox_config(api, *args[1:5], {}), *args[5:])))
         elif command == "status" and len(args) == 1:
             r = rt.PodSandboxStatus(api.PodSandboxStatusRequest(pod_sandbox_id=args[0], verbose=True),
                                     timeout=TIMEOUT)

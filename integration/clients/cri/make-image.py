@@ -2,7 +2,7 @@
 """make-image.py BINARY NAME OUT.tar
 
 Packs one static BINARY as a single-layer OCI image whose entrypoint is
-/pause, in an OCI image layout tarball (oci-layout, index.json,
+/ and the binary's file name (/pause for .../pause), in an OCI image layout tarball (oci-layout, index.json,
 blobs/sha256/...) that `ctr images import` reads. NAME (e.g.
 localhost/erdma-cni-test/pause:1) is recorded as the image's name
 (io.containerd.image.name) and its tag (org.opencontainers.image.ref.name).
@@ -51,11 +51,12 @@ def main():
     with open(binary, "rb") as f:
         program = f.read()
 
-    layer = tar_bytes([("pause", program, 0o755)])
+    entry = os.path.basename(binary)
+    layer = tar_bytes([(entry, program, 0o755)])
     config = canonical({
         "architecture": ARCH,
         "os": "linux",
-        "config": {"Entrypoint": ["/pause"], "WorkingDir": "/"},
+        "config": {"Entrypoint": ["/" + entry], "WorkingDir": "/"},
         "rootfs": {"type": "layers", "diff_ids": [digest(layer)]},
     })
     manifest = canonical({

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test.sh: erdma-cni driven by containerd's CRI plugin, as kubelet drives it.
+# test.sh [nri]: erdma-cni driven by containerd's CRI plugin, as kubelet drives it.
 #
 # A private containerd (Debian's, with runc) runs inside a private "node"
 # network namespace that holds a veth stand-in for a secondary ENI (eth1,
@@ -26,17 +26,37 @@
 #      through (the ptp result alone, eth1 stays on the node, no state), the
 #      other gets the ENI
 #
-# Environment: ERDMA_CNI (the binary; default BUILD_DIR/erdma-cni), BUILD_DIR
+# With the argument nri, scenario 6 alone, against containerd 1.7 from
+# Debian's trixie suite (fetch-containerd.sh: unpacked in BUILD_DIR, never
+# installed) with NRI on and the agent erdma-cni-nri connected to it:
+#   6. the pool recipe again; a container of the annotated sandbox gets what
+#      the agent adds (RLIMIT_MEMLOCK, its rail's uverbs node and rdma_cm with
+#      their device cgroup rules, NCCL_IB_HCA), a container of the plain one
+#      gets nothing; with the agent stopped both start as without it; when
+#      containerd restarts, the agent registers again. This kernel has no
+#      RDMA: the annotated sandbox's state gets the RDMA device a node with
+#      RDMA records (rdmaDevice, shared mode: nothing for DEL to move), and the
+#      agent reads its uverbs and rdma_cm numbers from a sysfs tree laid out
+#      here (ERDMA_CNI_TEST_SYSFS, test builds), numbers no driver of this
+#      kernel has: open() then answers ENXIO where the device cgroup lets the
+#      container through and EPERM where it does not.
+#
+# Environment: ERDMA_CNI (the binary; default BUILD_DIR/erdma-cni), ERDMA_CNI_NRI
+# (the agent; default BUILD_DIR/erdma-cni-nri), BUILD_DIR
 # (default <repo>/build; the CRI stubs are cached in BUILD_DIR/clients-cache/cri),
 # CRI_KEEP=1 keeps the scratch dir for a look after a failure.
 # Exit: 0 all checks passed, 1 a check failed, 77 skipped (not root, or a
-# package of packages.txt missing), with the reason on stdout.
+# package of packages.txt missing; with nri: trixie's containerd cannot be
+# fetched), with the reason on stdout.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-$repo/build}"
 ERDMA_CNI="${ERDMA_CNI:-$BUILD_DIR/erdma-cni}"
+ERDMA_CNI_NRI="${ERDMA_CNI_NRI:-$BUILD_DIR/erdma-cni-nri}"
+mode="${1:-plain}"
+[[ $mode == plain || $mode == nri ]] || { echo "usage: $0 [nri]" >&2; exit 2; }
 py=/usr/bin/python3 # Debian's, which has python3-grpcio; not whatever python3 is first on PATH
 
 skip() {
@@ -56,6 +76,15 @@ ERDMA_CNI="$(realpath "$ERDMA_CNI")"
 
 start=$SECONDS
 stubs="$("$here/fetch-cri-api.sh" "$BUILD_DIR/clients-cache/cri" | tail -n1)"
+containerd_bin="" # the system's containerd, shim and ctr, on PATH
+if [[ $mode == nri ]]; then
+  [[ -x $ERDMA_CNI_NRI ]] || { echo "cri: no erdma-cni-nri binary at $ERDMA_CNI_NRI (build it first)" >&2; exit 1; }
+  ERDMA_CNI_NRI="$(realpath "$ERDMA_CNI_NRI")"
+  containerd_bin="$("$here/fetch-containerd.sh" "$BUILD_DIR/clients-cache/containerd-trixie" | tail -n1)" ||
+    skip "containerd 1.7 from Debian's trixie suite cannot be fetched (fetch-containerd.sh, above): the NRI test needs it"
+  # Its shim before the system's: containerd finds containerd-shim-runc-v2 on PATH.
+  export PATH="$containerd_bin:$PATH"
+fi
 
 # ---------------------------------------------------------------- scratch and teardown
 # Names carry this shell's pid, so that runs side by side do not meet and a run
@@ -220,6 +249,19 @@ subst=(-e "s|@SCRATCH@|$scratch|g" -e "s|@PAUSE_IMAGE@|$pause_image|g" -e "s|@SN
   -e "s|@CNI_VERSION@|1.0.0|g" -e "s|@SMC_SYSCTL@|$smc_sysctl|g" -e "s|@SMC_SYSCTL_VALUE@|$smc_value|g")
 sed "${subst[@]}" "$here/containerd.toml.in" >"$scratch/containerd.toml"
 sed "${subst[@]}" "$here/conflist.json.in" >"$scratch/cni/net.d/10-erdma-cri-test.conflist"
+pool_conflist() { # FILE: prints the conflist FILE with erdma-cni's entry a pool of eth1 (pods ask by annotation)
+  "$py" - "$1" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+e = c["plugins"][1]
+e["device"] = {"pool": {"names": ["eth1"]}}
+print(json.dumps(c, indent=2))
+PY
+}
+if [[ $mode == nri ]]; then
+  pool_conflist "$scratch/cni/net.d/10-erdma-cri-test.conflist" >"$scratch/pool.conflist"
+  mv "$scratch/pool.conflist" "$scratch/cni/net.d/10-erdma-cri-test.conflist"
+fi
 
 node_before="$(node_state snapshot)"
 node_ecn="$(in_node cat /proc/sys/net/ipv4/tcp_ecn)" # a new netns's default
@@ -233,27 +275,60 @@ mkdir -p "$scratch/cgroup"
 # The node file (docs/security.md), passed down through containerd's
 # environment: the test's dataDir and log live under $scratch; eth1 carries
 # the node's only default route.
-printf '{"dataDirs": ["%s/"], "logFiles": ["%s/"], "allowNodeDevices": ["eth1"]}\n' "$scratch" "$scratch" \
-  >"$scratch/node.json"
+# With nri, the agent's nriMemlock too: unlimited, as on a node; where root
+# here lacks CAP_SYS_RESOURCE, runc (which sets the limit with the runtime's
+# privileges) cannot raise a hard limit, so the test asks for half of its own.
+nri_memlock="" nri_memlock_want=""
+if [[ $mode == nri ]]; then
+  if prlimit --memlock=unlimited:unlimited true 2>/dev/null; then
+    nri_memlock=unlimited nri_memlock_want="unlimited unlimited"
+  else
+    half=$(($(ulimit -Hl) / 2))
+    nri_memlock="${half}Ki" nri_memlock_want="$((half * 1024)) $((half * 1024))"
+    echo "cri: NOTE: root here cannot raise RLIMIT_MEMLOCK (no CAP_SYS_RESOURCE): nriMemlock is $nri_memlock, below the runtime's hard limit"
+  fi
+fi
+printf '{"dataDirs": ["%s/"], "logFiles": ["%s/"], "allowNodeDevices": ["eth1"]%s}\n' "$scratch" "$scratch" \
+  "${nri_memlock:+, \"nriMemlock\": \"$nri_memlock\"}" >"$scratch/node.json"
 chmod 0644 "$scratch/node.json"
 export ERDMA_CNI_NODE_CONFIG="$scratch/node.json"
-# shellcheck disable=SC2016 # $1.. are the inner shell's
-nsenter --net="/run/netns/$node" unshare --mount --propagation slave -- sh -c '
-  set -e
-  mount --rbind /sys/fs/cgroup "$1"
-  mount -t sysfs sysfs /sys
-  mount --rbind "$1" /sys/fs/cgroup
-  umount -l "$1"
-  shift
-  exec "$@"' sh "$scratch/cgroup" containerd --config "$scratch/containerd.toml" >"$scratch/containerd.log" 2>&1 &
-containerd_pid=$!
-for _ in $(seq 100); do
-  [[ -S $sock ]] && cri version >/dev/null 2>&1 && break
-  kill -0 "$containerd_pid" 2>/dev/null || die "containerd exited at start"
-  sleep 0.2
-done
-version="$(cri version)" || die "containerd answers no CRI Version call"
-echo "cri: runtime $version; CRI stubs from $(cat "$BUILD_DIR/clients-cache/cri/api.proto.source")"
+# start_containerd: starts it in the background (containerd_pid), its log
+# appended to containerd.log, and waits for its CRI to answer.
+start_containerd() {
+  # shellcheck disable=SC2016 # $1.. are the inner shell's
+  nsenter --net="/run/netns/$node" unshare --mount --propagation slave -- sh -c '
+    set -e
+    mount --rbind /sys/fs/cgroup "$1"
+    mount -t sysfs sysfs /sys
+    mount --rbind "$1" /sys/fs/cgroup
+    umount -l "$1"
+    shift
+    exec "$@"' sh "$scratch/cgroup" containerd --config "$scratch/containerd.toml" >>"$scratch/containerd.log" 2>&1 &
+  containerd_pid=$!
+  for _ in $(seq 100); do
+    [[ -S $sock ]] && cri version >/dev/null 2>&1 && break
+    kill -0 "$containerd_pid" 2>/dev/null || die "containerd exited at start"
+    sleep 0.2
+  done
+  version="$(cri version)" || die "containerd answers no CRI Version call"
+}
+if [[ $mode == nri ]]; then
+  # NRI on, its socket and plugin directories the test's own; the runtime's
+  # time limits as containerd 1.7 sets them by default.
+  cat >>"$scratch/containerd.toml" <<EOF
+[plugins."io.containerd.nri.v1.nri"]
+  disable = false
+  disable_connections = false
+  socket_path = "$scratch/nri.sock"
+  plugin_path = "$scratch/nri/plugins"
+  plugin_config_path = "$scratch/nri/conf.d"
+  plugin_registration_timeout = "5s"
+  plugin_request_timeout = "2s"
+EOF
+  mkdir -p "$scratch/nri/plugins" "$scratch/nri/conf.d"
+fi
+start_containerd
+echo "cri: runtime $version${containerd_bin:+ (Debian trixie, from $containerd_bin)}; CRI stubs from $(cat "$BUILD_DIR/clients-cache/cri/api.proto.source")"
 ctr -a "$sock" -n k8s.io images import --snapshotter overlayfs "$scratch/pause.tar" >/dev/null ||
   die "ctr images import of the pause image"
 
@@ -328,6 +403,20 @@ lifecycle_end() { # ID NAME: stop and remove the sandbox, checking what containe
   check "$name: eth1 is still home after RemovePodSandbox" node_has_eth1_home
 }
 
+finish() {
+  echo "cri: $((SECONDS - start)) s"
+  ((failed == 0)) || dump_logs
+  echo "$passed passed, $failed failed"
+  ((failed == 0))
+}
+
+if [[ $mode == nri ]]; then
+  # shellcheck source=SCRIPTDIR/nri.sh
+  source "$here/nri.sh"
+  finish
+  exit
+fi
+
 # ---------------------------------------------------------------- 1. annotated sandbox
 echo "== 1. RunPodSandbox with network.alibabacloud.com/erdma-smcr=true"
 id_a="$(run_sandbox smcr network.alibabacloud.com/erdma-smcr=true)" || die "RunPodSandbox (annotated)"
@@ -386,13 +475,7 @@ lifecycle_end "$id_c" plain
 # ---------------------------------------------------------------- 5. every pod of the node
 echo "== 5. the pool recipe: a plain sandbox passes through, an annotated one gets the ENI"
 conflist="$scratch/cni/net.d/10-erdma-cri-test.conflist"
-"$py" - "$conflist" >"$scratch/pool.conflist" <<'PY'
-import json, sys
-c = json.load(open(sys.argv[1]))
-e = c["plugins"][1]
-e["device"] = {"pool": {"names": ["eth1"]}}
-print(json.dumps(c, indent=2))
-PY
+pool_conflist "$conflist" >"$scratch/pool.conflist"
 events_before="$(grep -c 'receiving change event from cni conf dir' "$scratch/containerd.log" || true)"
 # Written in place: containerd 1.6 reloads on a WRITE event and ignores a
 # CREATE (which a rename into the directory is).
@@ -422,8 +505,4 @@ check "pool: erdma-cni logged no warning or error for the plain sandbox" \
   eq "$(log_of "$id_p" | grep -E 'Z (warn|error) \[' || true)" ""
 check "pool: the annotated sandbox still has the ENI" pod_has_eni "$pid_g"
 lifecycle_end "$id_g" gpu
-
-echo "cri: $((SECONDS - start)) s"
-((failed == 0)) || dump_logs
-echo "$passed passed, $failed failed"
-((failed == 0))
+finish

@@ -61,7 +61,12 @@ nri::Handlers RailsFor(const std::string& attached) {
 
 TEST_CASE("the agent registers, is configured for its events, and answers each request on its stream",
           "[nri]") {
-  nri::Session s("erdma-cni", "50", RailsFor("sandbox-1"));
+  nri::Handlers handlers = RailsFor("sandbox-1");
+  std::string runtime_seen;
+  handlers.configured = [&](const nri::Configure& c) {
+    runtime_seen = c.runtime_name + " " + c.runtime_version;
+  };
+  nri::Session s("erdma-cni", "50", handlers);
   Runtime rt;
   // RegisterPlugin, on the runtime's connection.
   auto first = rt.Read(s.Start());
@@ -80,13 +85,19 @@ TEST_CASE("the agent registers, is configured for its events, and answers each r
   // Configure, Synchronize, then a container of the attached pod and one of another pod, fed a byte at a
   // time.
   std::string calls;
-  calls += rt.Call("Configure", "");
+  // ConfigureRequest: runtime_name = 2, runtime_version = 3.
+  calls += rt.Call("Configure", std::string("\x12\x0a"
+                                            "containerd"
+                                            "\x1a\x06"
+                                            "1.7.24",
+                                            20));
   calls += rt.Call("Synchronize", "");
   calls += rt.Call("CreateContainer", CreateContainerPayload("sandbox-1"));
   calls += rt.Call("CreateContainer", CreateContainerPayload("sandbox-2"));
   calls += rt.Call("Frobnicate", "");
   for (char c : calls) REQUIRE(s.Feed(std::string_view(&c, 1), &out).ok());
   CHECK(s.configured());
+  CHECK(runtime_seen == "containerd 1.7.24");
   auto replies = rt.Read(out);
   REQUIRE(replies.size() == 5);
   std::vector<nri::Response> got;
