@@ -11,10 +11,10 @@ endif()
 set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 install(TARGETS erdma-cni RUNTIME DESTINATION opt/cni/bin)
-install(TARGETS erdma-cni-install RUNTIME DESTINATION usr/sbin)
+install(TARGETS erdma-cni-install erdma-cni-nri RUNTIME DESTINATION usr/sbin)
 # Every page the binaries' --help and messages name (integration/package/test.sh checks).
 install(FILES README.md docs/install.md docs/deploy.md docs/config.md docs/errors.md docs/troubleshooting.md
-              docs/security.md docs/reliability.md
+              docs/security.md docs/reliability.md docs/nri.md
         DESTINATION usr/share/doc/erdma-cni)
 file(GLOB ERDMA_DEPLOY_MANIFESTS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/deploy/*.yaml)
 install(FILES ${ERDMA_DEPLOY_MANIFESTS} DESTINATION usr/share/doc/erdma-cni/examples)
@@ -31,7 +31,9 @@ erdma-cni moves an RDMA-capable network device (an eRDMA ENI, a RoCE NIC)\n\
 into a pod with its addresses and policy routes, or gives the pod a macvlan\n\
 or ipvlan child of it, handles the paired RDMA device, and turns on SMC-R on\n\
 a pod annotation. erdma-cni-install puts the plugin into a node's CNI bin dir\n\
-and its entry into the node's conflist.")
+and its entry into the node's conflist. erdma-cni-nri, an NRI plugin of the\n\
+container runtime, gives the containers of attached pods their locked-memory\n\
+limit, their RDMA device nodes and NCCL_IB_HCA.")
 set(CPACK_PACKAGING_INSTALL_PREFIX "/")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)

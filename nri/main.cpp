@@ -33,12 +33,13 @@ void Log(const std::string& line) {
 }
 
 constexpr const char* kUsage =
-    "usage: erdma-cni-nri [--socket PATH] [--index NN] [--memlock BYTES|unlimited] [--once]\n"
+    "usage: erdma-cni-nri [--socket PATH] [--index NN] [--memlock BYTES|unlimited] [--once] [--version]\n"
     "  --socket   the runtime's NRI socket (default /var/run/nri/nri.sock)\n"
     "  --index    the plugin's index among the runtime's NRI plugins (default 50)\n"
     "  --memlock  RLIMIT_MEMLOCK for the containers of attached pods (Ki, Mi, Gi suffixes; default: the\n"
     "             node file's nriMemlock; without either the runtime's limit is left)\n"
     "  --once     serve one connection, then exit (0 when the runtime closed it)\n"
+    "  --version  print the version and exit\n"
     "The node file (ERDMA_CNI_NODE_CONFIG, default /etc/erdma-cni/node.json) says where the plugin's\n"
     "attachment records and states are.\n";
 
@@ -83,6 +84,9 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--once") {
       once = true;
+    } else if (a == "--version") {
+      std::printf("erdma-cni-nri %s\n", ERDMA_CNI_VERSION);
+      return 0;
     } else {
       std::fprintf(stderr, "%s", kUsage);
       return a == "--help" || a == "-h" ? 0 : 2;
@@ -93,12 +97,17 @@ int main(int argc, char** argv) {
     // Test builds only: a sysfs tree laid out by a test.
     if (const char* root = std::getenv("ERDMA_CNI_TEST_SYSFS"); root && *root) sysfs = root;
   }
+  std::string last_failure, last_node_error;  // the last connect and node-file errors logged
   for (;;) {
     auto node = conf::LoadNodePolicy(std::getenv(conf::kNodeConfigEnv));
     if (!node.ok()) {
-      Log("the node file: " + node.error().msg + "; every container gets nothing until it is fixed");
+      if (node.error().msg != last_node_error)
+        Log(node.error().msg + "; every container gets nothing until it is fixed");
+      last_node_error = node.error().msg;
       node = conf::NodePolicy{};
       node->attachments_dir = "";  // no records: nothing is adjusted
+    } else {
+      last_node_error.clear();
     }
     const nri::AgentPolicy policy{memlock_flag ? memlock_flag : node->nri_memlock};
     nri::Handlers handlers;
@@ -125,11 +134,14 @@ int main(int argc, char** argv) {
     };
     auto fd = nri::Connect(socket);
     if (!fd.ok()) {
-      Log(fd.error().msg + "; is NRI on in the runtime? (docs/nri.md)");
+      // Tried every second; said once until it changes (NRI off is a state, not news).
+      if (fd.error().msg != last_failure) Log(fd.error().msg + "; is NRI on in the runtime? (docs/nri.md)");
+      last_failure = fd.error().msg;
       if (once) return 1;
       ::sleep(1);
       continue;
     }
+    last_failure.clear();
     nri::Session session("erdma-cni", index, handlers);
     const base::Status ended = nri::Serve(fd->get(), session);
     Log(ended.error().msg + " after " + std::to_string(session.answered()) + " request(s)");

@@ -70,31 +70,36 @@ $(cat "$work/list")"
 }
 expect_file -rwxr-xr-x opt/cni/bin/erdma-cni
 expect_file -rwxr-xr-x usr/sbin/erdma-cni-install
-for doc in README.md install.md deploy.md config.md errors.md troubleshooting.md security.md reliability.md \
+expect_file -rwxr-xr-x usr/sbin/erdma-cni-nri
+for doc in README.md install.md deploy.md config.md errors.md troubleshooting.md security.md reliability.md nri.md \
   examples/daemonset.yaml examples/nad.yaml \
   examples/pod-exclusive-rdma.yaml examples/pods-none.yaml examples/pods-controller.yaml \
   examples/pods-controller-all-devices.yaml examples/pods-terway-erdma.yaml examples/pods-no-device-plugin.yaml \
   examples/uninstall-daemonset.yaml; do
   expect_file -rw-r--r-- "usr/share/doc/erdma-cni/$doc"
 done
-stray="$(awk '{print $6}' "$work/list" | grep -vE '^\./(opt/(cni/(bin/(erdma-cni)?)?)?|usr/(sbin/(erdma-cni-install)?|share/(doc/(erdma-cni/.*)?)?)?)?$' || true)"
-[[ -z $stray ]] || fail "files outside the plugin, the installer and the docs: $stray"
-ok "files: /opt/cni/bin/erdma-cni, /usr/sbin/erdma-cni-install (0755), docs and examples (0644), root-owned, nothing else"
+stray="$(awk '{print $6}' "$work/list" | grep -vE '^\./(opt/(cni/(bin/(erdma-cni)?)?)?|usr/(sbin/(erdma-cni-install|erdma-cni-nri)?|share/(doc/(erdma-cni/.*)?)?)?)?$' || true)"
+[[ -z $stray ]] || fail "files outside the plugin, the installer, the NRI agent and the docs: $stray"
+ok "files: /opt/cni/bin/erdma-cni, /usr/sbin/erdma-cni-install and erdma-cni-nri (0755), docs and examples (0644), root-owned, nothing else"
 
 # The binaries themselves.
 dpkg-deb -x "$deb" "$work/x"
 plugin="$work/x/opt/cni/bin/erdma-cni"
 installer="$work/x/usr/sbin/erdma-cni-install"
-for b in "$plugin" "$installer"; do
+agent="$work/x/usr/sbin/erdma-cni-nri"
+binaries=("$plugin" "$installer" "$agent")
+for b in "${binaries[@]}"; do
   if readelf -S "$b" | grep -qE '\.debug_|\.symtab'; then fail "${b##*/} is not stripped"; fi
 done
 [[ $("$installer" --version) == "erdma-cni-install $version" ]] || fail "installer --version: $("$installer" --version)"
 "$installer" --help | grep -q -- '--after TYPE' || fail "installer --help"
+"$agent" --help 2>&1 | grep -q -- '--socket' || fail "agent --help: $("$agent" --help 2>&1)"
+[[ $("$agent" --version) == "erdma-cni-nri $version" ]] || fail "agent --version: $("$agent" --version)"
 out="$(CNI_COMMAND=VERSION "$plugin" </dev/null)"
 [[ $(jq -r '.supportedVersions | join(",")' <<<"$out") == *1.0.0* ]] || fail "plugin VERSION: $out"
-ok "both binaries stripped and they run: installer --version, --help; plugin VERSION: $(jq -c .supportedVersions <<<"$out")"
+ok "the three binaries stripped and they run: installer and agent --version, --help; plugin VERSION: $(jq -c .supportedVersions <<<"$out")"
 # Every page the binaries name (their --help, their messages) ships with them.
-mapfile -t named < <(strings -n 6 "$plugin" "$installer" | grep -oE '[a-z][a-z_-]*\.md' | sort -u)
+mapfile -t named < <(strings -n 6 "${binaries[@]}" | grep -oE '[a-z][a-z_-]*\.md' | sort -u)
 ((${#named[@]})) || fail "the binaries name no page; the check below would pass on nothing"
 for page in "${named[@]}"; do
   [[ -f $work/x/usr/share/doc/erdma-cni/$page ]] ||
@@ -104,16 +109,16 @@ ok "every page the binaries name ships: ${named[*]}"
 
 # Depends covers every shared library the binaries load, and names nothing
 # when they load none (the static build that ships).
-needed="$(for b in "$plugin" "$installer"; do readelf -d "$b" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; done)"
+needed="$(for b in "${binaries[@]}"; do readelf -d "$b" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; done)"
 if [[ -z $needed ]]; then
-  [[ -z $depends ]] || fail "both binaries are static, yet Depends names: $depends"
-  ok "both binaries are static (no DT_NEEDED), and Depends is empty"
+  [[ -z $depends ]] || fail "the binaries are static, yet Depends names: $depends"
+  ok "the three binaries are static (no DT_NEEDED), and Depends is empty"
 elif [[ $depends != *libc6* ]]; then
   fail "the binaries load shared libraries, yet Depends does not name libc6: $depends"
 fi
 alternatives="${depends//|/,}"
 mapfile -t depends_names < <(sed -e 's/([^)]*)//g' -e 's/[[:space:]]//g' <<<"${alternatives//,/$'\n'}" | sed '/^$/d')
-for b in "$plugin" "$installer"; do
+for b in "${binaries[@]}"; do
   while read -r lib; do
     # "libx.so.1 => /path (0x...)", or for the dynamic loader "/path/ld-linux-x86-64.so.2 (0x...)".
     path="$(ldd "$b" | awk -v l="$lib" '$1 == l && $2 == "=>" {print $3; exit}
@@ -129,7 +134,7 @@ for b in "$plugin" "$installer"; do
       fail "${b##*/} needs $lib from $owner, which Depends ($depends) lacks"
   done < <(readelf -d "$b" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 done
-[[ -z $needed ]] || ok "Depends covers every DT_NEEDED library of both binaries"
+[[ -z $needed ]] || ok "Depends covers every DT_NEEDED library of the binaries"
 
 # Install and remove with dpkg, into a root of its own.
 r="$work/root"
@@ -140,7 +145,7 @@ dpkg --root="$r" --force-depends --force-not-root -i "$deb" >"$work/dpkg.log" 2>
   fail "dpkg -i into $r failed: $(cat "$work/dpkg.log")"
 [[ $(dpkg-query --admindir="$r/var/lib/dpkg" -W -f='${Status} ${Version}' erdma-cni) == "install ok installed $version" ]] ||
   fail "dpkg does not list erdma-cni as installed in $r"
-for f in opt/cni/bin/erdma-cni usr/sbin/erdma-cni-install usr/share/doc/erdma-cni/install.md; do
+for f in opt/cni/bin/erdma-cni usr/sbin/erdma-cni-install usr/sbin/erdma-cni-nri usr/share/doc/erdma-cni/install.md; do
   [[ -f $r/$f ]] || fail "dpkg -i did not put $f in place"
 done
 cmp -s "$r/opt/cni/bin/erdma-cni" "$plugin" || fail "the installed plugin differs from the package's"
