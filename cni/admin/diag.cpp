@@ -3,10 +3,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <string_view>
 
+#include "base/escape.h"
 #include "base/file.h"
 #include "cni/driver/sriov.h"
 #include "cni/state/claim.h"
@@ -165,6 +168,55 @@ json Smc(DiagSources& src) {
   return out;
 }
 
+// The names in a process's /dev/infiniband (through /proc/PID/root), sorted; none when it has no such
+// directory.
+json InfinibandNodes(const std::string& dir) {
+  json out = json::array();
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    names.push_back(base::EscapeForDisplay(e.path().filename().string()));
+    if (names.size() >= 64) break;  // a pod's rails are at most conf::kMaxDevices
+  }
+  std::sort(names.begin(), names.end());
+  for (auto& n : names) out.push_back(std::move(n));
+  return out;
+}
+
+// The value of `key` in a process's environ (its first 64 KiB), if set.
+std::optional<std::string> EnvValue(const std::string& environ_file, const std::string& key) {
+  auto text = base::ReadKernelFile(environ_file, 64 << 10);
+  if (!text.ok()) return std::nullopt;
+  const std::string prefix = key + "=";
+  std::string_view rest(*text);
+  while (!rest.empty()) {
+    const size_t end = rest.find('\0');
+    const std::string_view var = rest.substr(0, end);
+    if (var.starts_with(prefix)) return base::EscapeForDisplay(std::string(var.substr(prefix.size())));
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + 1);
+  }
+  return std::nullopt;
+}
+
+// Whether the runtime offers NRI (its socket), and the NRI agents running on the node.
+json Nri(const DiagOptions& opts) {
+  struct stat st {};
+  const bool offered = ::stat(opts.nri_socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+  json out = {{"socket", opts.nri_socket}, {"offered", offered}, {"agents", json::array()}};
+  if (!offered)
+    out["fix"] =
+        "the runtime offers no NRI socket at " + opts.nri_socket +
+        ": containerd 2.x has NRI on; containerd 1.7 needs [plugins.\"io.containerd.nri.v1.nri\"] disable = "
+        "false in /etc/containerd/config.toml and a restart (docs/nri.md)";
+  if (auto pids = base::ListKernelDirs(opts.proc_root); pids.ok())
+    for (const auto& pid : *pids)
+      if (pid.find_first_not_of("0123456789") == std::string::npos &&
+          ReadTrimmed(opts.proc_root + "/" + pid + "/comm") == "erdma-cni-nri")
+        out["agents"].push_back(std::stoi(pid));
+  return out;
+}
+
 json Memlock(const DiagOptions& opts, const DiagSources& src, std::vector<std::string>& problems) {
   json out = {{"processes", json::array()}};
   // A pod's processes, not the node's: only with --netns.
@@ -185,18 +237,23 @@ json Memlock(const DiagOptions& opts, const DiagSources& src, std::vector<std::s
       std::istringstream fields(line.substr(17));
       std::string soft, hard;
       fields >> soft >> hard;
-      out["processes"].push_back({{"pid", std::stoi(pid)},
-                                  {"comm", ReadTrimmed(opts.proc_root + "/" + pid + "/comm")},
-                                  {"soft", soft},
-                                  {"hard", hard}});
+      json p = {{"pid", std::stoi(pid)},
+                {"comm", ReadTrimmed(opts.proc_root + "/" + pid + "/comm")},
+                {"soft", soft},
+                {"hard", hard}};
+      // What the NRI agent gives a container (docs/nri.md), as the process has it.
+      p["infiniband"] = InfinibandNodes(opts.proc_root + "/" + pid + "/root/dev/infiniband");
+      if (auto hca = EnvValue(opts.proc_root + "/" + pid + "/environ", "NCCL_IB_HCA")) p["ncclIbHca"] = *hca;
+      out["processes"].push_back(std::move(p));
       limited = limited || soft != "unlimited";
     }
   }
   if (limited) {
     out["hint"] =
         "RDMA memory registration (ibv_reg_mr) pins memory and fails beyond RLIMIT_MEMLOCK (often 64 KiB or "
-        "8 MiB): start the container runtime with LimitMEMLOCK=infinity (containerd's systemd unit) so pods "
-        "inherit it, and give RDMA containers the IPC_LOCK capability";
+        "8 MiB): run the NRI agent erdma-cni-nri with nriMemlock in the node file (docs/nri.md), or start "
+        "the "
+        "container runtime with LimitMEMLOCK=infinity (containerd's systemd unit) so pods inherit it";
     problems.push_back("a process in this netns has a finite memlock limit: " +
                        out["hint"].get<std::string>());
   }
@@ -390,6 +447,7 @@ json Diagnose(const DiagOptions& opts, DiagSources& src) {
   report["netdevs"] = Netdevs(opts, src, links);
   report["smc"] = Smc(src);
   report["memlock"] = Memlock(opts, src, problems);
+  report["nri"] = Nri(opts);
   report["nodeEntries"] = NodeEntries(opts, problems);
   report["dataDirs"] = opts.data_dirs;
   if (!opts.unsearched.empty()) report["dataDirsNotSearched"] = opts.unsearched;

@@ -1,7 +1,8 @@
 // `erdma-cni diag`: the checks an operator runs by hand when a pod has no working RDMA — the RDMA netns mode,
-// the RDMA devices a netns sees with their ports and GIDs, netdev pairing, SMC sysctls and pnet entries, the
-// memlock limit of the pod's processes, and erdma-cni's state against what the kernel shows. Read-only: it
-// never changes the node.
+// the RDMA devices a netns sees with their ports and GIDs, netdev pairing, SMC sysctls and pnet entries, what
+// the pod's processes were given (memlock limit, /dev/infiniband nodes, NCCL_IB_HCA), whether the runtime
+// offers NRI and the agent runs, and erdma-cni's state against what the kernel shows. Read-only: it never
+// changes the node.
 #pragma once
 
 #include <memory>
@@ -29,6 +30,8 @@ struct DiagOptions {
   /// from
   std::string pod_resources_socket;
   std::string node_source;
+  /// The runtime's NRI socket (docs/nri.md): whether the runtime offers NRI, for the agent
+  std::string nri_socket = "/var/run/nri/nri.sock";
   std::string sysfs_root = "/sys";
   std::string proc_root = "/proc";
   bool json = false;

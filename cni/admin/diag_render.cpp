@@ -50,11 +50,29 @@ std::string RenderDiag(const json& r) {
   if (r["smc"].contains("error")) o << "SMC netlink: " << Str(r["smc"]["error"]) << "\n";
   for (const auto& p : r["smc"].value("pnet", json::array()))
     o << "pnet " << Str(p["pnetId"]) << " " << Str(p["netdev"]) << Str(p["ibDevice"]) << "\n";
-  o << "\n== memlock of the processes in this netns\n";
-  for (const auto& p : r["memlock"]["processes"])
-    o << p["pid"] << " " << Str(p["comm"]) << ": soft " << Str(p["soft"]) << ", hard " << Str(p["hard"])
-      << "\n";
+  o << "\n== what the processes in this netns were given: memlock, /dev/infiniband, NCCL_IB_HCA\n";
+  for (const auto& p : r["memlock"]["processes"]) {
+    o << p["pid"] << " " << Str(p["comm"]) << ": memlock soft " << Str(p["soft"]) << ", hard "
+      << Str(p["hard"]);
+    std::string nodes;
+    // Escaped where they were read (they reach --json too).
+    for (const auto& n : p.value("infiniband", json::array()))
+      nodes += (nodes.empty() ? "" : " ") + n.get<std::string>();
+    o << "; /dev/infiniband: " << (nodes.empty() ? "none" : nodes);
+    if (p.contains("ncclIbHca")) o << "; NCCL_IB_HCA=" << p["ncclIbHca"].get<std::string>();
+    o << "\n";
+  }
   if (r["memlock"].contains("hint")) o << "!! " << Str(r["memlock"]["hint"]) << "\n";
+  if (r.contains("nri")) {
+    const json& n = r["nri"];
+    o << "\n== the runtime's NRI and the agent (docs/nri.md)\n";
+    o << "NRI socket " << Str(n["socket"]) << ": " << (n.value("offered", false) ? "offered" : "absent")
+      << "\n";
+    if (n.contains("fix")) o << "  " << Str(n["fix"]) << "\n";
+    std::string pids;
+    for (const auto& p : n.value("agents", json::array())) pids += (pids.empty() ? "" : ", ") + p.dump();
+    o << "erdma-cni-nri: " << (pids.empty() ? "not running on this node" : "running, pid " + pids) << "\n";
+  }
   o << "\n== erdma-cni in the node's conflists\n";
   for (const auto& e : r.value("nodeEntries", json::array())) {
     o << Str(e["file"]) << ", plugin " << e["index"] << ": " << (e["problems"].empty() ? "ok" : "");

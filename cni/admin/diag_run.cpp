@@ -25,13 +25,15 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kDiagUsage =
-    "usage: erdma-cni diag [--netns PATH | --container ID] [--data-dir DIR] [--cni-conf-dir DIR] [--json]\n"
+    "usage: erdma-cni diag [--netns PATH | --container ID] [--data-dir DIR] [--cni-conf-dir DIR]\n"
+    "                      [--nri-socket PATH] [--json]\n"
     "  --netns PATH      the pod netns to look at (e.g. /var/run/netns/cni-...); default: the node\n"
     "  --container ID    the pod sandbox whose netns erdma-cni recorded (CNI_CONTAINERID)\n"
     "  --data-dir DIR    the one dataDir whose states are checked (default: every dataDir the node\n"
     "                    file /etc/erdma-cni/node.json allows, or /run/erdma-cni without one)\n"
     "  --cni-conf-dir DIR  the node's CNI config directory, whose erdma-cni entries are judged as\n"
     "                    erdma-cni-install judges them (default /etc/cni/net.d)\n"
+    "  --nri-socket PATH   the runtime's NRI socket, for the agent (default /var/run/nri/nri.sock)\n"
     "  --json            the report as one JSON object\n";
 
 // The netns erdma-cni recorded for the pod sandbox `container_id`, from its
@@ -76,15 +78,17 @@ int RunDiag(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     } else if (a == "--help" || a == "-h") {
       out << kDiagUsage;
       return 0;
-    } else if (a == "--netns" || a == "--data-dir" || a == "--container" || a == "--cni-conf-dir") {
+    } else if (a == "--netns" || a == "--data-dir" || a == "--container" || a == "--cni-conf-dir" ||
+               a == "--nri-socket") {
       if (i + 1 >= args.size()) {
         err << "erdma-cni diag: " << a << " needs a value; " << kDiagUsage;
         return 2;
       }
-      (a == "--netns"       ? opts.netns
-       : a == "--data-dir"  ? data_dir
-       : a == "--container" ? container
-                            : opts.cni_conf_dir) = args[++i];
+      (a == "--netns"        ? opts.netns
+       : a == "--data-dir"   ? data_dir
+       : a == "--container"  ? container
+       : a == "--nri-socket" ? opts.nri_socket
+                             : opts.cni_conf_dir) = args[++i];
     } else {
       err << "erdma-cni diag: unknown option " << base::EscapeForDisplay(a) << "; " << kDiagUsage;
       return 2;

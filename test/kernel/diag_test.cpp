@@ -33,8 +33,10 @@ TEST_CASE("diag reports the pod's interface, its sysctls, its processes' memlock
   REQUIRE(kt::RunPlugin(kt::Call(t, "ADD", cid, "net1", config)).exit == 0);
   // A process living in the pod, as the pause container would.
   // `ip netns exec` and sh exec in place: $! is the sleeper's pid.
-  const std::string pid =
-      kt::ShOk("ip netns exec " + t.pod() + " sh -c 'ulimit -l 64; exec sleep 30' >/dev/null 2>&1 & echo $!");
+  // NCCL_IB_HCA as the NRI agent would set it (docs/nri.md).
+  const std::string pid = kt::ShOk("ip netns exec " + t.pod() +
+                                   " sh -c 'ulimit -l 64; export NCCL_IB_HCA==erdma_0:1; exec sleep 30' "
+                                   ">/dev/null 2>&1 & echo $!");
   kt::Sh("sleep 0.3");
 
   int rc = -1;
@@ -57,9 +59,12 @@ TEST_CASE("diag reports the pod's interface, its sysctls, its processes' memlock
     if (p.value("comm", "") == "sleep") {
       sleeper = true;
       CHECK(p.value("soft", "") == "65536");
+      CHECK(p.value("ncclIbHca", "") == "=erdma_0:1");
+      CHECK(p["infiniband"] == json::array());  // the node's /dev, which has no /dev/infiniband here
     }
   CHECK(sleeper);
   CHECK(d["memlock"].value("hint", "").find("LimitMEMLOCK=infinity") != std::string::npos);
+  CHECK(d["memlock"].value("hint", "").find("erdma-cni-nri") != std::string::npos);
   REQUIRE(d["states"].size() == 1);
   CHECK(d["states"][0].value("containerID", "") == cid);
   CHECK(d["states"][0]["problems"].empty());
@@ -315,6 +320,35 @@ TEST_CASE("diag reports the states of a network whose name starts with a dot") {
   CHECK(d["states"][0].value("containerID", "") == cid);
   CHECK(DiagJson(t, "--container " + cid + " --data-dir " + t.DataDir()).value("netns", "") == t.PodPath());
   REQUIRE(kt::RunPlugin(kt::Call(t, "DEL", cid, "net1", config)).exit == 0);
+}
+
+TEST_CASE("diag says whether the runtime offers NRI and whether the agent runs") {
+  kt::TempDir d;
+  auto diag = [&](const std::string& socket) {
+    kt::ShResult r =
+        kt::Sh(kt::PluginBinary() + " diag --json --data-dir " + d.path() + " --nri-socket " + socket);
+    json j = json::parse(r.out, nullptr, false);
+    INFO("diag stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(j.is_object());
+    return j["nri"];
+  };
+  // No socket: absent, with the containerd line that turns NRI on.
+  json absent = diag(d.path() + "/nri.sock");
+  CHECK_FALSE(absent.value("offered", true));
+  CHECK_THAT(absent.value("fix", ""), Catch::Contains("io.containerd.nri.v1.nri"));
+  // A runtime's socket, and the agent running (waiting on a socket that does not answer).
+  kt::ShOk(
+      "python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); "
+      "s.listen(); time.sleep(30)' " +
+      d.path() + "/nri.sock >/dev/null 2>&1 & echo $! > " + d.path() + "/listener.pid");
+  const std::string agent = kt::ShOk(std::string(ERDMA_CNI_NRI_BIN) + " --socket " + d.path() +
+                                     "/none.sock >/dev/null 2>&1 & echo $!");
+  kt::Sh("for i in $(seq 50); do [ -S " + d.path() + "/nri.sock ] && break; sleep 0.1; done");
+  json offered = diag(d.path() + "/nri.sock");
+  kt::Sh("kill " + agent + " $(cat " + d.path() + "/listener.pid)");
+  CHECK(offered.value("offered", false));
+  CHECK_FALSE(offered.contains("fix"));
+  CHECK(offered["agents"].dump().find(std::to_string(std::stoi(agent))) != std::string::npos);
 }
 
 }  // namespace test_kernel_diag_test
