@@ -9,7 +9,8 @@ source /vm/lib.sh
 # shellcheck source=SCRIPTDIR/../guest/plugin.sh
 source /vm/plugin.sh
 
-VM_PLAN=(mode-exclusive add-a add-b a-sees-own b-sees-own node-sees-none pingpong write-bw check-b
+VM_PLAN=(mode-exclusive add-a add-b a-sees-own b-sees-own node-sees-none node-lists-uverbs rdma-cm-numbers
+  pingpong write-bw check-b
   del-a rdma-returned-first eth1-home netns-lost del-after-loss no-state mode-back)
 if ! need_module rdma_rxe ib_uverbs rdma_ucm; then
   skip_rest "rdma_rxe is not built for $(uname -r)"
@@ -30,6 +31,11 @@ devs() { in_ns "$1" ibv_devices | awk 'NR>2 {print $1}' | sort | tr '\n' ' '; }
 expect_eq a-sees-own "rxe_pa_net1 " "$(devs pa)"
 expect_eq b-sees-own "rxe_pb_net1 " "$(devs pb)"
 expect_eq node-sees-none "" "$(ibv_devices | awk 'NR>2 {print $1}' | grep rxe_p | tr '\n' ' ')"
+# What the NRI agent reads in the node's netns (nri/pods.cpp): a pod's uverbs node by its ibdev, in
+# exclusive mode too, and rdma_cm's numbers.
+uverbs_of() { grep -lx "$1" /sys/class/infiniband_verbs/uverbs*/ibdev 2>/dev/null | head -n1; }
+check node-lists-uverbs test -n "$(uverbs_of rxe_pa_net1)"
+check rdma-cm-numbers grep -qE '^10:[0-9]+$' /sys/class/misc/rdma_cm/dev
 wait_for 10 sh -c 'ip netns exec pa ibv_devinfo | grep -q PORT_ACTIVE && ip netns exec pb ibv_devinfo | grep -q PORT_ACTIVE'
 
 # Verbs with a TCP exchange of QP info, over the plugin's addresses and routes.
