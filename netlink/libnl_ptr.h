@@ -1,4 +1,4 @@
-// unique_ptr owners for libnl handles (CONVENTIONS.md point 7).
+// unique_ptr owners for libnl handles: each handle freed by its own libnl free function, once.
 #pragma once
 
 #include <netlink/addr.h>

@@ -1,5 +1,5 @@
-// A stateful, in-memory fake of netlink::Kernel for unit tests
-// (CONVENTIONS.md point 8): one World holds several network namespaces;
+// A stateful, in-memory fake of netlink::Kernel for unit tests (a fake that
+// keeps state, not a mock that replays calls): one World holds several network namespaces;
 // links move between them the way Linux moves them, addresses bring their
 // kernel prefix routes, and every mutating call is counted and logged so a
 // test can fail the Nth one and check that rollback restores the Snapshot.
