@@ -139,16 +139,14 @@ inline constexpr size_t kMaxConfigBytes = 1 << 20;
 /// (cniVersion unsupported), kInvalidConfig (a key erdma-cni does not know at a level it owns, naming the
 /// nearest known key; or a known key with a wrong type or value; the message names the key path and the fix).
 /// Inside ipam, runtimeConfig, args, capabilities, prevResult and dns any key goes. `for_del`: DEL and GC
-/// need only cniVersion(s), name, type, dataDir, logFile, logLevel, logMaxBytes, lockTimeoutMs, ipamTimeoutMs
-/// and the shapes of prevResult, runtimeConfig and args; any other group that does not parse keeps its
-/// defaults (a broken ipam: no IPAM) and, like each unknown key, becomes one of `del_warnings`. No device is
-/// then needed.
+/// need only the journal's keys (ParseJournalKeys in config.cpp holds the list); any other group that does
+/// not parse keeps its defaults (a broken ipam: no IPAM) and, like each unknown key, becomes one of
+/// `del_warnings`. No device is then needed.
 base::Result<Config> Parse(std::string_view stdin_bytes, bool for_del = false);
 
-/// DEL's first read: the keys Parse(.., for_del=true) needs to find the attachment's journal (cniVersion(s),
-/// name, type, dataDir, logFile, logLevel, logMaxBytes, lockTimeoutMs, ipamTimeoutMs, the shapes of
-/// prevResult, runtimeConfig and args), with the same errors. Nothing else is read until ParseDelRest: a DEL
-/// that finds no state of its own (every pod that passed through) never reads the rest.
+/// DEL's first read: the journal's keys Parse(.., for_del=true) needs to find the attachment
+/// (ParseJournalKeys), with the same errors. Nothing else is read until ParseDelRest: a DEL that finds no
+/// state of its own (every pod that passed through) never reads the rest.
 base::Result<Config> ParseDelKeys(std::string_view stdin_bytes);
 
 /// The rest of a config ParseDelKeys read, as Parse(.., for_del=true) reads it (each group that does not
