@@ -18,6 +18,7 @@
 #include "cni/admin/help.h"
 #include "cni/command/run.h"
 #include "conf/config.h"
+#include "conf/version.h"
 
 // Set by CMake for the shipped target; other builds of this file say so.
 #ifndef ERDMA_CNI_BUILD_INFO
@@ -65,8 +66,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (admin == "--version") {
+    std::string versions;
+    for (const std::string& v : conf::SupportedVersions()) versions += " " + v;
     WriteAll(STDOUT_FILENO, std::string("erdma-cni ") + ERDMA_CNI_VERSION + " (" + build() +
-                                ")\nCNI spec versions: 0.3.0 0.3.1 0.4.0 1.0.0 1.1.0\n");
+                                ")\nCNI spec versions:" + versions + "\n");
     return 0;
   }
   if (admin == "diag" || admin == "clear") {
