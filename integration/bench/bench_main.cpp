@@ -1,4 +1,4 @@
-// erdma-bench: issue 8's benchmark. Builds a private topology, then from
+// erdma-bench: the plugin's benchmark. Builds a private topology, then from
 // inside its node netns measures the floor (the same rtnetlink work
 // in-process), erdma-cni (move mode, mode none, mode macvlan), the Go
 // reference chains, parallel ADDs and, asked for, the node-scale rows, and
@@ -45,8 +45,8 @@ constexpr const char* kUsage = R"(usage: erdma-bench [options]   (as root)
   --cni-dir DIR            Go reference plugins (default /usr/lib/cni)
   --only LIST              any of {groups}
                            (default: all but scale; kubelet includes pass, the pass-through
-                           rows of issue 34)
-  --scale N                the scale rows (issue 38): N other move attachments and N
+                           rows)
+  --scale N                the scale rows: N other move attachments and N
                            macvlan children on the busy node (default 256)
   --data-dir DIR           parent of erdma-cni's dataDir (default "tmpfs": a tmpfs of
                            the benchmark's own, as /run is on a node; /tmp: a disk here)

@@ -9,26 +9,26 @@
 namespace bench {
 namespace {
 
-// Targets of issue 8.
+// The targets of ADD and DEL against the floor.
 constexpr double kWallVsFloor = 1.10;
 constexpr double kCpuPerAddMs = 1.0;
 constexpr double kRssKib = 3 * 1024;
 constexpr double kGoWallRatio = 1.4;
 constexpr double kGoCpuRatio = 8.0;
 constexpr double kNoneWallMs = 2.0;
-constexpr double kKubeletLookupMs = 0.3;  // issue 21: what device.resource may add to ADD
-// Issue 34: what a pass-through may cost beyond VERSION (and the lookup): the
+constexpr double kKubeletLookupMs = 0.3;  // what device.resource's kubelet lookup may add to ADD
+// What a pass-through may cost beyond VERSION (and the lookup): the
 // config parsed, the node file read, one log line.
 constexpr double kPassSlackMs = 0.1;
 constexpr double kParallelVsFloor = 1.1;
-// Targets of issue 17: what the plugin adds beyond the kernel and the exec.
+// Targets: what the plugin adds beyond the kernel and the exec.
 constexpr double kOwnAddMs = 0.35;
 constexpr double kOwnDelMs = 0.30;
 constexpr double kGoCpuRatio17 = 6.0;
 constexpr double kVersionOverExecMs = 0.05;
 constexpr double kNoneWallMs17 = 1.5;
 constexpr double kMacvlanOwnMs = 0.5;
-// Targets of issue 38: performance at node scale.
+// Targets: performance at node scale.
 constexpr double kScaleWithin = 0.10;   // an ADD or DEL among N attachments against an empty node
 constexpr double kGroupAddRatio = 3.0;  // a group of 8 rails against one rail
 constexpr double kGroupDelRatio = 2.5;
@@ -99,7 +99,7 @@ std::string VariantFs(const Results& r) {
 // --phases: erdma-cni's own account of its CPU (ERDMA_CNI_PHASES), medians.
 // The process's rusage minus the phases is its exit (and the clock reads),
 // the median of each invocation's difference.
-// Issue 17's targets. The plugin's own share is its CPU less the exec'd
+// The plugin's own targets. The plugin's own share is its CPU less the exec'd
 // floor's (the same requests in a static image linked as the plugin is, less
 // that program's JSON input and output): exec, start-up and the exit after a
 // move are in both. The issue's first reading, less the in-process floor and
@@ -108,7 +108,8 @@ std::string VariantFs(const Results& r) {
 // /bin/true's dynamic start-up (docs/performance.md, "The plugin's own share").
 std::string Issue17Targets(const Results& r) {
   std::ostringstream o;
-  o << "\n## Targets (issue 17)\n\n| target | measured | result |\n|---|---|---|\n";
+  o << "\n## Targets: what the plugin adds beyond the kernel and the exec\n\n| target | measured | result "
+       "|\n|---|---|---|\n";
   auto target = [&](const std::string& what, const std::string& measured, std::optional<bool> pass) {
     TargetRow(o, what, measured, pass);
   };
@@ -174,12 +175,12 @@ std::string Issue17Targets(const Results& r) {
   return o.str();
 }
 
-// Issue 38's targets: the scale rows (--only scale). Each verdict is on the
+// The node-scale targets: the scale rows (--only scale). Each verdict is on the
 // rows' medians; beside it, "paired", the median of the iteration-by-iteration
 // ratios or differences (every variant runs once per iteration).
 std::string Issue38Targets(const Results& r) {
   if (r.scale_n == 0)
-    return "\n## Targets (issue 38)\n\nNot measured: the node-scale rows run with `--only scale` (and "
+    return "\n## Targets: node scale\n\nNot measured: the node-scale rows run with `--only scale` (and "
            "`--scale N`).\n";
   std::ostringstream o;
   const std::string n = std::to_string(r.scale_n);
@@ -193,7 +194,7 @@ std::string Issue38Targets(const Results& r) {
     o << "- " << what << ": CPU median " << Fmt("%.2f ms", median_of(v, 0, k)) << " for the first " << k
       << ", " << Fmt("%.2f ms", median_of(v, v.size() - k, v.size())) << " for the last " << k << "\n";
   };
-  o << "\n## Targets (issue 38)\n\n"
+  o << "\n## Targets: node scale\n\n"
     << "- the busy node: " << n << " move attachments and " << n
     << " macvlan children made by erdma-cni, their state in one dataDir; made in "
     << Fmt("%.1f s", r.scale_setup_s) << " (of which the erdma-cni ADDs "
@@ -494,7 +495,7 @@ std::string RenderReport(const Results& r) {
     }
   }
 
-  o << "\n## Targets (issue 8)\n\n| target | measured | result |\n|---|---|---|\n";
+  o << "\n## Targets: ADD and DEL against the floor\n\n| target | measured | result |\n|---|---|---|\n";
   auto target = [&](const std::string& what, const std::string& measured, std::optional<bool> pass) {
     TargetRow(o, what, measured, pass);
   };
@@ -523,18 +524,17 @@ std::string RenderReport(const Results& r) {
   go("Go chain DEL CPU ≥ 8 × erdma-cni", gd, ed, true, kGoCpuRatio);
   if (const Series* ka = r.kubelet_unavailable.empty() ? Row(r, "kubelet ADD") : nullptr; ka && ea) {
     const double extra = Med(ka->cpu_ms) - Med(ea->cpu_ms);
-    target("issue 21: the kubelet lookup adds ≤ 0.3 ms CPU to ADD", Fmt("%+.2f ms", extra),
-           extra <= kKubeletLookupMs);
+    target("the kubelet lookup adds ≤ 0.3 ms CPU to ADD", Fmt("%+.2f ms", extra), extra <= kKubeletLookupMs);
   } else {
-    target("issue 21: the kubelet lookup adds ≤ 0.3 ms CPU to ADD",
+    target("the kubelet lookup adds ≤ 0.3 ms CPU to ADD",
            r.kubelet_unavailable.empty() ? "n/a" : r.kubelet_unavailable, std::nullopt);
   }
   if (const Series* pg = Row(r, "pool gpu ADD"), *pn = Row(r, "pool ADD"); pg && pn) {
     const double extra = Med(pg->cpu_ms) - Med(pn->cpu_ms);
-    target("issue 37: ranking a pool for the pod's GPUs adds ≤ 0.3 ms CPU to ADD", Fmt("%+.2f ms", extra),
+    target("ranking a pool for the pod's GPUs adds ≤ 0.3 ms CPU to ADD", Fmt("%+.2f ms", extra),
            extra <= kKubeletLookupMs);
   } else {
-    target("issue 37: ranking a pool for the pod's GPUs adds ≤ 0.3 ms CPU to ADD", "n/a", std::nullopt);
+    target("ranking a pool for the pod's GPUs adds ≤ 0.3 ms CPU to ADD", "n/a", std::nullopt);
   }
   // A chained pod that asked for nothing: ADD pays VERSION and the kubelet lookup (what device.resource adds
   // to a move ADD), DEL VERSION and a look for a state of its own. Judged against the VERSION run in their
@@ -545,7 +545,7 @@ std::string RenderReport(const Results& r) {
   auto over_version = [&](const Series* s) {
     return s && ver ? PairedMedian(&s->cpu_ms, {&ver->cpu_ms}) : std::nullopt;
   };
-  const char* add_target = "issue 34: a pass-through ADD ≤ VERSION + the kubelet lookup (+0.1 ms)";
+  const char* add_target = "a pass-through ADD ≤ VERSION + the kubelet lookup (+0.1 ms)";
   const auto add_over = over_version(pa);
   if (add_over && Row(r, "kubelet ADD") && ea) {
     const double lookup = Med(Row(r, "kubelet ADD")->cpu_ms) - Med(ea->cpu_ms);
@@ -562,8 +562,8 @@ std::string RenderReport(const Results& r) {
       target(what, "n/a", std::nullopt);
   };
   const Series* pp = Row(r, "pass pool ADD");
-  within_slack("issue 34: a pass-through ADD of the recipe without a device plugin ≤ VERSION + 0.1 ms", pp);
-  within_slack("issue 34: a pass-through DEL ≤ VERSION + 0.1 ms", pd);
+  within_slack("a pass-through ADD of the recipe without a device plugin ≤ VERSION + 0.1 ms", pp);
+  within_slack("a pass-through DEL ≤ VERSION + 0.1 ms", pd);
   // The issue's words: what each may add to VERSION is the plugin's own account (--phases) of the Get it
   // needs (the node file that names the kubelet's socket, the request) and of its look for a state of its own
   // (the node file that allows the dataDir, the dataDir's check, the look). Paired, iteration by iteration;
@@ -597,21 +597,21 @@ std::string RenderReport(const Results& r) {
   };
   std::string allowance;
   const char* add_words =
-      "issue 34 as written: a pass-through ADD ≤ VERSION + the Get it needs (node file, "
+      "by phase: a pass-through ADD ≤ VERSION + the Get it needs (node file, "
       "request; --phases) + 0.1 ms";
   if (auto b = beyond(pa, "pass-through ADD", {"node-file", "pod-request"}, &allowance))
     target(add_words, Fmt("%+.2f ms beyond them; the Get ", *b) + allowance, *b <= kPassSlackMs);
   else
     target(add_words, allowance, std::nullopt);
   const char* pool_words =
-      "issue 34 as written: a pass-through ADD of the recipe without a device plugin ≤ VERSION + the node "
+      "by phase: a pass-through ADD of the recipe without a device plugin ≤ VERSION + the node "
       "file (--phases) + 0.1 ms";
   if (auto b = beyond(pp, "pass-through ADD, pool recipe", {"node-file"}, &allowance))
     target(pool_words, Fmt("%+.2f ms beyond them; the node file ", *b) + allowance, *b <= kPassSlackMs);
   else
     target(pool_words, allowance, std::nullopt);
   const char* del_words =
-      "issue 34 as written: a pass-through DEL ≤ VERSION + one look for a state of its own "
+      "by phase: a pass-through DEL ≤ VERSION + one look for a state of its own "
       "(node file, dataDir, state; --phases) + 0.1 ms";
   if (auto b = beyond(pd, "pass-through DEL", {"node-file", "state-dir", "state-look"}, &allowance))
     target(del_words, Fmt("%+.2f ms beyond them; the look ", *b) + allowance, *b <= kPassSlackMs);

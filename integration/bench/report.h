@@ -45,7 +45,7 @@ struct Results {
   std::string kubelet_unavailable;  ///< non-empty: why the device.resource rows are missing
   std::string macvlan_where;        ///< the macvlan rows' parent and pod, for the header
   std::vector<ParallelRun> parallel;
-  // The scale group (issue 38); scale_n 0: not run.
+  // The scale group; scale_n 0: not run.
   int scale_n = 0;
   std::string scale_where;  ///< its devices and pods, for the header
   /// Making the busy node (veths, pods, erdma-cni ADDs) and removing it (DELs,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark of issue 8, as root on Debian 12:
+# The benchmark, as root on Debian 12:
 #   integration/bench/run.sh [erdma-bench options]
 # Installs what is missing (Debian packages only), builds a Release tree in
 # build-bench/ (the whole project plus the bench programs; the first build

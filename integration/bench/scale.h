@@ -1,4 +1,4 @@
-// The node-scale group of erdma-bench (`--only scale`, issue 38): the same
+// The node-scale group of erdma-bench (`--only scale`): the same
 // ADD and DEL on an empty node and on a node where N other pods hold
 // attachments made by erdma-cni, a group of 8 rails against one rail, and a
 // device taken from a pool against the same device by name.
