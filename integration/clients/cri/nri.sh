@@ -163,4 +163,6 @@ check "nri: its container has the node's RLIMIT_MEMLOCK and NCCL_IB_HCA" \
   eq "$(echo "$again" | field output | grep -E '^(memlock|env) ')" "memlock $nri_memlock_want
 env NCCL_IB_HCA==rxe_nri:1"
 lifecycle_end "$id_r" gpu2
-check "nri: the agent's log holds no error" eq "$(grep -iE 'error|refused|failed' "$scratch/nri.log" || true)" ""
+# Its lines: registrations, adjustments, connections that ended or could
+# not be made while containerd restarted; nothing else (no handler error).
+check "nri: the agent logged nothing unexpected" eq "$(grep -vE ': registered with containerd |: pod default/gpu2? container [a-z0-9-]+: RLIMIT_MEMLOCK=|: the runtime closed the NRI connection after |: connect to the runtime.s NRI socket ' "$scratch/nri.log" || true)" ""
