@@ -352,7 +352,11 @@ Result<json> Add(Context& ctx) {
     ASSIGN_OR_RETURN(handles.rdma, ctx.netns.OpenRdma(ctx.env.netns));
   }
   Journal journal(store, path, plan.state);
-  StepEnv env{ctx.host, pod, 0, &ctx.ipam, rdma.host, handles.rdma.get()};
+  StepEnv env{.host = ctx.host,
+              .pod = pod,
+              .ipam = &ctx.ipam,
+              .host_rdma = rdma.host,
+              .pod_rdma = handles.rdma.get()};
   env.host_vf = target.vfs.get();
   std::vector<Step> smcr_steps;
   if (plan.smcr) {

@@ -150,7 +150,8 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
       if (p.ok()) pod_rdma = std::move(p).value();
     }
   }
-  StepEnv env{ctx.host, pod, 0, &ctx.ipam, host_rdma, pod_rdma.get()};
+  StepEnv env{
+      .host = ctx.host, .pod = pod, .ipam = &ctx.ipam, .host_rdma = host_rdma, .pod_rdma = pod_rdma.get()};
   // SMC-R: the pod's sysctls and pnet table (gone with the netns, if it is), the node-wide UEID table.
   std::unique_ptr<netlink::Sysctl> pod_sysctl;
   std::unique_ptr<netlink::Smc> pod_smc, host_smc;
@@ -256,7 +257,7 @@ Status DelWithoutReadableState(Context& ctx, const StateStore& store, const std:
     auto p = ctx.netns.Open(ctx.env.netns);
     if (p.ok()) pod = std::move(p).value();
   }
-  StepEnv env{ctx.host, pod.get()};
+  StepEnv env{.host = ctx.host, .pod = pod.get()};
   std::vector<Error> errors;
   auto keep = [&](Status s) {
     if (!s.ok()) errors.push_back(std::move(s).error());
