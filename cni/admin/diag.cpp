@@ -251,9 +251,9 @@ json Memlock(const DiagOptions& opts, const DiagSources& src, std::vector<std::s
   if (limited) {
     out["hint"] =
         "RDMA memory registration (ibv_reg_mr) pins memory and fails beyond RLIMIT_MEMLOCK (often 64 KiB or "
-        "8 MiB): run the NRI agent erdma-cni-nri with nriMemlock in the node file (docs/nri.md), or start "
-        "the "
-        "container runtime with LimitMEMLOCK=infinity (containerd's systemd unit) so pods inherit it";
+        "8 MiB): run the NRI agent erdma-cni-nri with nriMemlock in the node file (docs/nri.md), or "
+        "start the container runtime with LimitMEMLOCK=infinity (containerd's systemd unit) so pods "
+        "inherit it";
     problems.push_back("a process in this netns has a finite memlock limit: " +
                        out["hint"].get<std::string>());
   }
