@@ -399,6 +399,10 @@ lifecycle_end() { # ID NAME: stop and remove the sandbox, checking what containe
     eq "$(log_of "$id" | grep -E 'Z (warn|error) \[' | grep -vE 'kernel has no (RDMA|SMC)' || true)" ""
   check "$name: no sandbox is left in containerd" eq "$(cri list)" ""
   check "$name: erdma-cni's data dir holds no state" data_dir_empty
+  # The attachment record ADD wrote before its first step (the node file's
+  # attachmentsDir, its default here): DEL removes it with the state.
+  check "$name: erdma-cni's attachment record is gone" \
+    eq "$(find /run/erdma-cni-attachments -name "*$id*" 2>/dev/null)" ""
   check "$name: libcni's cached result is gone" eq "$(find /var/lib/cni/results -name "*$id*" 2>/dev/null)" ""
   check "$name: eth1 is still home after RemovePodSandbox" node_has_eth1_home
 }
@@ -428,6 +432,8 @@ check "smcr: containerd ran erdma-cni's ADD with the sandbox's netns" \
 check "smcr: the pod IP is the primary plugin's (ptp)" eq "$(sandbox_field "$id_a" ip | cut -d. -f1-3)" 172.30.99
 check "smcr: eth1 left the node" eq "$(ip -n "$node" link show dev eth1 2>/dev/null || true)" ""
 check "smcr: erdma0 in the pod has 10.9.0.11/24, the rule at priority 200 and a default via 10.9.0.1" pod_has_eni "$pid_a"
+check "smcr: erdma-cni recorded the attachment (what lifecycle_end finds gone after DEL)" \
+  test -n "$(find /run/erdma-cni-attachments -name "*$id_a*" 2>/dev/null)"
 pod_pings_gateway() { in_pod "$1" ping -c1 -W2 -I 10.9.0.11 10.9.0.1 >/dev/null; }
 check "smcr: the pod reaches the gateway from its ENI address" pod_pings_gateway "$pid_a"
 # This kernel has no SMC: the annotation reaches erdma-cni, which then sets
