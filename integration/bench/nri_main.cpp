@@ -24,62 +24,15 @@
 #include <string>
 #include <vector>
 
-#include "cni/state/record.h"
-#include "cni/state/state.h"
 #include "nri/frame.h"
 #include "nri/messages.h"
+#include "test/nri_runtime.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
 [[noreturn]] void Die(const std::string& what) { throw std::runtime_error(what); }
-
-// protobuf's length-delimited field, by hand (the requests the runtime sends).
-std::string Len(int n, const std::string& b) {
-  std::string out(1, static_cast<char>(n << 3 | 2));
-  for (size_t v = b.size();; v >>= 7) {
-    out.push_back(static_cast<char>((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
-    if (v <= 0x7f) break;
-  }
-  return out + b;
-}
-
-std::string CreateContainer(const std::string& sandbox, int k) {
-  return Len(1, Len(1, sandbox) + Len(2, sandbox + "-pod") + Len(4, "bench")) +
-         Len(2, Len(1, "ctr-" + std::to_string(k)) + Len(2, sandbox) + Len(3, "c") + Len(8, "PATH=/usr/bin"));
-}
-
-struct Runtime {
-  int fd = -1;
-  nri::Demux demux;
-  uint32_t next_stream = 1;
-
-  void Send(uint32_t conn, const nri::TtrpcMessage& m) {
-    auto f = nri::EncodeFrame(conn, m);
-    if (!f.ok() || ::write(fd, f->data(), f->size()) != static_cast<ssize_t>(f->size())) Die("write");
-  }
-  nri::Received Next() {
-    for (;;) {
-      if (auto r = demux.Next()) return *r;
-      pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, 5000) != 1) Die("the agent did not answer within 5 s");
-      char buf[65536];
-      const ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n <= 0 || !demux.Feed(std::string_view(buf, static_cast<size_t>(n))).ok()) Die("read");
-    }
-  }
-  nri::Response Call(const std::string& method, const std::string& payload) {
-    const uint32_t stream = next_stream;
-    next_stream += 2;
-    Send(nri::kPluginConn, {stream, nri::TtrpcType::kRequest, 0,
-                            nri::EncodeRequest({nri::kPluginService, method, payload, 2000000000})});
-    const nri::Received r = Next();
-    auto resp = nri::DecodeResponse(r.msg.payload);
-    if (r.msg.stream != stream || !resp.ok()) Die(method + ": no answer on its stream");
-    return *resp;
-  }
-};
 
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
@@ -105,18 +58,7 @@ int Run(const std::string& agent, int requests) {
                            << R"(", "nriMemlock": "unlimited"})";
   fs::permissions(node_file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
                                  fs::perms::others_read);
-  cni::AttachmentState st;
-  st.network = "erdma";
-  st.container_id = "attached";
-  st.if_name = "eth0";
-  st.pod_if_name = "erdma0";
-  st.rdma_device = "erdma_0";
-  st.rdma_mode = "shared";
-  st.complete = true;
-  const cni::StateStore store(data, "erdma");
-  if (!store.Prepare().ok() || !store.Save(store.PathFor("attached", "eth0"), st).ok() ||
-      !cni::AttachmentRecord::Begin(records, "attached", "eth0", {data, "erdma"}, 1000).ok())
-    Die("writing the attached pod's state and record under " + dir.string());
+  nri_runtime::WriteAttachedPod(data, records, "attached", "erdma_0");
 
   const std::string sock = dir / "nri.sock";
   const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -149,7 +91,7 @@ int Run(const std::string& agent, int requests) {
 
   pollfd p{listener, POLLIN, 0};
   if (::poll(&p, 1, 10000) != 1) Die("the agent did not connect within 10 s");
-  Runtime rt;
+  nri_runtime::Runtime rt;
   rt.fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
   ::close(listener);
   const nri::Received reg = rt.Next();
@@ -161,7 +103,10 @@ int Run(const std::string& agent, int requests) {
   for (int i = 0; i < requests; ++i) {
     const bool ours = i % 2 == 0;
     const auto t0 = std::chrono::steady_clock::now();
-    const nri::Response r = rt.Call("CreateContainer", CreateContainer(ours ? "attached" : "plain", i));
+    const std::string sandbox = ours ? "attached" : "plain";
+    const nri::Response r =
+        rt.Call("CreateContainer", nri_runtime::CreateContainerRequest(sandbox, sandbox + "-pod", "bench",
+                                                                       "ctr-" + std::to_string(i), "c"));
     const double us =
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     if (r.code != 0 || (ours == r.payload.empty()))
@@ -175,7 +120,6 @@ int Run(const std::string& agent, int requests) {
               "a container of a plain pod:", Percentile(plain, 0.5), Percentile(plain, 0.99));
   std::printf("  the agent's memory after the run: VmRSS %s, VmHWM %s\n", StatusField(pid, "VmRSS").c_str(),
               StatusField(pid, "VmHWM").c_str());
-  ::close(rt.fd);
   return 0;
 }
 

@@ -22,13 +22,12 @@
 #include <vector>
 
 #include "base/fault.h"
-#include "cni/state/record.h"
-#include "cni/state/state.h"
 #include "harness.h"
 #include "nri/frame.h"
 #include "nri/messages.h"
 #include "nri/session.h"
 #include "skip.h"
+#include "test/nri_runtime.h"
 
 namespace test_kernel_nri_agent_test {
 
@@ -36,66 +35,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string Len(int n, const std::string& b) {
-  std::string out(1, static_cast<char>(n << 3 | 2));
-  for (size_t v = b.size();; v >>= 7) {
-    out.push_back(static_cast<char>((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
-    if (v <= 0x7f) break;
-  }
-  return out + b;
-}
+using nri_runtime::Runtime;
 
 std::string CreateContainerRequest(const std::string& sandbox, const std::string& pod_name) {
-  return Len(1, Len(1, sandbox) + Len(2, pod_name) + Len(4, "ml")) +
-         Len(2, Len(1, "ctr-" + sandbox) + Len(2, sandbox) + Len(3, "trainer") + Len(8, "PATH=/usr/bin"));
+  return nri_runtime::CreateContainerRequest(sandbox, pod_name, "ml", "ctr-" + sandbox, "trainer");
 }
-
-// The runtime's end of one connection.
-struct Runtime {
-  int fd = -1;
-  nri::Demux demux;
-  uint32_t next_stream = 1;
-
-  ~Runtime() {
-    if (fd >= 0) ::close(fd);
-  }
-  void Send(uint32_t conn, const nri::TtrpcMessage& m) {
-    auto f = nri::EncodeFrame(conn, m);
-    REQUIRE(f.ok());
-    REQUIRE(::write(fd, f->data(), f->size()) == static_cast<ssize_t>(f->size()));
-  }
-  // The next message from the agent, waiting at most 5 s.
-  nri::Received Next() {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    for (;;) {
-      if (auto r = demux.Next()) return *r;
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      REQUIRE(left.count() > 0);
-      pollfd p{fd, POLLIN, 0};
-      REQUIRE(::poll(&p, 1, static_cast<int>(left.count())) >= 0);
-      char buf[4096];
-      const ssize_t n = ::read(fd, buf, sizeof buf);
-      REQUIRE(n > 0);
-      REQUIRE(demux.Feed(std::string_view(buf, static_cast<size_t>(n))).ok());
-    }
-  }
-  // Calls the agent's method and returns its answer, and how long it took.
-  nri::Response Call(const std::string& method, const std::string& payload, double* ms = nullptr) {
-    const uint32_t stream = next_stream;
-    next_stream += 2;
-    const auto t0 = std::chrono::steady_clock::now();
-    Send(nri::kPluginConn, {stream, nri::TtrpcType::kRequest, 0,
-                            nri::EncodeRequest({nri::kPluginService, method, payload, 2000000000})});
-    const nri::Received r = Next();
-    if (ms) *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    REQUIRE(r.conn == nri::kPluginConn);
-    REQUIRE(r.msg.stream == stream);
-    auto resp = nri::DecodeResponse(r.msg.payload);
-    REQUIRE(resp.ok());
-    return *resp;
-  }
-};
 
 }  // namespace
 
@@ -114,18 +58,7 @@ TEST_CASE(
   const std::string data = d.path() + "/data", records = d.path() + "/attachments";
   const std::string node_file = d.path() + "/node.json";
   kt::WriteNodeFile(node_file, nlohmann::json{{"dataDirs", {data}}, {"attachmentsDir", records}}.dump());
-  cni::AttachmentState st;
-  st.network = "erdma";
-  st.container_id = "attached";
-  st.if_name = "eth0";
-  st.pod_if_name = "erdma0";
-  st.rdma_device = "erdma_0";
-  st.rdma_mode = "shared";
-  st.complete = true;
-  const cni::StateStore store(data, "erdma");
-  REQUIRE(store.Prepare().ok());
-  REQUIRE(store.Save(store.PathFor("attached", "eth0"), st).ok());
-  REQUIRE(cni::AttachmentRecord::Begin(records, "attached", "eth0", {data, "erdma"}, 1000).ok());
+  nri_runtime::WriteAttachedPod(data, records, "attached", "erdma_0");
 
   // The runtime's socket, and the agent connecting to it.
   const std::string sock = d.path() + "/nri.sock", log = d.path() + "/agent.log";
