@@ -376,7 +376,7 @@ Status EnsurePrivateDirs(const std::string& path) {
   return Ok();
 }
 
-Status WriteFileAtomic(const std::string& path, const std::string& data) {
+Status WriteFileAtomic(const std::string& path, const std::string& data, unsigned mode) {
   for (bool again = true;; again = false) {
     ASSIGN_OR_RETURN(Entry at, Split(path));
     if (!at.dir) return SysError("create " + path, kNoDir);
@@ -391,6 +391,11 @@ Status WriteFileAtomic(const std::string& path, const std::string& data) {
       const int err = errno;
       if (again && at.Gone(err)) continue;
       return SysError("create " + path + ".tmp", err);
+    }
+    if (mode != 0600 && ::fchmod(fd.get(), static_cast<mode_t>(mode)) != 0) {
+      const int err = errno;
+      ::unlinkat(at.fd(), tmp.c_str(), 0);
+      return SysError("chmod " + path + ".tmp", err);
     }
     if (Status w = WriteAll(fd.get(), data, path + ".tmp"); !w.ok()) {
       ::unlinkat(at.fd(), tmp.c_str(), 0);

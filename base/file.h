@@ -49,8 +49,8 @@ Status CheckPrivateDir(const std::string& path);
 /// CheckPrivateDir of the same command has just checked, or found missing.
 Status EnsurePrivateDirs(const std::string& path);
 
-/// Writes `data` to `path` via `path.tmp.<pid>` (created O_EXCL) and renameat(2); mode 0600.
-Status WriteFileAtomic(const std::string& path, const std::string& data);
+/// Writes `data` to `path` via `path.tmp.<pid>` (created O_EXCL) and renameat(2); `mode` whatever the umask.
+Status WriteFileAtomic(const std::string& path, const std::string& data, unsigned mode = 0600);
 
 /// Reads a regular file of at most `max_bytes` without following a symlink.
 /// ENOENT gives an Error with sys_errno == ENOENT (callers test for it).
