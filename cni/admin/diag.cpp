@@ -244,6 +244,8 @@ json Memlock(const DiagOptions& opts, const DiagSources& src, std::vector<std::s
       // What the NRI agent gives a container (docs/nri.md), as the process has it.
       p["infiniband"] = InfinibandNodes(opts.proc_root + "/" + pid + "/root/dev/infiniband");
       if (auto hca = EnvValue(opts.proc_root + "/" + pid + "/environ", "NCCL_IB_HCA")) p["ncclIbHca"] = *hca;
+      if (auto topo = EnvValue(opts.proc_root + "/" + pid + "/environ", "NCCL_TOPO_FILE"))
+        p["ncclTopoFile"] = *topo;
       out["processes"].push_back(std::move(p));
       limited = limited || soft != "unlimited";
     }

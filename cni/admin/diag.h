@@ -1,8 +1,8 @@
 // `erdma-cni diag`: the checks an operator runs by hand when a pod has no working RDMA — the RDMA netns mode,
 // the RDMA devices a netns sees with their ports and GIDs, netdev pairing, SMC sysctls and pnet entries, what
-// the pod's processes were given (memlock limit, /dev/infiniband nodes, NCCL_IB_HCA), whether the runtime
-// offers NRI and the agent runs, and erdma-cni's state against what the kernel shows. Read-only: it never
-// changes the node.
+// the pod's processes were given (memlock limit, /dev/infiniband nodes, NCCL_IB_HCA, NCCL_TOPO_FILE), whether
+// the runtime offers NRI and the agent runs, and erdma-cni's state against what the kernel shows. Read-only:
+// it never changes the node.
 #pragma once
 
 #include <memory>

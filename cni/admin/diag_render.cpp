@@ -50,7 +50,8 @@ std::string RenderDiag(const json& r) {
   if (r["smc"].contains("error")) o << "SMC netlink: " << Str(r["smc"]["error"]) << "\n";
   for (const auto& p : r["smc"].value("pnet", json::array()))
     o << "pnet " << Str(p["pnetId"]) << " " << Str(p["netdev"]) << Str(p["ibDevice"]) << "\n";
-  o << "\n== what the processes in this netns were given: memlock, /dev/infiniband, NCCL_IB_HCA\n";
+  o << "\n== what the processes in this netns were given: memlock, /dev/infiniband, NCCL_IB_HCA, "
+       "NCCL_TOPO_FILE\n";
   for (const auto& p : r["memlock"]["processes"]) {
     o << p["pid"] << " " << Str(p["comm"]) << ": memlock soft " << Str(p["soft"]) << ", hard "
       << Str(p["hard"]);
@@ -60,6 +61,7 @@ std::string RenderDiag(const json& r) {
       nodes += (nodes.empty() ? "" : " ") + n.get<std::string>();
     o << "; /dev/infiniband: " << (nodes.empty() ? "none" : nodes);
     if (p.contains("ncclIbHca")) o << "; NCCL_IB_HCA=" << p["ncclIbHca"].get<std::string>();
+    if (p.contains("ncclTopoFile")) o << "; NCCL_TOPO_FILE=" << p["ncclTopoFile"].get<std::string>();
     o << "\n";
   }
   if (r["memlock"].contains("hint")) o << "!! " << Str(r["memlock"]["hint"]) << "\n";

@@ -35,7 +35,8 @@ TEST_CASE("diag reports the pod's interface, its sysctls, its processes' memlock
   // `ip netns exec` and sh exec in place: $! is the sleeper's pid.
   // NCCL_IB_HCA as the NRI agent would set it (docs/nri.md).
   const std::string pid = kt::ShOk("ip netns exec " + t.pod() +
-                                   " sh -c 'ulimit -l 64; export NCCL_IB_HCA==erdma_0:1; exec sleep 30' "
+                                   " sh -c 'ulimit -l 64; export NCCL_IB_HCA==erdma_0:1 "
+                                   "NCCL_TOPO_FILE=/run/erdma-cni/nccl-topo.xml; exec sleep 30' "
                                    ">/dev/null 2>&1 & echo $!");
   kt::Sh("sleep 0.3");
 
@@ -60,6 +61,7 @@ TEST_CASE("diag reports the pod's interface, its sysctls, its processes' memlock
       sleeper = true;
       CHECK(p.value("soft", "") == "65536");
       CHECK(p.value("ncclIbHca", "") == "=erdma_0:1");
+      CHECK(p.value("ncclTopoFile", "") == "/run/erdma-cni/nccl-topo.xml");
       CHECK(p["infiniband"] == json::array());  // the node's /dev, which has no /dev/infiniband here
     }
   CHECK(sleeper);
