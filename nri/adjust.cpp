@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "conf/node.h"
+#include "nri/topology.h"
 
 namespace nri {
 
@@ -78,7 +79,19 @@ Decision Adjust(const CreateContainer& req, const PodRdma& pod, const AgentPolic
   } else {
     d.adjust.env.emplace_back("NCCL_IB_HCA", hca);
   }
+
+  // 4. NCCL's topology.
+  if (pod.topology_file) {
+    if (!WantsTopology(c)) {
+      d.notes.push_back(std::string(kTopologyEnv) + " left: the container sets it");
+    } else {
+      d.adjust.mounts.push_back({kTopologyInContainer, "bind", *pod.topology_file, {"bind", "ro"}});
+      d.adjust.env.emplace_back(kTopologyEnv, kTopologyInContainer);
+    }
+  }
   return d;
 }
+
+bool WantsTopology(const Container& c) { return !HasEnv(c, kTopologyEnv); }
 
 }  // namespace nri

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cni/device/pci_distance.h"
 #include "nri/messages.h"
 
 namespace nri {
@@ -26,14 +27,17 @@ struct DeviceNode {
 };
 
 /// What erdma-cni attached to one pod sandbox: its RDMA devices in rail order (first interface first), each
-/// with its uverbs node; and the node's rdma_cm node when the kernel has one.
+/// with its uverbs node and PCI function; and the node's rdma_cm node when the kernel has one.
 struct PodRdma {
   struct Rail {
     std::string rdma_device;  ///< "erdma_0"
     std::optional<DeviceNode> uverbs;
+    std::optional<cni::PciLocation> pci;  ///< absent for a device without one (Soft-RoCE)
   };
   std::vector<Rail> rails;
   std::optional<DeviceNode> rdma_cm;
+  /// The NCCL topology file the agent wrote for the container (nri/topology.h), on the node.
+  std::optional<std::string> topology_file;
 };
 
 /// The node admin's choices (the node file).
@@ -56,7 +60,12 @@ struct Decision {
 ///  2. each rail's uverbs node and rdma_cm, mode 0666, with their device cgroup rules, unless the container
 ///     has a node at that path already (a device plugin's);
 ///  3. NCCL_IB_HCA "=<dev>:1,..." naming exactly the pod's RDMA devices in rail order, unless its env sets
-///  it.
+///     it;
+///  4. the topology file, when there is one, bound read-only at kTopologyInContainer with NCCL_TOPO_FILE
+///     naming it, unless its env sets NCCL_TOPO_FILE (then the agent writes none: WantsTopology).
 Decision Adjust(const CreateContainer& req, const PodRdma& pod, const AgentPolicy& policy);
+
+/// Whether a topology file is any use to container `c`: false when its env sets NCCL_TOPO_FILE.
+bool WantsTopology(const Container& c);
 
 }  // namespace nri

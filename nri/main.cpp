@@ -1,6 +1,7 @@
 // erdma-cni-nri: the NRI agent. Connects to the runtime's NRI socket, registers, and gives each container of
-// a pod erdma-cni attached RDMA rails to its locked-memory limit, its rails' device nodes and NCCL_IB_HCA
-// (nri/adjust.h); every other container gets an empty adjustment at once. Reconnects when the runtime goes.
+// a pod erdma-cni attached RDMA rails to its locked-memory limit, its rails' device nodes, NCCL_IB_HCA and,
+// on a flat topology, an NCCL topology file (nri/adjust.h); every other container gets an empty adjustment
+// at once. Reconnects when the runtime goes.
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "nri/loop.h"
 #include "nri/pods.h"
 #include "nri/session.h"
+#include "nri/topology.h"
 
 namespace {
 
@@ -33,11 +35,14 @@ void Log(const std::string& line) {
 }
 
 constexpr const char* kUsage =
-    "usage: erdma-cni-nri [--socket PATH] [--index NN] [--memlock BYTES|unlimited] [--once] [--version]\n"
+    "usage: erdma-cni-nri [--socket PATH] [--index NN] [--memlock BYTES|unlimited] [--topology-dir DIR]\n"
+    "                     [--once] [--version]\n"
     "  --socket   the runtime's NRI socket (default /var/run/nri/nri.sock)\n"
     "  --index    the plugin's index among the runtime's NRI plugins (default 50)\n"
     "  --memlock  RLIMIT_MEMLOCK for the containers of attached pods (Ki, Mi, Gi suffixes; default: the\n"
     "             node file's nriMemlock; without either the runtime's limit is left)\n"
+    "  --topology-dir  where the NCCL topology files of containers on a flat topology are written (default\n"
+    "             /run/erdma-cni-nri; \"\" writes none)\n"
     "  --once     serve one connection, then exit (0 when the runtime closed it)\n"
     "  --version  print the version and exit\n"
     "The node file (ERDMA_CNI_NODE_CONFIG, default /etc/erdma-cni/node.json) says where the plugin's\n"
@@ -48,14 +53,39 @@ std::string Summary(const nri::Decision& d) {
   for (const auto& r : d.adjust.rlimits) s += " " + r.type + "=" + std::to_string(r.soft);
   for (const auto& dev : d.adjust.devices) s += " " + dev.path;
   for (const auto& [k, v] : d.adjust.env) s += " " + k + "=" + v;
+  for (const auto& m : d.adjust.mounts) s += " " + m.source + " at " + m.destination;
   for (const auto& n : d.notes) s += "; " + n;
   return s.empty() ? " nothing" : s;
+}
+
+// The NCCL topology file of container `c` of attached pod `pod`, written under `dir`; none (and why in
+// `notes`, when the container names GPUs) where the topology is not flat or a part is missing.
+std::optional<std::string> Topology(const nri::CreateContainer& c, const nri::PodRdma& pod,
+                                    const std::string& dir, const std::string& sysfs,
+                                    const std::string& procfs, std::vector<std::string>* notes) {
+  const std::vector<nri::TopologyGpu> gpus = nri::GpusOf(c.container, sysfs, procfs, notes);
+  if (gpus.empty()) return std::nullopt;
+  std::vector<nri::TopologyRail> rails;
+  for (const nri::PodRdma::Rail& r : pod.rails) rails.push_back({r.rdma_device, r.pci});
+  std::string why;
+  const auto switches = nri::PlanTopology(rails, gpus, &why);
+  if (switches.empty()) {
+    notes->push_back("no NCCL topology file: " + why);
+    return std::nullopt;
+  }
+  auto path = nri::WriteTopology(dir, c.pod.id, c.container.id, nri::NcclTopologyXml(switches));
+  if (!path.ok()) {
+    notes->push_back("no NCCL topology file: " + path.error().msg);
+    return std::nullopt;
+  }
+  return *path;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string socket = nri::kDefaultSocket, index = "50";
+  std::string topology_dir = "/run/erdma-cni-nri";
   std::optional<uint64_t> memlock_flag;
   bool once = false;
   for (int i = 1; i < argc; ++i) {
@@ -82,6 +112,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "erdma-cni-nri: --memlock %s: bytes (Ki, Mi, Gi) or unlimited\n", v.c_str());
         return 2;
       }
+    } else if (a == "--topology-dir") {
+      topology_dir = value();
+      if (!topology_dir.empty() && topology_dir.front() != '/') {
+        std::fprintf(stderr, "erdma-cni-nri: --topology-dir %s: an absolute path, or \"\"\n",
+                     topology_dir.c_str());
+        return 2;
+      }
     } else if (a == "--once") {
       once = true;
     } else if (a == "--version") {
@@ -92,10 +129,11 @@ int main(int argc, char** argv) {
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
-  std::string sysfs = "/sys";
+  std::string sysfs = "/sys", procfs = "/proc";
   if constexpr (base::fault::kEnabled) {
-    // Test builds only: a sysfs tree laid out by a test.
+    // Test builds only: sysfs and procfs trees laid out by a test.
     if (const char* root = std::getenv("ERDMA_CNI_TEST_SYSFS"); root && *root) sysfs = root;
+    if (const char* root = std::getenv("ERDMA_CNI_TEST_PROCFS"); root && *root) procfs = root;
   }
   std::string last_failure, last_node_error;  // the last connect and node-file errors logged
   for (;;) {
@@ -114,8 +152,10 @@ int main(int argc, char** argv) {
     handlers.create_container = [&](const nri::CreateContainer& c) {
       const auto t0 = std::chrono::steady_clock::now();
       std::vector<std::string> notes;
-      const nri::PodRdma pod =
+      nri::PodRdma pod =
           node->attachments_dir.empty() ? nri::PodRdma{} : nri::RailsOf(*node, c.pod.id, sysfs, &notes);
+      if (!pod.rails.empty() && !topology_dir.empty() && nri::WantsTopology(c.container))
+        pod.topology_file = Topology(c, pod, topology_dir, sysfs, procfs, &notes);
       nri::Decision d = nri::Adjust(c, pod, policy);
       d.notes.insert(d.notes.begin(), notes.begin(), notes.end());
       if (!pod.rails.empty() || !d.notes.empty()) {
@@ -127,6 +167,14 @@ int main(int argc, char** argv) {
       }
       return d;
     };
+    if (!topology_dir.empty()) {
+      handlers.pod_removed = [&](const nri::Pod& p) { nri::RemoveTopologies(topology_dir, p.id); };
+      handlers.synchronized = [&](const std::vector<nri::Pod>& pods) {
+        std::vector<std::string> live;
+        for (const nri::Pod& p : pods) live.push_back(p.id);
+        nri::KeepTopologies(topology_dir, live);
+      };
+    }
     handlers.configured = [&](const nri::Configure& c) {
       Log("registered with " + c.runtime_name + " " + c.runtime_version + " as " + index + "-erdma-cni" +
           (c.request_timeout_ms > 0 ? " (its request limit: " + std::to_string(c.request_timeout_ms) + " ms)"

@@ -1,9 +1,11 @@
 #include "nri/pods.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "base/escape.h"
 #include "base/file.h"
+#include "cni/device/gpus.h"
 #include "cni/state/record.h"
 #include "cni/state/state.h"
 #include "conf/names.h"
@@ -35,7 +37,8 @@ bool IsUverbsName(const std::string& n) {
 
 }  // namespace
 
-std::optional<DeviceNode> UverbsOf(const std::string& sysfs_root, const std::string& ibdev) {
+std::optional<DeviceNode> UverbsOf(const std::string& sysfs_root, const std::string& ibdev,
+                                   std::optional<cni::PciLocation>* pci) {
   const std::string cls = sysfs_root + "/class/infiniband_verbs";
   auto entries = base::ListKernelDirs(cls);
   if (!entries.ok()) return std::nullopt;
@@ -45,7 +48,12 @@ std::optional<DeviceNode> UverbsOf(const std::string& sysfs_root, const std::str
     if (!name.ok()) continue;
     std::string n = *name;
     if (!n.empty() && n.back() == '\n') n.pop_back();
-    if (n == ibdev) return NodeAt(cls + "/" + e + "/dev", "/dev/infiniband/" + e);
+    if (n != ibdev) continue;
+    if (pci != nullptr) {
+      auto at = cni::ReadPciLocation(sysfs_root, cls + "/" + e + "/device");
+      if (at.ok()) *pci = std::move(*at);
+    }
+    return NodeAt(cls + "/" + e + "/dev", "/dev/infiniband/" + e);
   }
   return std::nullopt;
 }
@@ -95,12 +103,74 @@ PodRdma RailsOf(const conf::NodePolicy& node, const std::string& sandbox, const 
     }
   }
   for (const std::string& d : devices) {
-    PodRdma::Rail rail{d, UverbsOf(sysfs_root, d)};
+    PodRdma::Rail rail{d, std::nullopt, std::nullopt};
+    rail.uverbs = UverbsOf(sysfs_root, d, &rail.pci);
     if (!rail.uverbs) note(d + ": no uverbs node in " + sysfs_root + "/class/infiniband_verbs");
     pod.rails.push_back(std::move(rail));
   }
   if (!pod.rails.empty()) pod.rdma_cm = RdmaCm(sysfs_root);
   return pod;
+}
+
+std::vector<TopologyGpu> GpusOf(const Container& c, const std::string& sysfs_root,
+                                const std::string& procfs_root, std::vector<std::string>* notes) {
+  const std::vector<std::string> ids = ContainerGpuIds(c);
+  if (ids.empty()) return {};
+  auto driver = cni::ReadNvidiaGpus(procfs_root);
+  if (!driver.ok()) {
+    notes->push_back(base::EscapeForDisplay(driver.error().msg));
+    return {};
+  }
+  std::vector<TopologyGpu> out;
+  for (const cni::PodGpu& g : cni::MapPodGpus(ids, *driver, "")) {
+    TopologyGpu gpu{g.pci.empty() ? (g.ids.empty() ? "?" : g.ids.front()) : g.pci, std::nullopt};
+    if (g.pci.empty()) {
+      notes->push_back(base::EscapeForDisplay(g.why));
+    } else if (auto at = cni::ReadPciLocation(sysfs_root, sysfs_root + "/bus/pci/devices/" + g.pci);
+               at.ok()) {
+      gpu.pci = std::move(*at);
+    } else {
+      notes->push_back("GPU " + g.pci + ": " + base::EscapeForDisplay(at.error().msg));
+    }
+    out.push_back(std::move(gpu));
+  }
+  return out;
+}
+
+namespace {
+
+constexpr const char* kTopologySuffix = ".xml";
+
+bool IsId(const std::string& id) { return conf::IsValidContainerId(id, conf::kMaxLegacyContainerIdBytes); }
+
+}  // namespace
+
+base::Result<std::string> WriteTopology(const std::string& dir, const std::string& sandbox,
+                                        const std::string& container, const std::string& xml) {
+  if (!IsId(sandbox) || !IsId(container))
+    return base::Error(base::Code::kInvalidConfig,
+                       "the runtime's sandbox or container ID is no container ID");
+  const std::string pod_dir = dir + "/" + sandbox;
+  RETURN_IF_ERROR(base::MakePrivateDirs(pod_dir));
+  const std::string path = pod_dir + "/" + container + kTopologySuffix;
+  RETURN_IF_ERROR(base::WriteFileAtomic(path, xml, 0644));
+  return path;
+}
+
+void RemoveTopologies(const std::string& dir, const std::string& sandbox) {
+  if (!IsId(sandbox)) return;
+  const std::string pod_dir = dir + "/" + sandbox;
+  auto files = base::ListFiles(pod_dir);
+  if (!files.ok()) return;
+  for (const std::string& f : *files) (void)base::RemoveFile(pod_dir + "/" + f);
+  base::RemoveDirIfEmpty(pod_dir);
+}
+
+void KeepTopologies(const std::string& dir, const std::vector<std::string>& live) {
+  auto pods = base::ListDirs(dir);
+  if (!pods.ok()) return;
+  for (const std::string& p : *pods)
+    if (std::find(live.begin(), live.end(), p) == live.end()) RemoveTopologies(dir, p);
 }
 
 }  // namespace nri

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "conf/node.h"
 #include "nri/adjust.h"
+#include "nri/topology.h"
 
 namespace nri {
 
@@ -19,9 +21,27 @@ namespace nri {
 PodRdma RailsOf(const conf::NodePolicy& node, const std::string& sandbox, const std::string& sysfs_root,
                 std::vector<std::string>* notes);
 
-/// The uverbs node of RDMA device `ibdev`: /dev/infiniband/uverbsN with the numbers sysfs gives for it.
-std::optional<DeviceNode> UverbsOf(const std::string& sysfs_root, const std::string& ibdev);
+/// The uverbs node of RDMA device `ibdev`: /dev/infiniband/uverbsN with the numbers sysfs gives for it, and
+/// where the device's PCI function sits (through the uverbs entry: the node's sysfs lists it even when the
+/// device is in a pod's netns).
+std::optional<DeviceNode> UverbsOf(const std::string& sysfs_root, const std::string& ibdev,
+                                   std::optional<cni::PciLocation>* pci = nullptr);
 /// /dev/infiniband/rdma_cm with its numbers, when the kernel has it (rdma_ucm loaded).
 std::optional<DeviceNode> RdmaCm(const std::string& sysfs_root);
+
+/// The GPUs container `c` names (ContainerGpuIds), each mapped through the NVIDIA driver's files under
+/// `procfs_root` and located under `sysfs_root`; `notes` gets what could not be.
+std::vector<TopologyGpu> GpusOf(const Container& c, const std::string& sysfs_root,
+                                const std::string& procfs_root, std::vector<std::string>* notes);
+
+/// The topology files the agent writes, one per container, under `dir` (a directory of its own on the
+/// node, private as the plugin's data directories are): <dir>/<sandbox>/<container>.xml, mode 0644 for the
+/// container's user to read. Both IDs must be container IDs.
+base::Result<std::string> WriteTopology(const std::string& dir, const std::string& sandbox,
+                                        const std::string& container, const std::string& xml);
+/// Removes the files of `sandbox` (its pod is gone).
+void RemoveTopologies(const std::string& dir, const std::string& sandbox);
+/// Removes the files of every sandbox not in `live` (the runtime's pods when the agent connects).
+void KeepTopologies(const std::string& dir, const std::vector<std::string>& live);
 
 }  // namespace nri

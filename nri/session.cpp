@@ -80,6 +80,18 @@ Response Session::Answer(const Request& req) {
   if (req.method == "Synchronize") {
     auto s = DecodeSynchronize(req.payload);
     if (!s.ok()) return bad(s.error());
+    synchronizing_.insert(synchronizing_.end(), s->pods.begin(), s->pods.end());
+    if (!s->more) {
+      std::vector<Pod> pods = std::move(synchronizing_);
+      synchronizing_.clear();
+      if (handlers_.synchronized) {
+        try {
+          handlers_.synchronized(pods);
+        } catch (const std::exception&) {
+          ++handler_failures_;
+        }
+      }
+    }
     return {0, "", EncodeSynchronizeResponse(s->more)};
   }
   if (req.method == "CreateContainer") {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/error.h"
 #include "nri/adjust.h"
@@ -22,6 +23,9 @@ struct Handlers {
   std::function<Decision(const CreateContainer&)> create_container;
   /// A pod sandbox is gone: what the agent keeps for it goes.
   std::function<void(const Pod&)> pod_removed;
+  /// The runtime's pods when the agent connects (Synchronize, all its parts): what the agent keeps for
+  /// any other goes.
+  std::function<void(const std::vector<Pod>&)> synchronized;
   /// The runtime configured the plugin (for the log: which runtime, its time limits).
   std::function<void(const Configure&)> configured;
 };
@@ -52,6 +56,7 @@ class Session {
   std::string name_, index_;
   Handlers handlers_;
   Demux demux_;
+  std::vector<Pod> synchronizing_;  // the parts of a Synchronize so far
   bool registered_ = false, configured_ = false;
   uint64_t answered_ = 0, handler_failures_ = 0;
 };

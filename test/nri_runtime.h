@@ -40,21 +40,22 @@ inline std::string CreateContainerRequest(const std::string& sandbox, const std:
 }
 
 /// What the plugin's ADD leaves for `sandbox` with one rail, `rdma_device` in shared mode (network "erdma",
-/// CNI_IFNAME eth0), written by the plugin's own writers: its state under `data_dir` and its attachment
+/// CNI_IFNAME `if_name`), written by the plugin's own writers: its state under `data_dir` and its attachment
 /// record under `records_dir`.
 inline void WriteAttachedPod(const std::string& data_dir, const std::string& records_dir,
-                             const std::string& sandbox, const std::string& rdma_device) {
+                             const std::string& sandbox, const std::string& rdma_device,
+                             const std::string& if_name = "eth0") {
   cni::AttachmentState st;
   st.network = "erdma";
   st.container_id = sandbox;
-  st.if_name = "eth0";
-  st.pod_if_name = "erdma0";
+  st.if_name = if_name;
+  st.pod_if_name = if_name;
   st.rdma_device = rdma_device;
   st.rdma_mode = "shared";
   st.complete = true;
   const cni::StateStore store(data_dir, "erdma");
-  if (!store.Prepare().ok() || !store.Save(store.PathFor(sandbox, "eth0"), st).ok() ||
-      !cni::AttachmentRecord::Begin(records_dir, sandbox, "eth0", {data_dir, "erdma"}, 1000).ok())
+  if (!store.Prepare().ok() || !store.Save(store.PathFor(sandbox, if_name), st).ok() ||
+      !cni::AttachmentRecord::Begin(records_dir, sandbox, if_name, {data_dir, "erdma"}, 1000).ok())
     throw std::runtime_error("writing the state and record of " + sandbox + " under " + data_dir);
 }
 

@@ -70,7 +70,7 @@ int Run(const std::string& agent, int requests) {
     Die("listen on " + sock);
   const std::string env_node = "ERDMA_CNI_NODE_CONFIG=" + node_file;
   std::vector<char*> env = {const_cast<char*>(env_node.c_str()), nullptr};
-  std::vector<std::string> args = {agent, "--socket", sock};
+  std::vector<std::string> args = {agent, "--socket", sock, "--topology-dir", dir / "topo"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

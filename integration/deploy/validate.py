@@ -45,6 +45,7 @@ ENTRY_FLAG = "--entry"
 # The kubelet's pod-resources dir, which the installer asks when an entry has device.resource.
 POD_RESOURCES = "/var/lib/kubelet/pod-resources"
 NODE_FILE_DIR = "/etc/erdma-cni"  # where the plugin reads node.json
+NRI_TOPOLOGY_DIR = "/run/erdma-cni-nri"  # erdma-cni-nri's default --topology-dir
 # Options of install that check and uninstall do not take.
 INSTALL_ONLY = ("--every",)
 
@@ -159,6 +160,13 @@ def check_daemonset(where, doc, entry_refs):
                     ns = get(doc, "metadata", "namespace") or "default"
                     entry_refs.append((cw, what, entry_source(cw, what, entry, c.get("volumeMounts") or [], volumes, ns)))
         check_probe(cw, commands)
+        if (c.get("command") or [""])[0].endswith("/erdma-cni-nri"):
+            topo = arg_value(c.get("args") or [], "--topology-dir")
+            topo = NRI_TOPOLOGY_DIR if topo is None else topo
+            own = {m.get("mountPath"): m for m in c.get("volumeMounts") or []}
+            if topo and (topo not in own or own[topo].get("readOnly") or host_paths.get(topo) != topo):
+                find(cw, f"--topology-dir {topo}: not the node's {topo} mounted writable at its own path; the "
+                         "runtime bind-mounts the NCCL topology files from the node's path (docs/nri.md)")
     for path in NODE_DIRS:
         if path not in host_paths.values():
             find(where, f"no hostPath volume mounts the node's {path}")

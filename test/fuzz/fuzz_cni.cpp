@@ -296,7 +296,7 @@ void FeedNri(const std::string& arg, const std::string& bytes) {
   nri::Handlers handlers;
   handlers.create_container = [](const nri::CreateContainer& c) {
     nri::PodRdma pod;
-    pod.rails.push_back({"erdma_0", nri::DeviceNode{"/dev/infiniband/uverbs0", 231, 192}});
+    pod.rails.push_back({"erdma_0", nri::DeviceNode{"/dev/infiniband/uverbs0", 231, 192}, std::nullopt});
     return nri::Adjust(c, pod, {nri::kUnlimited});
   };
   nri::Session session("erdma-cni", "50", handlers);

@@ -18,7 +18,9 @@ Debian's containerd source package. Commands:
                                     CGROUP_PARENT, StartContainer, wait (30 s)
                                     for its exit, RemoveContainer; prints one
                                     JSON object: id, create_ms, start_ms,
-                                    exit_code, output (its stdout, a line each)
+                                    exit_code, output (its stdout, a line each);
+                                    CRI_DEVICES="HOST=CONTAINER ..." in the
+                                    environment gives it those device nodes
   stop ID                           StopPodSandbox
   remove ID                         RemovePodSandbox
   list                              ListPodSandbox; prints one id per line
@@ -27,6 +29,7 @@ Exits 0 on success; a failed call prints the gRPC status on stderr and exits 1.
 """
 
 import json
+import os
 import sys
 import time
 
@@ -55,6 +58,8 @@ def run_container(api, rt, sandbox_id, sandbox, image, name, *args):
         args=list(args),
         log_path=name + ".log",
         linux=api.LinuxContainerConfig(),
+        devices=[api.Device(container_path=c, host_path=h, permissions="rw")
+                 for h, c in (d.split("=", 1) for d in os.environ.get("CRI_DEVICES", "").split())],
     )
     t0 = time.monotonic()
     cid = rt.CreateContainer(api.CreateContainerRequest(pod_sandbox_id=sandbox_id, config=config,

@@ -2,6 +2,9 @@
  * Built static at test time and packed as an image (make-image.py). Lines:
  *   memlock SOFT HARD          RLIMIT_MEMLOCK ("unlimited" or bytes)
  *   env NAME=VALUE             each NCCL_* variable
+ *   topo LINE                  each line of the file NCCL_TOPO_FILE names
+ *                              ("topo ERR" when it cannot be opened)
+ *   topo-write ERR             what opening that file for writing gave
  *   dev PATH MAJOR:MINOR ERR   each node in /dev/infiniband, and what open()
  *                              gave: "ok", or the errno's name (ENXIO, ENODEV:
  *                              the device cgroup let it through to a number
@@ -30,6 +33,7 @@ static const char* err_name(int e) {
     case EACCES: return "EACCES";
     case ENODEV: return "ENODEV";
     case ENOENT: return "ENOENT";
+    case EROFS: return "EROFS";
     default: return "other";
   }
 }
@@ -58,6 +62,17 @@ int main(int argc, char** argv) {
   }
   for (char** e = environ; *e; ++e)
     if (strncmp(*e, "NCCL_", 5) == 0) printf("env %s\n", *e);
+  const char* topo = getenv("NCCL_TOPO_FILE");
+  if (topo) {
+    FILE* f = fopen(topo, "r");
+    char line[512];
+    if (!f) printf("topo %s\n", err_name(errno));
+    while (f && fgets(line, sizeof line, f)) printf("topo %s", line);
+    if (f) fclose(f);
+    int fd = open(topo, O_WRONLY | O_CLOEXEC);
+    printf("topo-write %s\n", fd < 0 ? err_name(errno) : "ok");
+    if (fd >= 0) close(fd);
+  }
   DIR* d = opendir("/dev/infiniband");
   if (d) {
     struct dirent* ent;

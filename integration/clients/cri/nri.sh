@@ -28,6 +28,25 @@ for d in uverbs7:rxe_nri:231:199 uverbs6:rxe_other:231:198; do
 done
 mkdir -p "$sysfs/class/misc/rdma_cm"
 echo 10:250 >"$sysfs/class/misc/rdma_cm/dev"
+# A VM's flat PCIe tree: rxe_nri's function and a GPU on the one root bus, no
+# NUMA node; the GPU as the NVIDIA driver lists it (procfs) and as the device
+# plugin gives it to a container (/dev/nvidia0, 195:0, made here: no driver
+# needs to be behind it).
+pci_function() { # BDF: the function's sysfs directory
+  local at="$sysfs/devices/pci0000:00/$1"
+  mkdir -p "$at" "$sysfs/bus/pci/devices"
+  echo -1 >"$at/numa_node"
+  ln -sfn "$at" "$sysfs/bus/pci/devices/$1"
+  echo "$at"
+}
+ln -sfn "$(pci_function 0000:00:07.0)" "$sysfs/class/infiniband_verbs/uverbs7/device"
+pci_function 0000:00:06.0 >/dev/null
+procfs="$scratch/proc"
+mkdir -p "$procfs/driver/nvidia/gpus/0000:00:06.0"
+printf 'Model: \t\t NVIDIA H20\nBus Location: \t 0000:00:06.0\nDevice Minor: \t 0\n' \
+  >"$procfs/driver/nvidia/gpus/0000:00:06.0/information"
+mknod "$scratch/nvidia0" c 195 0
+topo_dir="$scratch/topo"
 
 agent_pid=""
 agent_registrations() { grep -c "registered with containerd" "$scratch/nri.log" 2>/dev/null || true; }
@@ -41,7 +60,8 @@ wait_registered() { # N: waits (10 s) for the agent's Nth registration
   return 1
 }
 start_agent() { # its log appended to nri.log; the node file from the environment (nriMemlock)
-  ERDMA_CNI_TEST_SYSFS="$sysfs" "$ERDMA_CNI_NRI" --socket "$scratch/nri.sock" >>"$scratch/nri.log" 2>&1 &
+  ERDMA_CNI_TEST_SYSFS="$sysfs" ERDMA_CNI_TEST_PROCFS="$procfs" "$ERDMA_CNI_NRI" --socket "$scratch/nri.sock" \
+    --topology-dir "$topo_dir" >>"$scratch/nri.log" 2>&1 &
   agent_pid=$!
 }
 stop_agent() {
@@ -96,7 +116,8 @@ PY
 }
 check "nri: the annotated sandbox's rail state is found and given its RDMA device" give_rdma_device "$id_g" rxe_nri
 
-gpu="$(probe "$id_g" gpu trainer 231:198)" || die "the annotated sandbox's container"
+gpu="$(CRI_DEVICES="$scratch/nvidia0=/dev/nvidia0" probe "$id_g" gpu trainer 231:198)" ||
+  die "the annotated sandbox's container"
 web="$(probe "$id_p" web server 231:199)" || die "the plain sandbox's container"
 echo "$gpu" | field output | sed 's/^/    trainer: /'
 echo "$web" | field output | sed 's/^/    server:  /'
@@ -106,8 +127,22 @@ host_memlock="$(ulimit -Sl) $(ulimit -Hl)"
 check "nri: the annotated sandbox's container exited 0" eq "$(echo "$gpu" | field exit_code)" 0
 check "nri: its RLIMIT_MEMLOCK is the node file's nriMemlock ($nri_memlock)" \
   grep -qxF "memlock $nri_memlock_want" <(echo "$gpu" | field output)
-check "nri: its NCCL_IB_HCA names its rail's RDMA device" \
-  eq "$(echo "$gpu" | field output | grep '^env ')" "env NCCL_IB_HCA==rxe_nri:1"
+check "nri: its NCCL_IB_HCA names its rail's RDMA device, NCCL_TOPO_FILE the topology file" \
+  eq "$(echo "$gpu" | field output | grep '^env ' | sort)" "env NCCL_IB_HCA==rxe_nri:1
+env NCCL_TOPO_FILE=/run/erdma-cni/nccl-topo.xml"
+check "nri: the topology file puts its GPU and its rail under one switch" \
+  eq "$(echo "$gpu" | field output | grep '^topo ')" 'topo <system version="1">
+topo   <cpu numaid="-1">
+topo     <pci busid="ffff:ff:01.0" class="0x060400" link_speed="16 GT/s" link_width="16">
+topo       <pci busid="0000:00:07.0"/>
+topo       <pci busid="0000:00:06.0"/>
+topo     </pci>
+topo   </cpu>
+topo </system>'
+check "nri: the container cannot write the topology file (EROFS)" \
+  eq "$(echo "$gpu" | field output | grep '^topo-write ')" "topo-write EROFS"
+check "nri: the topology file is on the node under the agent's directory, by sandbox" \
+  test -f "$topo_dir/$id_g/$(echo "$gpu" | field id).xml"
 # Past the device cgroup, open() reaches the kernel, which has no driver for
 # them: ENXIO for a char major nobody registered, ENODEV for a misc minor.
 check "nri: it has its rail's uverbs node and rdma_cm, and the device cgroup lets it open them" \
@@ -116,7 +151,7 @@ dev /dev/infiniband/uverbs7 231:199 ENXIO"
 check "nri: the other device's node is not there, and one it makes is refused by the device cgroup (EPERM)" \
   eq "$(echo "$gpu" | field output | grep '^mknod ')" "mknod 231:198 EPERM"
 check "nri: the agent logged what it gave the annotated sandbox's container" \
-  grep -qE "pod default/gpu container trainer: RLIMIT_MEMLOCK=[0-9]+ /dev/infiniband/uverbs7 /dev/infiniband/rdma_cm NCCL_IB_HCA==rxe_nri:1 \([0-9]+ us\)" "$scratch/nri.log"
+  grep -qE "pod default/gpu container trainer: RLIMIT_MEMLOCK=[0-9]+ /dev/infiniband/uverbs7 /dev/infiniband/rdma_cm NCCL_IB_HCA==rxe_nri:1 NCCL_TOPO_FILE=/run/erdma-cni/nccl-topo.xml $topo_dir/$id_g/[0-9a-f]+.xml at /run/erdma-cni/nccl-topo.xml \([0-9]+ us\)" "$scratch/nri.log"
 
 check "nri: the plain sandbox's container exited 0" eq "$(echo "$web" | field exit_code)" 0
 check "nri: the plain sandbox's container has the runtime's RLIMIT_MEMLOCK, no NCCL_*, no /dev/infiniband" \
@@ -146,6 +181,7 @@ check "nri: the agent started again registers again" wait_registered 2
 check "nri: StopPodSandbox of the plain sandbox succeeds" cri stop "$id_p"
 check "nri: RemovePodSandbox of the plain sandbox succeeds" cri remove "$id_p"
 lifecycle_end "$id_g" gpu
+check "nri: the sandbox's topology files went with it" test ! -e "$topo_dir/$id_g"
 
 # The runtime restarts: the agent registers again, and a container of a
 # sandbox run after the restart gets what the first did. (The sandboxes go

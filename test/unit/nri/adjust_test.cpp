@@ -5,14 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "nri/topology.h"
+
 namespace test_unit_nri_adjust_test {
 
 namespace {
 
 nri::PodRdma TwoRails() {
   nri::PodRdma p;
-  p.rails.push_back({"erdma_0", nri::DeviceNode{"/dev/infiniband/uverbs0", 231, 192}});
-  p.rails.push_back({"erdma_1", nri::DeviceNode{"/dev/infiniband/uverbs1", 231, 193}});
+  p.rails.push_back({"erdma_0", nri::DeviceNode{"/dev/infiniband/uverbs0", 231, 192}, std::nullopt});
+  p.rails.push_back({"erdma_1", nri::DeviceNode{"/dev/infiniband/uverbs1", 231, 193}, std::nullopt});
   p.rdma_cm = nri::DeviceNode{"/dev/infiniband/rdma_cm", 10, 58};
   return p;
 }
@@ -78,6 +80,31 @@ TEST_CASE("the pod's annotation may lower the node's memlock, never raise it", "
   CHECK(memlock("unlimited", uint64_t{1} << 30) == uint64_t{1} << 30);
   CHECK(memlock("2Gi", uint64_t{1} << 30) == uint64_t{1} << 30);
   CHECK(memlock("lots", uint64_t{1} << 30) == uint64_t{1} << 30);
+}
+
+TEST_CASE("a topology file is bound read-only with NCCL_TOPO_FILE, unless the container sets its own",
+          "[nri]") {
+  nri::PodRdma pod = TwoRails();
+  pod.topology_file = "/run/erdma-cni-nri/sandbox-1/ctr-1.xml";
+  const nri::Decision d = nri::Adjust(Request(), pod, {});
+  CHECK(d.adjust.mounts == std::vector<nri::MountSpec>{{"/run/erdma-cni/nccl-topo.xml",
+                                                        "bind",
+                                                        "/run/erdma-cni-nri/sandbox-1/ctr-1.xml",
+                                                        {"bind", "ro"}}});
+  CHECK(d.adjust.env ==
+        std::vector<std::pair<std::string, std::string>>{{"NCCL_IB_HCA", "=erdma_0:1,erdma_1:1"},
+                                                         {"NCCL_TOPO_FILE", "/run/erdma-cni/nccl-topo.xml"}});
+
+  nri::CreateContainer own = Request();
+  own.container.env.push_back("NCCL_TOPO_FILE=/opt/topo.xml");
+  CHECK_FALSE(nri::WantsTopology(own.container));
+  CHECK(nri::WantsTopology(Request().container));
+  const nri::Decision left = nri::Adjust(own, pod, {});
+  CHECK(left.adjust.mounts.empty());
+  CHECK(left.adjust.env.size() == 1);
+  CHECK(left.notes == std::vector<std::string>{"NCCL_TOPO_FILE left: the container sets it"});
+  // Without a file (not flat, no GPU), nothing of it.
+  CHECK(nri::Adjust(Request(), TwoRails(), {}).adjust.mounts.empty());
 }
 
 }  // namespace test_unit_nri_adjust_test

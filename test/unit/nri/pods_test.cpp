@@ -35,6 +35,24 @@ struct Node {
     std::ofstream(sysfs + "/class/misc/rdma_cm/dev") << "10:58\n";
   }
   ~Node() { fs::remove_all(dir); }
+  // A PCI function directly on the root bus, without a NUMA node (a VM's), as sysfs lays it out.
+  std::string Pci(const std::string& bdf) const {
+    const std::string at = sysfs + "/devices/pci0000:00/" + bdf;
+    fs::create_directories(at);
+    std::ofstream(at + "/numa_node") << "-1\n";
+    fs::create_directories(sysfs + "/bus/pci/devices");
+    if (!fs::exists(sysfs + "/bus/pci/devices/" + bdf))
+      fs::create_directory_symlink(at, sysfs + "/bus/pci/devices/" + bdf);
+    return at;
+  }
+  // NVIDIA's driver file of the GPU at `bdf`, /dev/nvidia<minor>.
+  void Gpu(const std::string& bdf, int minor) const {
+    Pci(bdf);
+    const std::string d = dir + "/proc/driver/nvidia/gpus/" + bdf;
+    fs::create_directories(d);
+    std::ofstream(d + "/information")
+        << "Model: \t\t NVIDIA H200\nBus Location: \t " << bdf << "\nDevice Minor: \t " << minor << "\n";
+  }
   void Kernel(const std::string& uverbs, const std::string& ibdev, const std::string& dev) const {
     const std::string d = sysfs + "/class/infiniband_verbs/" + uverbs;
     fs::create_directories(d);
@@ -91,6 +109,68 @@ TEST_CASE("a sandbox's rails are its attachments' RDMA devices, each with its uv
   // Another sandbox, and an ID that is no container ID, have none.
   CHECK(nri::RailsOf(n.policy, "sb2", n.sysfs, &notes).rails.empty());
   CHECK(nri::RailsOf(n.policy, "../sb1", n.sysfs, &notes).rails.empty());
+}
+
+TEST_CASE("a rail's PCI function is found through its uverbs entry, a container's GPUs through the driver",
+          "[nri]") {
+  Node n;
+  fs::create_directory_symlink(n.Pci("0000:00:07.0"), n.sysfs + "/class/infiniband_verbs/uverbs1/device");
+  n.Attach(State("sb1", "net1", "erdma_1"), n.dir + "/data", cni::StateStore::FileName("sb1", "net1"));
+  n.Attach(State("sb1", "net2", "erdma_0"), n.dir + "/data", cni::StateStore::FileName("sb1", "net2"));
+  std::vector<std::string> notes;
+  const nri::PodRdma p = nri::RailsOf(n.policy, "sb1", n.sysfs, &notes);
+  REQUIRE(p.rails.size() == 2);
+  REQUIRE(p.rails[0].pci);
+  CHECK(p.rails[0].pci->path == std::vector<std::string>{"0000:00:07.0"});
+  CHECK(p.rails[0].pci->numa == -1);
+  CHECK_FALSE(p.rails[1].pci);  // uverbs0 has no device link: Soft-RoCE's has no PCI parent either
+
+  n.Gpu("0000:00:06.0", 0);
+  n.Gpu("0000:00:08.0", 1);
+  nri::Container c;
+  c.devices = {{"/dev/nvidia1", "c", 195, 1, std::nullopt, std::nullopt, std::nullopt},
+               {"/dev/nvidia5", "c", 195, 5, std::nullopt, std::nullopt, std::nullopt}};
+  notes.clear();
+  const auto gpus = nri::GpusOf(c, n.sysfs, n.dir + "/proc", &notes);
+  REQUIRE(gpus.size() == 2);
+  CHECK(gpus[0].label == "0000:00:08.0");
+  REQUIRE(gpus[0].pci);
+  CHECK(gpus[0].pci->path == std::vector<std::string>{"0000:00:08.0"});
+  CHECK_FALSE(gpus[1].pci);
+  REQUIRE(notes.size() == 1);
+  CHECK_THAT(notes[0], Catch::Contains("no driver file has Device Minor 5"));
+  // Without the driver's files no GPU is located; without GPUs there are none.
+  for (const auto& g : nri::GpusOf(c, n.sysfs, n.dir + "/nowhere", &notes)) CHECK_FALSE(g.pci);
+  CHECK(nri::GpusOf(nri::Container{}, n.sysfs, n.dir + "/proc", &notes).empty());
+}
+
+TEST_CASE("topology files are one per container, readable, and go with their pod", "[nri]") {
+  Node n;
+  const std::string dir = n.dir + "/topo";
+  auto a = nri::WriteTopology(dir, "sb1", "ctr1", "<system/>\n");
+  REQUIRE(a.ok());
+  CHECK(*a == dir + "/sb1/ctr1.xml");
+  struct stat st {};
+  REQUIRE(::stat(a->c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0644);
+  REQUIRE(::stat((dir + "/sb1").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0700);
+  REQUIRE(nri::WriteTopology(dir, "sb1", "ctr2", "<system/>\n").ok());
+  REQUIRE(nri::WriteTopology(dir, "sb2", "ctr3", "<system/>\n").ok());
+  // IDs from the runtime name no path of their own.
+  for (auto [sb, ctr] : {std::pair{"../sb1", "ctr1"}, std::pair{"sb1", "../../etc/x"}, std::pair{"", "c"}})
+    CHECK(nri::WriteTopology(dir, sb, ctr, "x").error().code == base::Code::kInvalidConfig);
+  nri::RemoveTopologies(dir, "../topo/sb2");
+  CHECK(fs::exists(dir + "/sb2/ctr3.xml"));
+
+  nri::RemoveTopologies(dir, "sb1");
+  CHECK_FALSE(fs::exists(dir + "/sb1"));
+  CHECK(fs::exists(dir + "/sb2/ctr3.xml"));
+  REQUIRE(nri::WriteTopology(dir, "sb4", "ctr4", "<system/>\n").ok());
+  nri::KeepTopologies(dir, {"sb4", "sb9"});
+  CHECK_FALSE(fs::exists(dir + "/sb2"));
+  CHECK(fs::exists(dir + "/sb4/ctr4.xml"));
+  nri::RemoveTopologies(n.dir + "/missing", "sb4");  // nothing there: nothing to do
 }
 
 TEST_CASE("a group's rails come in the order it attached its members", "[nri]") {

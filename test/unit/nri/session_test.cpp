@@ -51,7 +51,7 @@ nri::Handlers RailsFor(const std::string& attached) {
   h.create_container = [attached](const nri::CreateContainer& c) {
     nri::PodRdma pod;
     if (c.pod.id == attached)
-      pod.rails.push_back({"erdma_0", nri::DeviceNode{"/dev/infiniband/uverbs0", 231, 192}});
+      pod.rails.push_back({"erdma_0", nri::DeviceNode{"/dev/infiniband/uverbs0", 231, 192}, std::nullopt});
     return nri::Adjust(c, pod, {nri::kUnlimited});
   };
   return h;
@@ -148,6 +148,37 @@ TEST_CASE("a refused registration or a frame the runtime never sends ends the se
     std::string out;
     CHECK_FALSE(s.Feed(std::string("\0\0\0\0\0\0\0\0", 8), &out).ok());
   }
+}
+
+TEST_CASE("the runtime's pods reach the agent once, when the last part of Synchronize has come", "[nri]") {
+  auto len = [](int n, const std::string& b) {
+    return std::string(1, static_cast<char>(n << 3 | 2)) + std::string(1, static_cast<char>(b.size())) + b;
+  };
+  // SynchronizeRequest: pods = 1 (PodSandbox, its id = 1), more = 3.
+  const std::string first =
+      len(1, len(1, "sandbox-a")) + len(1, len(1, "sandbox-b")) + std::string("\x18\x01", 2);
+  const std::string last = len(1, len(1, "sandbox-c"));
+  std::vector<std::vector<std::string>> seen;
+  nri::Handlers h;
+  h.synchronized = [&seen](const std::vector<nri::Pod>& pods) {
+    std::vector<std::string> ids;
+    for (const nri::Pod& p : pods) ids.push_back(p.id);
+    seen.push_back(ids);
+  };
+  nri::Session s("erdma-cni", "50", h);
+  Runtime rt;
+  std::string out;
+  REQUIRE(s.Feed(rt.Call("Synchronize", first), &out).ok());
+  CHECK(seen.empty());
+  REQUIRE(s.Feed(rt.Call("Synchronize", last), &out).ok());
+  CHECK(seen == std::vector<std::vector<std::string>>{{"sandbox-a", "sandbox-b", "sandbox-c"}});
+  // A later synchronization starts afresh.
+  REQUIRE(s.Feed(rt.Call("Synchronize", ""), &out).ok());
+  CHECK(seen.size() == 2);
+  CHECK(seen[1].empty());
+  auto replies = rt.Read(out);
+  REQUIRE(replies.size() == 3);
+  CHECK(nri::DecodeResponse(replies[0].msg.payload).value().payload == nri::EncodeSynchronizeResponse(true));
 }
 
 }  // namespace test_unit_nri_session_test
