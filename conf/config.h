@@ -61,7 +61,7 @@ struct DeviceSelector {
   /// `resource`, did not opt in) passes through unchanged; `required` makes that an error instead.
   bool required = false;
   std::string Describe() const;  ///< e.g. `device.name "eth1"`
-  /// Several devices, each its own interface in the pod (cni/state/group.h).
+  /// Several devices, each its own interface in the pod (cni/command/group.h).
   bool Several() const { return all || count > 1; }
 };
 

@@ -419,7 +419,7 @@ bool PodGone(const std::string& data_dir, const Holding& h) {
 
 // Who holds which node device: the claims of moved devices and the shares of children's parents. Stale ones
 // (state gone, or the pod netns gone) are listed, not problems: the next ADD of the device, or a GC, finishes
-// them (an ADD once the device is back on the node, cni/state/stale.h).
+// them (an ADD once the device is back on the node, cni/command/stale.h).
 json Holders(const std::string& data_dir) {
   json out = json::array();
   for (const Holding& h : ListHoldings(data_dir + "/devices", data_dir + "/children")) {

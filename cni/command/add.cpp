@@ -8,14 +8,14 @@
 #include "base/escape.h"
 #include "base/log.h"
 #include "base/phase.h"
-#include "cni/command/context.h"
 #include "cni/command/result.h"
+#include "cni/command/stale.h"
+#include "cni/core/context.h"
 #include "cni/driver/plan.h"
 #include "cni/driver/registry.h"
 #include "cni/journal/journal.h"
 #include "cni/state/claim.h"
 #include "cni/state/device_info.h"
-#include "cni/state/stale.h"
 #include "cni/state/state.h"
 #include "conf/names.h"
 #include "conf/version.h"
@@ -110,7 +110,7 @@ class DeviceHold {
 
   // The one place a device is taken: locks its claim and re-reads the device under the lock. Code 11 while a
   // live attachment owns it or children of other pods share it. A holder whose pod is provably gone is not
-  // live: its DEL is finished here, under this lock (cni/state/stale.h).
+  // live: its DEL is finished here, under this lock (cni/command/stale.h).
   Status Claim(Target& t) {
     ASSIGN_OR_RETURN(claim_, DeviceClaim::Lock(store_.DevicesDir(), t.held_name, ctx_.lock_wait_ms));
     std::optional<ClaimOwner> prior = claim_->Owner();
@@ -287,6 +287,8 @@ Status RefuseExisting(const Context& ctx, const StateStore& store) {
 
 Result<json> Add(Context& ctx) {
   const conf::Config& cfg = ctx.cfg;
+  // The drivers finish a dead holder's DEL through this (they sit below the commands).
+  if (ctx.recover_stale_claim == nullptr) ctx.recover_stale_claim = RecoverClaim;
   // CNI_NETNS first: a path that is not a network namespace is bad input,
   // refused before anything is created on the node or in dataDir.
   std::unique_ptr<netlink::Kernel> pod_owned;

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "cni/command/context.h"
+#include "cni/core/context.h"
 
 namespace cni {
 

@@ -5,10 +5,11 @@
 #include <optional>
 
 #include "base/log.h"
-#include "cni/command/context.h"
+#include "cni/command/group.h"
 #include "cni/command/pod_request.h"
+#include "cni/core/context.h"
 #include "cni/driver/rdma.h"
-#include "cni/state/group.h"
+#include "cni/journal/rdma_device.h"
 #include "cni/state/state.h"
 #include "conf/names.h"
 

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "base/error.h"
-#include "cni/command/context.h"
+#include "cni/core/context.h"
 
 namespace cni {
 

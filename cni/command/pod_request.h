@@ -7,7 +7,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "cni/command/env.h"
+#include "cni/core/env.h"
 #include "conf/config.h"
 #include "conf/node.h"
 #include "kubelet/pod_devices.h"

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "base/error.h"
-#include "cni/command/context.h"
-#include "cni/command/env.h"
+#include "cni/core/context.h"
+#include "cni/core/env.h"
 #include "conf/node.h"
 #include "ipam/ipam.h"
 #include "netlink/kernel.h"

@@ -1,5 +1,6 @@
 #include "cni/device/choice.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,7 +14,6 @@
 #include "base/log.h"
 #include "cni/device/lookup.h"
 #include "cni/device/rails.h"
-#include "cni/driver/driver.h"
 #include "cni/state/claim.h"
 #include "cni/state/state.h"
 #include "conf/names.h"
@@ -303,6 +303,53 @@ Result<DeviceChoice> ChooseDevices(Context& ctx, std::optional<kubelet::PodAlloc
   base::Log::Info("device.pool: free, nearest the pod's GPUs first: " + Join(ranked_why) +
                   (passed_over.empty() ? "" : "; passed over: " + passed_over));
   return choice;
+}
+
+// Taking `lo` or the device carrying the node's default route cuts the node (kubelet, the runtime, this
+// plugin's next DEL) off its network. A config, possibly a namespace user's, may not do it; the node admin
+// may, by naming the device in the node file. Checked before anything changes, the claim included.
+base::Status RefuseNodeOwnDevice(Context& ctx, const netlink::LinkInfo& dev) {
+  // run.cpp always sets the node policy; unit tests on fake nodes whose one
+  // device carries the only default route leave it out.
+  if (!ctx.node) return base::Ok();
+  const conf::NodePolicy& node = *ctx.node;
+  for (const std::string& allowed : node.allow_node_devices)
+    if (allowed == dev.name) return base::Ok();
+  std::string why;
+  // The loopback device is the first one of every netns.
+  if (dev.name == "lo" || dev.index == 1) {
+    why = "is the node's loopback device";
+  } else {
+    // The node's default route per family is the one with the lowest metric in main; secondary ENIs often
+    // carry defaults at higher metrics (the node agent's) and stay attachable.
+    ASSIGN_OR_RETURN(auto routes, NodeMainRoutes(ctx));
+    for (int family : {AF_INET, AF_INET6}) {
+      std::optional<uint32_t> best;
+      for (const netlink::RouteInfo& r : routes)
+        if (r.family() == family && r.table == netlink::kTableMain && r.dst.len == 0 && r.type == 1)
+          best = std::min(best.value_or(r.metric), r.metric);
+      // Any leg of a multipath default counts: the node routes through each.
+      const auto through_dev = [&dev](const netlink::RouteInfo& r) {
+        return r.oif == dev.index ||
+               std::any_of(r.nexthops.begin(), r.nexthops.end(),
+                           [&dev](const netlink::Nexthop& h) { return h.oif == dev.index; });
+      };
+      for (const netlink::RouteInfo& r : routes)
+        if (best && r.family() == family && r.table == netlink::kTableMain && r.dst.len == 0 && r.type == 1 &&
+            r.metric == *best && through_dev(r) && why.empty())
+          why =
+              std::string("carries the node's ") + (family == AF_INET6 ? "IPv6" : "IPv4") + " default route";
+    }
+  }
+  if (why.empty()) return base::Ok();
+  return Error(Code::kInvalidConfig,
+               ctx.cfg.device.Describe() + " selects " + dev.name + ", which " + why + "; mode " +
+                   conf::ModeName(ctx.cfg.mode) +
+                   " would take it from the node. Select another device, or, if the node can do without it, "
+                   "the node admin adds \"" +
+                   dev.name + "\" to allowNodeDevices in the node file (" +
+                   (node.source.starts_with("/") ? node.source : std::string(conf::kNodeConfigPath)) +
+                   ", docs/security.md)");
 }
 
 }  // namespace cni

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "cni/command/context.h"
+#include "cni/core/context.h"
 #include "conf/config.h"
 #include "kubelet/pod_devices.h"
 
@@ -51,5 +51,9 @@ base::Result<std::vector<DeviceCandidate>> PoolCandidates(Context& ctx, const co
 /// k ("erdma0" -> "erdma1", "net1" -> "net2"), or `base` followed by k when it ends in no digit ("rdma" ->
 /// "rdma0"). "" when that is longer than an interface name may be.
 std::string MemberName(const std::string& base, size_t k);
+
+/// Code 7 when `dev` is `lo` or carries the node's default route, unless the node file allows it
+/// (allowNodeDevices): modes that take a device from the node would cut the node off its network.
+base::Status RefuseNodeOwnDevice(Context& ctx, const netlink::LinkInfo& dev);
 
 }  // namespace cni

@@ -6,6 +6,7 @@
 #include "cni/driver/driver.h"
 #include "cni/driver/plan.h"
 #include "cni/journal/journal.h"
+#include "cni/journal/move_home.h"
 #include "cni/state/claim.h"
 
 namespace cni {

@@ -1,15 +1,12 @@
 // What the drivers share: the link's steps in the pod, and finding a device on the node.
 #include "cni/driver/driver.h"
 
-#include <sys/socket.h>
-
 #include <algorithm>
 
 #include "base/log.h"
 #include "cni/device/rails.h"
 #include "cni/driver/plan.h"
 #include "cni/state/claim.h"
-#include "cni/state/stale.h"
 #include "conf/node.h"
 
 namespace cni {
@@ -102,7 +99,7 @@ Result<netlink::LinkInfo> FindOnNode(Context& ctx, const StateStore& store, cons
     // as devN when its pod died without DEL. Once that DEL is finished it has its node name again.
     auto owner = FindClaim(store.DevicesDir(), "", device->mac, query.pci);
     if (!owner || owner->device == device->name) return std::move(*device);
-    ASSIGN_OR_RETURN(bool free, RecoverClaim(ctx, store, *owner));
+    ASSIGN_OR_RETURN(bool free, FreeStaleClaim(ctx, store, *owner));
     if (!free) return std::move(*device);  // as before: the claim names another device
     ASSIGN_OR_RETURN(device, FindDevice(ctx.host, rdma.host, query, ctx.sysfs_root));
     if (device) return std::move(*device);
@@ -110,7 +107,7 @@ Result<netlink::LinkInfo> FindOnNode(Context& ctx, const StateStore& store, cons
   if (auto owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci)) {
     // A holder whose pod is gone leaves the device on the node under its
     // pod-side name or devN: once its DEL is finished, it is there again.
-    ASSIGN_OR_RETURN(bool free, RecoverClaim(ctx, store, *owner));
+    ASSIGN_OR_RETURN(bool free, FreeStaleClaim(ctx, store, *owner));
     if (free) {
       ASSIGN_OR_RETURN(device, FindDevice(ctx.host, rdma.host, query, ctx.sysfs_root));
       if (device) return std::move(*device);
@@ -127,51 +124,9 @@ Result<netlink::LinkInfo> FindOnNode(Context& ctx, const StateStore& store, cons
                                           ctx.cfg.device.Describe() + " or check `ip link` on the node");
 }
 
-// Taking `lo` or the device carrying the node's default route cuts the node (kubelet, the runtime, this
-// plugin's next DEL) off its network. A config, possibly a namespace user's, may not do it; the node admin
-// may, by naming the device in the node file. Checked before anything changes, the claim included.
-base::Status RefuseNodeOwnDevice(Context& ctx, const netlink::LinkInfo& dev) {
-  // run.cpp always sets the node policy; unit tests on fake nodes whose one
-  // device carries the only default route leave it out.
-  if (!ctx.node) return base::Ok();
-  const conf::NodePolicy& node = *ctx.node;
-  for (const std::string& allowed : node.allow_node_devices)
-    if (allowed == dev.name) return base::Ok();
-  std::string why;
-  // The loopback device is the first one of every netns.
-  if (dev.name == "lo" || dev.index == 1) {
-    why = "is the node's loopback device";
-  } else {
-    // The node's default route per family is the one with the lowest metric in main; secondary ENIs often
-    // carry defaults at higher metrics (the node agent's) and stay attachable.
-    ASSIGN_OR_RETURN(auto routes, NodeMainRoutes(ctx));
-    for (int family : {AF_INET, AF_INET6}) {
-      std::optional<uint32_t> best;
-      for (const netlink::RouteInfo& r : routes)
-        if (r.family() == family && r.table == netlink::kTableMain && r.dst.len == 0 && r.type == 1)
-          best = std::min(best.value_or(r.metric), r.metric);
-      // Any leg of a multipath default counts: the node routes through each.
-      const auto through_dev = [&dev](const netlink::RouteInfo& r) {
-        return r.oif == dev.index ||
-               std::any_of(r.nexthops.begin(), r.nexthops.end(),
-                           [&dev](const netlink::Nexthop& h) { return h.oif == dev.index; });
-      };
-      for (const netlink::RouteInfo& r : routes)
-        if (best && r.family() == family && r.table == netlink::kTableMain && r.dst.len == 0 && r.type == 1 &&
-            r.metric == *best && through_dev(r) && why.empty())
-          why =
-              std::string("carries the node's ") + (family == AF_INET6 ? "IPv6" : "IPv4") + " default route";
-    }
-  }
-  if (why.empty()) return base::Ok();
-  return Error(Code::kInvalidConfig,
-               ctx.cfg.device.Describe() + " selects " + dev.name + ", which " + why + "; mode " +
-                   conf::ModeName(ctx.cfg.mode) +
-                   " would take it from the node. Select another device, or, if the node can do without it, "
-                   "the node admin adds \"" +
-                   dev.name + "\" to allowNodeDevices in the node file (" +
-                   (node.source.starts_with("/") ? node.source : std::string(conf::kNodeConfigPath)) +
-                   ", docs/security.md)");
+Result<bool> FreeStaleClaim(Context& ctx, const StateStore& store, const ClaimOwner& owner) {
+  if (ctx.recover_stale_claim == nullptr) return false;
+  return ctx.recover_stale_claim(ctx, store, owner);
 }
 
 }  // namespace cni

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "cni/command/context.h"
+#include "cni/core/context.h"
 #include "cni/device/lookup.h"
 #include "cni/driver/plan.h"
 #include "cni/driver/rdma.h"
@@ -117,8 +117,8 @@ Plan LinkPlan(const Context& ctx, const Target& t, const std::string& pod_name, 
 base::Result<netlink::LinkInfo> FindOnNode(Context& ctx, const StateStore& store, const RdmaAccess& rdma,
                                            const DeviceQuery& query);
 
-/// Code 7 when `dev` is `lo` or carries the node's default route, unless the node file allows it
-/// (allowNodeDevices): modes that take a device from the node would cut the node off its network.
-base::Status RefuseNodeOwnDevice(Context& ctx, const netlink::LinkInfo& dev);
+/// Whether the claim of `owner` stops blocking once its holder, if provably dead, is recovered
+/// (Context::recover_stale_claim); false when no recovery is set.
+base::Result<bool> FreeStaleClaim(Context& ctx, const StateStore& store, const ClaimOwner& owner);
 
 }  // namespace cni

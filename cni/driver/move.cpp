@@ -2,6 +2,7 @@
 // the pod, and home again on DEL exactly as it was.
 #include "cni/driver/move.h"
 
+#include "cni/device/choice.h"
 #include "cni/driver/driver.h"
 #include "cni/driver/plan.h"
 

@@ -1,5 +1,5 @@
-// The RDMA side of an attachment: the kernel's netns mode, pairing the netdev with its RDMA device, and the
-// journal steps that move or create RDMA devices.
+// The RDMA side of an attachment: the kernel's netns mode and pairing the netdev with its RDMA device (the
+// journal steps that move or create RDMA devices: cni/journal/rdma_device.h).
 #pragma once
 
 #include <optional>
@@ -31,22 +31,5 @@ struct RdmaPlan {
 base::Result<RdmaPlan> ResolveRdma(const conf::RdmaConfig& cfg, const netlink::LinkInfo& netdev,
                                    netlink::Rdma* host, const base::Error* open_error,
                                    const std::string& sysfs_root, const std::string& soft_name);
-
-/// How to get RDMA netns mode `want` at boot, for error messages.
-std::string NetnsModeBootFix(netlink::NetnsMode want);
-
-/// Moves RDMA device `name` from `from` into the netns of `netns_fd`.
-/// EOPNOTSUPP becomes kRdmaCannotMove with the fix.
-base::Status MoveRdmaDevice(netlink::Rdma& from, const std::string& name, int netns_fd);
-
-/// Inverse of a StepRdmaMove: the device back to the node. Already home, or
-/// gone (a soft device dies with its netdev), counts as done.
-base::Status ReturnRdmaDevice(const std::string& name, netlink::Rdma* host, netlink::Rdma* pod, int host_fd);
-
-/// Inverse of a StepSoftRdma: delete the device wherever it is visible.
-base::Status DeleteSoftDevice(const std::string& name, netlink::Rdma* host, netlink::Rdma* pod);
-
-/// The index of the device named `name` as `rdma` sees it; nullopt if absent.
-base::Result<std::optional<uint32_t>> FindRdmaDevice(netlink::Rdma& rdma, const std::string& name);
 
 }  // namespace cni

@@ -3,10 +3,10 @@
 #include "cni/driver/vf.h"
 
 #include "base/log.h"
+#include "cni/device/choice.h"
 #include "cni/driver/driver.h"
 #include "cni/driver/sriov.h"
 #include "cni/state/claim.h"
-#include "cni/state/stale.h"
 
 namespace cni {
 
@@ -98,7 +98,7 @@ class Vf : public Driver {
     else
       owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci);
     if (owner && (!t.device || owner->device != t.device->name)) {
-      ASSIGN_OR_RETURN(bool free, RecoverClaim(ctx, store, *owner));
+      ASSIGN_OR_RETURN(bool free, FreeStaleClaim(ctx, store, *owner));
       if (free) {
         ASSIGN_OR_RETURN(t.vf, FindVfTarget(ctx, rdma.host, query, *t.vfs));
         t.device = t.vf ? t.vf->netdev : std::nullopt;

@@ -1,5 +1,5 @@
-// The SR-IOV side of mode "vf": which VF the config names, the settings ADD applies through its PF (journaled
-// with their old values), putting them back, and checking them.
+// The SR-IOV side of mode "vf": which VF the config names and the settings ADD applies through its PF
+// (journaled with their old values; applying, putting back and checking them: cni/journal/vf_device.h).
 #pragma once
 
 #include <optional>
@@ -35,16 +35,5 @@ base::Result<VfTarget> ResolveVf(netlink::Kernel& host, netlink::Vf& vfs, const 
 /// as CHECK and DEL know the attachment by it. The rates travel together: one the config leaves unset keeps
 /// its current value. A VLAN without vlanQoS gets QoS 0. The IB GUID goes to both the node and the port GUID.
 StepVf PlanVf(const conf::Config& cfg, const VfTarget& target);
-
-/// Applies a StepVf through the PF (nothing when `applied` is empty).
-base::Status ApplyVf(const StepVf& step, netlink::Vf* vfs);
-
-/// Inverse of a StepVf: `old` set back through the PF (found by index, or by name if its index changed). A PF
-/// that is gone, or a VF it no longer has (SR-IOV turned off), counts as done with a warning. When the VF's
-/// netdev is on the node carrying the MAC ADD gave it, its own MAC goes back too.
-base::Status RestoreVf(const StepVf& step, netlink::Kernel& host, netlink::Vf* vfs);
-
-/// CHECK: each member ADD applied still has its value.
-base::Status CheckVf(const StepVf& step, netlink::Vf& vfs);
 
 }  // namespace cni

@@ -1,11 +1,11 @@
-#include "cni/journal/ip_steps.h"
+#include "cni/core/ip_steps.h"
 
 #include <sys/socket.h>
 
 #include <algorithm>
 
 #include "base/log.h"
-#include "cni/command/context.h"
+#include "cni/core/context.h"
 #include "cni/state/state.h"
 #include "conf/names.h"
 

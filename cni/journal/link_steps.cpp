@@ -1,9 +1,10 @@
-#include "cni/journal/link_steps.h"
+#include "cni/core/link_steps.h"
 
 #include <cerrno>
 
 #include "base/log.h"
 #include "cni/journal/journal.h"
+#include "cni/journal/move_home.h"
 #include "cni/journal/route_restore.h"
 #include "cni/state/state.h"
 #include "conf/names.h"

@@ -1,4 +1,4 @@
-#include "cni/journal/member_steps.h"
+#include "cni/core/member_steps.h"
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
-#include "cni/journal/rdma_steps.h"
+#include "cni/core/rdma_steps.h"
 
 #include <cerrno>
 
 #include "base/log.h"
-#include "cni/driver/rdma.h"
+#include "cni/journal/rdma_device.h"
 #include "cni/state/state.h"
 #include "conf/names.h"
 

@@ -1,9 +1,9 @@
-#include "cni/journal/smc_steps.h"
+#include "cni/core/smc_steps.h"
 
 #include <algorithm>
 
 #include "base/log.h"
-#include "cni/command/context.h"
+#include "cni/core/context.h"
 #include "cni/state/state.h"
 #include "conf/names.h"
 

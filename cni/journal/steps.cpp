@@ -1,5 +1,5 @@
 // The dispatch over the Step variant.
-#include "cni/journal/steps.h"
+#include "cni/core/steps.h"
 
 #include <cerrno>
 #include <charconv>

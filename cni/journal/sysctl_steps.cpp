@@ -1,6 +1,6 @@
-#include "cni/journal/sysctl_steps.h"
+#include "cni/core/sysctl_steps.h"
 
-#include "cni/command/context.h"
+#include "cni/core/context.h"
 #include "cni/state/state.h"
 
 namespace cni {

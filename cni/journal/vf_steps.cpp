@@ -1,7 +1,7 @@
-#include "cni/journal/vf_steps.h"
+#include "cni/core/vf_steps.h"
 
-#include "cni/command/context.h"
-#include "cni/driver/vf_settings.h"
+#include "cni/core/context.h"
+#include "cni/journal/vf_device.h"
 #include "cni/state/state.h"
 #include "conf/names.h"
 

@@ -10,8 +10,8 @@
 #include "base/file.h"
 #include "base/log.h"
 #include "base/path_open.h"
-#include "cni/journal/json_fields.h"
-#include "cni/journal/step_env.h"
+#include "cni/core/json_fields.h"
+#include "cni/core/step_env.h"
 #include "conf/names.h"
 
 namespace cni {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "cni/journal/steps.h"
+#include "cni/core/steps.h"
 #include "cni/state/device_info.h"
 #include "netlink/kernel.h"
 #include "netlink/netns_liveness.h"
@@ -45,7 +45,7 @@ struct AttachmentState {
   std::string rdma_mode;    ///< "shared" or "exclusive" when rdma_device is set
   DeviceOrigin origin;
   std::vector<Step> steps;  ///< in the order they were (about to be) applied
-  /// A group (cni/state/group.h): its steps are StepMembers, each an attachment of its own; the file is
+  /// A group (cni/command/group.h): its steps are StepMembers, each an attachment of its own; the file is
   /// StateStore::GroupFileName's ("group", written only when true: older states lack it).
   bool group = false;
   /// A group's member: the group's ifName ("memberOf", absent otherwise).

@@ -2,7 +2,7 @@
 // it) must not make DEL exec a program outside CNI_PATH, act on a name the kernel would never have given us,
 // or enter a path that is no netns path. Every value a step acts on is checked with the rule its source was
 // checked with at ADD (the config, CNI_*, the kernel's own shapes); each step's own rule is its Validate, in
-// its family's file (cni/journal/steps.h).
+// its family's file (cni/core/steps.h).
 #include "cni/state/state_check.h"
 
 #include "cni/state/device_info.h"
@@ -14,7 +14,6 @@ using base::Status;
 
 namespace {
 
-bool IsMac(const std::string& m) { return conf::NormalizeMac(m).has_value(); }
 bool IsPci(const std::string& p) { return conf::NormalizePci(p).has_value(); }
 
 }  // namespace
@@ -48,7 +47,7 @@ Status ValidateState(const AttachmentState& s) {
     return BadValue("device.name", o.name,
                     "an interface name (1..15 bytes, no '/', ':' or whitespace) or a PCI address");
   if (o.index < 0) return BadValue("device.index", std::to_string(o.index), "an interface index");
-  if (!o.mac.empty() && (!IsMac(o.mac) || o.mac == "00:00:00:00:00:00"))
+  if (!o.mac.empty() && (!conf::NormalizeMac(o.mac) || o.mac == "00:00:00:00:00:00"))
     return BadValue("device.mac", o.mac,
                     "the device's MAC (not all zeros, which no device we move has) or \"\"");
   if (!o.kind.empty() && (!conf::IsValidDeviceId(o.kind) || o.kind.size() > 32))

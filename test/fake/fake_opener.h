@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "cni/command/context.h"
+#include "cni/core/context.h"
 #include "test/fake/fake_kernel.h"
 #include "test/fake/fake_rdma.h"
 #include "test/fake/fake_smc.h"

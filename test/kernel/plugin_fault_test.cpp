@@ -2,7 +2,7 @@
 // fail, or to die by SIGKILL, before and after every journal step, undo step
 // and state write that its ADD and DEL pass through, in move mode (IPAM and
 // inherited addresses, MTU, SMC-R sysctls), macvlan mode and a group (a
-// pool's device, cni/state/group.h). The points come
+// pool's device, cni/command/group.h). The points come
 // from a traced run of the plugin itself, not from a list kept here. The
 // points of the stale-claim recovery (an ADD finishing a lost DEL) are failed
 // and killed in plugin_stale_test.cpp; every kind is reached here.
@@ -64,7 +64,7 @@ const std::vector<Scenario>& Scenarios() {
        }},
       {"group-pool-ipam",
        [](const kt::Topology& t) {
-         // A group (cni/state/group.h) of one member from a pool, whose IPAM runs
+         // A group (cni/command/group.h) of one member from a pool, whose IPAM runs
          // under the member's own interface name.
          kt::ConfigSpec s{
              .device = "", .data_dir = t.DataDir(), .log_file = t.LogFile(), .ipam = HostLocal(t)};

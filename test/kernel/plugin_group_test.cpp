@@ -1,6 +1,6 @@
 // Several devices in one attachment (device.count, device.pool): a group of
 // attachments, one per device, each with its own interface, table and rule,
-// all or nothing at ADD, undone by one DEL (cni/state/group.h).
+// all or nothing at ADD, undone by one DEL (cni/command/group.h).
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <iostream>

@@ -1,4 +1,4 @@
-#include "cni/command/env.h"
+#include "cni/core/env.h"
 
 #include <catch2/catch.hpp>
 #include <map>

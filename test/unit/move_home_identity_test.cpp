@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "cni/journal/journal.h"
+#include "cni/journal/move_home.h"
 #include "test/fake/fake_kernel.h"
 
 namespace test_unit_move_home_identity_test {

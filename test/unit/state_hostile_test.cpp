@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "base/file.h"
-#include "cni/command/env.h"
+#include "cni/core/env.h"
 #include "cni/device/rails.h"
 #include "cni/state/claim.h"
 #include "cni/state/state.h"

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "cni/journal/json_fields.h"
-#include "cni/journal/step_env.h"
+#include "cni/core/json_fields.h"
+#include "cni/core/step_env.h"
 #include "netlink/vf_kernel.h"
 
 namespace cni {

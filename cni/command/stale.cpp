@@ -1,4 +1,4 @@
-#include "cni/state/stale.h"
+#include "cni/command/stale.h"
 
 #include <algorithm>
 #include <optional>
@@ -6,8 +6,9 @@
 #include "base/fault.h"
 #include "base/log.h"
 #include "cni/command/del.h"
+#include "cni/command/group.h"
 #include "cni/journal/journal.h"
-#include "cni/state/group.h"
+#include "cni/journal/move_home.h"
 #include "cni/state/record.h"
 #include "conf/node.h"
 

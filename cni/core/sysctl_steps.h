@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "cni/journal/step_env.h"
+#include "cni/core/step_env.h"
 
 namespace cni {
 

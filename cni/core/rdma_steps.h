@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "cni/journal/step_env.h"
+#include "cni/core/step_env.h"
 
 namespace cni {
 

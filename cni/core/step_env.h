@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "cni/journal/json_fields.h"
+#include "cni/core/json_fields.h"
 #include "netlink/kernel.h"
 #include "netlink/rdma_kernel.h"
 #include "netlink/smc.h"

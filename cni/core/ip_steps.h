@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cni/journal/json_fields.h"
-#include "cni/journal/step_env.h"
+#include "cni/core/json_fields.h"
+#include "cni/core/step_env.h"
 #include "netlink/kernel.h"
 
 namespace cni {

@@ -1,4 +1,4 @@
-#include "cni/journal/json_fields.h"
+#include "cni/core/json_fields.h"
 
 #include <charconv>
 #include <climits>

@@ -1,4 +1,4 @@
-#include "cni/state/group.h"
+#include "cni/command/group.h"
 
 #include <algorithm>
 

@@ -8,15 +8,15 @@
 #include <vector>
 
 #include "base/error.h"
-#include "cni/journal/ip_steps.h"
-#include "cni/journal/json_fields.h"
-#include "cni/journal/link_steps.h"
-#include "cni/journal/member_steps.h"
-#include "cni/journal/rdma_steps.h"
-#include "cni/journal/smc_steps.h"
-#include "cni/journal/step_env.h"
-#include "cni/journal/sysctl_steps.h"
-#include "cni/journal/vf_steps.h"
+#include "cni/core/ip_steps.h"
+#include "cni/core/json_fields.h"
+#include "cni/core/link_steps.h"
+#include "cni/core/member_steps.h"
+#include "cni/core/rdma_steps.h"
+#include "cni/core/smc_steps.h"
+#include "cni/core/step_env.h"
+#include "cni/core/sysctl_steps.h"
+#include "cni/core/vf_steps.h"
 
 namespace cni {
 

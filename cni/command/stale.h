@@ -7,7 +7,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "cni/command/context.h"
+#include "cni/core/context.h"
 #include "cni/state/claim.h"
 #include "cni/state/state.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "cni/command/env.h"
+#include "cni/core/env.h"
 #include "conf/config.h"
 #include "conf/node.h"
 #include "ipam/ipam.h"
@@ -62,6 +62,15 @@ struct Shared {
   std::optional<std::vector<netlink::RouteInfo>> node_main_routes;
 };
 
+class StateStore;
+struct ClaimOwner;
+struct Context;
+
+/// Finishes the DEL of a provably dead holder of a device claim an ADD finds in its way; true when the
+/// claim no longer blocks (cni/command/stale.h, RecoverClaim).
+using RecoverStaleClaim = base::Result<bool> (*)(Context& ctx, const StateStore& store,
+                                                 const ClaimOwner& owner);
+
 struct Context {
   const conf::Config& cfg;
   const Env& env;
@@ -73,7 +82,8 @@ struct Context {
   int lock_wait_ms = 10000;  ///< the binary sets cfg.lock_timeout_ms (`lockTimeoutMs`)
   /// The node file's policy (run.cpp always sets it); null: not checked (unit tests).
   const conf::NodePolicy* node = nullptr;
-  /// A member of a group (cni/state/group.h): the group's ifName, recorded in the member's state as memberOf.
+  /// A member of a group (cni/command/group.h): the group's ifName, recorded in the member's state as
+  /// memberOf.
   std::optional<std::string> member_of = std::nullopt;
   /// Set by Add: the PCI address and RDMA device of what it attached ("" none); a group's device-info file
   /// names its first member's.
@@ -81,6 +91,9 @@ struct Context {
   std::string attached_rdma = std::string();
   /// The invocation's shared handles; null: none are shared.
   Shared* shared = nullptr;
+  /// Set by Add (the commands own DEL): a driver finding a claim in its way calls it. Null: no holder is
+  /// recovered, the claim blocks (a driver called on its own).
+  RecoverStaleClaim recover_stale_claim = nullptr;
 };
 
 /// The handle of the netns at `path`: the invocation's shared one (opened on first use), else one opened

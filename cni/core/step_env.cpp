@@ -1,4 +1,4 @@
-#include "cni/journal/step_env.h"
+#include "cni/core/step_env.h"
 
 #include <cerrno>
 

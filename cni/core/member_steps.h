@@ -1,14 +1,14 @@
-// A group's member (cni/state/group.h): the journal records it; the group
+// A group's member (cni/command/group.h): the journal records it; the group
 // adds, deletes and checks its members itself.
 #pragma once
 
 #include <string>
 
-#include "cni/journal/step_env.h"
+#include "cni/core/step_env.h"
 
 namespace cni {
 
-struct StepMember {  ///< a group's attachment of one device (cni/state/group.h); inverse: its DEL
+struct StepMember {  ///< a group's attachment of one device (cni/command/group.h); inverse: its DEL
   static constexpr const char* kOp = "member";
   std::string pod_name;  ///< its interface in the pod, and the key of its own state file
   std::string device;    ///< the device ID or name it was given

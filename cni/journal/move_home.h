@@ -1,50 +1,15 @@
-// The pod-side link's steps: the device moved in (or a child made), its MAC,
-// MTU and admin state; and putting a moved device back on the node.
+// Putting a moved device back on the node, and deleting a child: the undo of StepMove and StepChild
+// (cni/core/link_steps.h), which DEL without a journal and stale recovery use too.
 #pragma once
 
 #include <optional>
 #include <string>
 
-#include "cni/journal/step_env.h"
+#include "base/error.h"
+#include "cni/core/link_steps.h"
 #include "netlink/kernel.h"
 
 namespace cni {
-
-struct DeviceOrigin;
-
-struct StepMove {  ///< device moved into the pod as pod_name; inverse: home as origin
-  static constexpr const char* kOp = "move";
-  std::string pod_name;
-};
-
-struct StepChild {  ///< macvlan/ipvlan child created in the pod as spec.name; inverse: deleted
-  static constexpr const char* kOp = "child";
-  std::string parent;           ///< the node device's name
-  netlink::ChildLinkSpec spec;  ///< what was asked of the kernel (mtu is left to StepMtu)
-};
-
-struct StepMtu {  ///< pod-side MTU changed; inverse: taken away by the move home
-  static constexpr const char* kOp = "mtu";
-  static constexpr bool kOnLink = true;
-  uint32_t mtu = 0;
-};
-
-struct StepUp {  ///< pod-side link set up
-  static constexpr const char* kOp = "up";
-  static constexpr bool kOnLink = true;
-};
-
-struct StepMac {  ///< pod-side MAC set; inverse: the move home restores the node MAC
-  static constexpr const char* kOp = "mac";
-  static constexpr bool kOnLink = true;
-  std::string mac;
-};
-
-CNI_STEP(StepMove)
-CNI_STEP(StepChild)
-CNI_STEP(StepMtu)
-CNI_STEP(StepUp)
-CNI_STEP(StepMac)
 
 /// Puts the device back on the node exactly as `origin` says: finds it in the pod or already on the node
 /// (FindHome), moves and renames it in one message, restores MAC, MTU, addresses, admin state and routes. It

@@ -1,4 +1,4 @@
-#include "cni/command/context.h"
+#include "cni/core/context.h"
 
 namespace cni {
 
