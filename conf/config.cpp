@@ -16,7 +16,7 @@
 #include "conf/rdma_config.h"
 #include "conf/smcr_config.h"
 #include "conf/version.h"
-#include "netlink/kernel.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace conf {
 namespace {

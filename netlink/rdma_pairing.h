@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "netlink/kernel.h"
 #include "netlink/rdma_kernel.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace netlink {
 

@@ -1,4 +1,4 @@
-// Between libnl's route objects and erdma-cni's plain values (kernel.h), and
+// Between libnl's route objects and erdma-cni's plain values (rtnl_kernel.h), and
 // the text that names a request in an error message.
 #pragma once
 
@@ -7,8 +7,8 @@
 
 #include "base/error.h"
 #include "netlink/ip.h"
-#include "netlink/kernel.h"
 #include "netlink/libnl_ptr.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace netlink::rtnl {
 

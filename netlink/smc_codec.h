@@ -13,8 +13,8 @@
 
 #include "base/error.h"
 #include "netlink/raw_message.h"
-#include "netlink/smc.h"
 #include "netlink/smc_input.h"
+#include "netlink/smc_kernel.h"
 
 namespace netlink::smcnl {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "base/error.h"
-#include "netlink/smc.h"
+#include "netlink/smc_kernel.h"
 
 namespace netlink::smcnl {
 

@@ -5,7 +5,7 @@
 
 #include "base/error.h"
 #include "netlink/netns.h"
-#include "netlink/smc.h"
+#include "netlink/smc_kernel.h"
 
 namespace netlink {
 

@@ -8,7 +8,7 @@
 
 #include "base/error.h"
 #include "cni/admin/clear.h"
-#include "netlink/kernel.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace cni {
 

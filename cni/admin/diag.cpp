@@ -20,7 +20,7 @@
 #include "netlink/netns.h"
 #include "netlink/rdma_pairing.h"
 #include "netlink/rdma_socket.h"
-#include "netlink/rtnl_kernel.h"
+#include "netlink/rtnl_socket.h"
 #include "netlink/smc_socket.h"
 #include "netlink/sysctl.h"
 

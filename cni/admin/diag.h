@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "netlink/kernel.h"
 #include "netlink/rdma_kernel.h"
-#include "netlink/smc.h"
+#include "netlink/rtnl_kernel.h"
+#include "netlink/smc_kernel.h"
 #include "netlink/sysctl.h"
 
 namespace cni {

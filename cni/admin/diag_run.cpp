@@ -14,7 +14,7 @@
 #include "conf/names.h"
 #include "netlink/netns.h"
 #include "netlink/rdma_socket.h"
-#include "netlink/rtnl_kernel.h"
+#include "netlink/rtnl_socket.h"
 #include "netlink/smc_socket.h"
 #include "netlink/sysctl.h"
 

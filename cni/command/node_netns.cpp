@@ -4,7 +4,7 @@
 
 #include "netlink/netns.h"
 #include "netlink/rdma_socket.h"
-#include "netlink/rtnl_kernel.h"
+#include "netlink/rtnl_socket.h"
 #include "netlink/smc_socket.h"
 #include "netlink/sysctl.h"
 #include "netlink/vf_socket.h"

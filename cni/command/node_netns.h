@@ -8,8 +8,8 @@
 
 #include "base/error.h"
 #include "cni/core/context.h"
-#include "netlink/kernel.h"
 #include "netlink/netns.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace cni {
 

@@ -16,7 +16,7 @@
 #include "conf/node.h"
 #include "conf/version.h"
 #include "ipam/negotiate.h"
-#include "netlink/rtnl_kernel.h"
+#include "netlink/rtnl_socket.h"
 
 namespace cni {
 

@@ -11,7 +11,7 @@
 #include "cni/core/env.h"
 #include "conf/node.h"
 #include "ipam/ipam.h"
-#include "netlink/kernel.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace cni {
 

@@ -13,10 +13,10 @@
 #include "conf/config.h"
 #include "conf/node.h"
 #include "ipam/ipam.h"
-#include "netlink/kernel.h"
 #include "netlink/netns_liveness.h"
 #include "netlink/rdma_kernel.h"
-#include "netlink/smc.h"
+#include "netlink/rtnl_kernel.h"
+#include "netlink/smc_kernel.h"
 #include "netlink/sysctl.h"
 #include "netlink/vf_kernel.h"
 

@@ -7,7 +7,7 @@
 
 #include "cni/core/json_fields.h"
 #include "cni/core/step_env.h"
-#include "netlink/kernel.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace cni {
 

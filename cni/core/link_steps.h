@@ -6,7 +6,7 @@
 #include <string>
 
 #include "cni/core/step_env.h"
-#include "netlink/kernel.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace cni {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cni/core/step_env.h"
-#include "netlink/smc.h"
+#include "netlink/smc_kernel.h"
 
 namespace cni {
 

@@ -10,9 +10,9 @@
 
 #include "base/error.h"
 #include "cni/core/json_fields.h"
-#include "netlink/kernel.h"
 #include "netlink/rdma_kernel.h"
-#include "netlink/smc.h"
+#include "netlink/rtnl_kernel.h"
+#include "netlink/smc_kernel.h"
 #include "netlink/sysctl.h"
 #include "netlink/vf_kernel.h"
 

@@ -6,8 +6,8 @@
 
 #include "base/error.h"
 #include "conf/config.h"
-#include "netlink/kernel.h"
 #include "netlink/rdma_kernel.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace cni {
 

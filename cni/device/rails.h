@@ -8,8 +8,8 @@
 
 #include "cni/device/pci_distance.h"
 #include "kubelet/pod_devices.h"
-#include "netlink/kernel.h"
 #include "netlink/rdma_kernel.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace cni {
 

@@ -13,7 +13,7 @@
 #include "cni/state/state.h"
 #include "conf/config.h"
 #include "ipam/ipam.h"
-#include "netlink/kernel.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace cni {
 

@@ -7,9 +7,9 @@
 
 #include "base/error.h"
 #include "conf/rdma_config.h"
-#include "netlink/kernel.h"
 #include "netlink/rdma_kernel.h"
 #include "netlink/rdma_pairing.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace cni {
 

@@ -12,7 +12,7 @@
 #include "cni/state/state.h"
 #include "conf/config.h"
 #include "netlink/rdma_pairing.h"
-#include "netlink/smc.h"
+#include "netlink/smc_kernel.h"
 #include "netlink/sysctl.h"
 
 namespace cni {

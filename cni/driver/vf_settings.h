@@ -9,7 +9,7 @@
 #include "cni/driver/sriov.h"
 #include "cni/state/state.h"
 #include "conf/config.h"
-#include "netlink/kernel.h"
+#include "netlink/rtnl_kernel.h"
 #include "netlink/vf_kernel.h"
 
 namespace cni {

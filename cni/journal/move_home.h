@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "cni/core/link_steps.h"
-#include "netlink/kernel.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace cni {
 

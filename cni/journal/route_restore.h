@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "netlink/kernel.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace cni {
 

@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "cni/core/vf_steps.h"
-#include "netlink/kernel.h"
+#include "netlink/rtnl_kernel.h"
 #include "netlink/vf_kernel.h"
 
 namespace cni {

@@ -13,8 +13,8 @@
 #include "base/error.h"
 #include "cni/core/steps.h"
 #include "cni/state/device_info.h"
-#include "netlink/kernel.h"
 #include "netlink/netns_liveness.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace cni {
 

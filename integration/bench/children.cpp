@@ -6,7 +6,7 @@
 #include "integration/bench/calls.h"
 #include "integration/bench/spawn.h"
 #include "netlink/netns.h"
-#include "netlink/rtnl_kernel.h"
+#include "netlink/rtnl_socket.h"
 
 namespace bench {
 

@@ -10,7 +10,7 @@
 #include "ipam/inherit.h"
 #include "netlink/netns.h"
 #include "netlink/rdma_socket.h"
-#include "netlink/rtnl_kernel.h"
+#include "netlink/rtnl_socket.h"
 
 namespace bench {
 

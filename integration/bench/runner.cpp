@@ -22,7 +22,7 @@
 #include "integration/bench/scale.h"
 #include "integration/bench/spawn.h"
 #include "netlink/netns.h"
-#include "netlink/rtnl_kernel.h"
+#include "netlink/rtnl_socket.h"
 
 namespace bench {
 

@@ -9,7 +9,7 @@
 
 #include "integration/bench/spawn.h"
 #include "netlink/netns.h"
-#include "netlink/rtnl_kernel.h"
+#include "netlink/rtnl_socket.h"
 
 namespace bench {
 

@@ -21,7 +21,7 @@
 #include "integration/bench/report.h"
 #include "integration/bench/runner.h"
 #include "integration/bench/topology.h"
-#include "netlink/kernel.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace bench {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "netlink/kernel.h"
+#include "netlink/rtnl_kernel.h"
 
 namespace bench {
 

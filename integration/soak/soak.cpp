@@ -22,7 +22,7 @@
 #include "integration/bench/stats.h"
 #include "integration/soak/census.h"
 #include "netlink/netns.h"
-#include "netlink/rtnl_kernel.h"
+#include "netlink/rtnl_socket.h"
 
 namespace soak {
 namespace {

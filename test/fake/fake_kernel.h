@@ -57,7 +57,7 @@
 #include <utility>
 #include <vector>
 
-#include "netlink/kernel.h"
+#include "netlink/rtnl_kernel.h"
 #include "test/fake/call_log.h"
 
 namespace fake {

@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "netlink/smc.h"
+#include "netlink/smc_kernel.h"
 #include "test/fake/call_log.h"
 #include "test/fake/fake_kernel.h"
 

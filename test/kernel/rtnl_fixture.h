@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "netlink/kernel.h"
 #include "netlink/netns.h"
 #include "netlink/rtnl_kernel.h"
+#include "netlink/rtnl_socket.h"
 #include "test/kernel/require_ok.h"
 #include "test/kernel/scratch_netns.h"
 

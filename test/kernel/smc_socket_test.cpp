@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "netlink/netns.h"
-#include "netlink/smc.h"
 #include "netlink/smc_codec.h"
+#include "netlink/smc_kernel.h"
 #include "netlink/transport.h"
 #include "test/kernel/require_ok.h"
 #include "test/kernel/scratch_netns.h"

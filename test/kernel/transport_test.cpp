@@ -22,7 +22,7 @@
 
 #include "netlink/netns.h"
 #include "netlink/raw_message.h"
-#include "netlink/rtnl_kernel.h"
+#include "netlink/rtnl_socket.h"
 #include "test/kernel/require_ok.h"
 #include "test/kernel/scratch_netns.h"
 

@@ -1,4 +1,4 @@
-#include "netlink/rtnl_kernel.h"
+#include "netlink/rtnl_socket.h"
 
 #include <fcntl.h>
 #include <linux/fib_rules.h>

@@ -9,7 +9,7 @@
 
 #include "test/kernel/rtnl_fixture.h"
 
-namespace test_kernel_rtnl_kernel_test {
+namespace test_kernel_rtnl_socket_test {
 
 namespace {
 
@@ -211,4 +211,4 @@ TEST_CASE("a kernel handle speaks to its own namespace and keeps a dup of its fd
   CHECK(home.st_ino != mine.st_ino);
 }
 
-}  // namespace test_kernel_rtnl_kernel_test
+}  // namespace test_kernel_rtnl_socket_test
