@@ -166,7 +166,7 @@ class DeviceHold {
     const conf::Config& cfg = ctx_.cfg;
     const std::string mac = t.device ? t.device->mac : "";
     if (claim_) {
-      const StepVf* vf = FindStep<StepVf>(plan.node);
+      const StepVf* vf = FindStep<StepVf>(plan.node_steps);
       Status s =
           claim_->SetOwner(ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.held_name,
                                       mac, t.pci, vf && !vf->applied.empty() ? StepToJson(*vf) : json()});
@@ -372,7 +372,7 @@ Result<json> Add(Context& ctx) {
   std::optional<StepIpam> ipam_step;
   if (plan.addresses == conf::AddressMode::kIpam)
     ipam_step = StepIpam{cfg.ipam_type, ipam::DelegateConfig(cfg)};
-  const bool ipam_journaled = ipam_step && plan.node.empty() && target.hold == Hold::kParentShare;
+  const bool ipam_journaled = ipam_step && plan.node_steps.empty() && target.hold == Hold::kParentShare;
   if (ipam_journaled) st.steps.push_back(*ipam_step);
   RETURN_IF_ERROR(holding.Own(target, plan));
 
@@ -380,7 +380,7 @@ Result<json> Add(Context& ctx) {
   auto apply = [&]() -> Result<json> {
     // The node's part first (the RDMA netns mode, VF settings through the
     // PF before the VF moves); it comes off last.
-    if (!plan.node.empty()) RETURN_IF_ERROR(journal.Run(plan.node, env));
+    if (!plan.node_steps.empty()) RETURN_IF_ERROR(journal.Run(plan.node_steps, env));
     std::vector<ipam::IpConfig> ips;
     if (plan.addresses == conf::AddressMode::kInherit) {
       ips = ipam::Inherit(st.origin.addrs, st.origin.routes);

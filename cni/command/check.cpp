@@ -51,7 +51,7 @@ Status Check(Context& ctx) {
   // No state: a pod that asked for nothing passed through its ADD. CHECK always
   // carries a prevResult, so that is decided only where no attachment of ours exists.
   if (!loaded && !ctx.member_of) {
-    ASSIGN_OR_RETURN(PodRequest request, WhatThePodAsked(ctx.cfg, ctx.env, ctx.node));
+    ASSIGN_OR_RETURN(PodRequest request, WhatThePodAsked(ctx.cfg, ctx.env, ctx.node_policy));
     if (!request.asked) {
       base::Log::Info("CHECK passed through: " + request.why);
       return base::Ok();

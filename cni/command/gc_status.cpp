@@ -92,8 +92,8 @@ Status Gc(Context& ctx) {
     // may predate that ADD). Under it, the journal must be the one read: a state rewritten since was an
     // ADD's.
     std::optional<AttachmentRecord> lock;
-    if (ctx.node) {
-      auto l = AttachmentRecord::TryLock(ctx.node->attachments_dir, st.container_id, st.if_name);
+    if (ctx.node_policy) {
+      auto l = AttachmentRecord::TryLock(ctx.node_policy->attachments_dir, st.container_id, st.if_name);
       if (!l.ok()) {
         base::Log::Info("GC: leaving " + st.container_id + "/" + st.if_name + ": " + l.error().msg);
         continue;

@@ -44,9 +44,9 @@ class Member {
     ctx_.sysfs_root = group.sysfs_root;
     ctx_.procfs_root = group.procfs_root;
     ctx_.lock_wait_ms = group.lock_wait_ms;
-    ctx_.node = group.node;
+    ctx_.node_policy = group.node_policy;
     ctx_.member_of = of.if_name;
-    ctx_.shared = group.shared;
+    ctx_.cache = group.cache;
     ipam_.RunFor(ipam::Attachment{env_.container_id, pod_name, env_.netns});
   }
   ~Member() { ipam_.RunFor(std::nullopt); }
@@ -239,8 +239,8 @@ Result<json> AddChosen(Context& ctx, std::optional<kubelet::PodAllocation> answe
   Context with{one, ctx.env, ctx.host, ctx.netns, ctx.ipam};
   with.sysfs_root = ctx.sysfs_root;
   with.lock_wait_ms = ctx.lock_wait_ms;
-  with.node = ctx.node;
-  with.shared = ctx.shared;
+  with.node_policy = ctx.node_policy;
+  with.cache = ctx.cache;
   return Add(with);
 }
 

@@ -219,10 +219,10 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
   exec->SetTimeLimit(cfg->ipam_timeout_ms);
   ipam::NegotiatingExecutor ipam(*exec);
   Context ctx{*cfg, *env, **host, backend.Opener(), ipam};
-  Shared shared;
-  ctx.shared = &shared;
+  InvocationCache cache;
+  ctx.cache = &cache;
   ctx.lock_wait_ms = static_cast<int>(cfg->lock_timeout_ms);
-  ctx.node = &*node;
+  ctx.node_policy = &*node;
 #ifdef ERDMA_CNI_FAULT_HOOKS
   // Test builds only: sysfs and procfs trees laid out by a test, never a key of any config.
   if (const char* root = getenv("ERDMA_CNI_TEST_SYSFS"); root && *root) ctx.sysfs_root = root;

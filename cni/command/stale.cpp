@@ -100,15 +100,16 @@ Result<bool> RecoverStale(Context& ctx, const std::string& data_dir, const Claim
   env.ifname = st.if_name;
   env.netns.clear();
   env.args.clear();
-  Context old{ctx.cfg,          env,     ctx.host, ctx.netns, ctx.ipam, ctx.sysfs_root, ctx.procfs_root,
-              ctx.lock_wait_ms, ctx.node};
+  Context old{
+      ctx.cfg,        env, ctx.host, ctx.netns, ctx.ipam, ctx.sysfs_root, ctx.procfs_root, ctx.lock_wait_ms,
+      ctx.node_policy};
   {
     IpamFor ipam_for(ctx.ipam, ipam::Attachment{st.container_id, st.if_name, recorded_netns});
     if (auto s = DeleteAttachment(old, store, owner.state_path, st, held); !s.ok()) return failed(s.error());
   }
   if (st.member_of) ForgetGroupIfEmpty(store, st.container_id, *st.member_of);
-  if (ctx.node)
-    DropRecord(ctx.node->attachments_dir, st.container_id, st.member_of.value_or(st.if_name),
+  if (ctx.node_policy)
+    DropRecord(ctx.node_policy->attachments_dir, st.container_id, st.member_of.value_or(st.if_name),
                RecordPlace{data_dir, owner.network});
   if (auto s = base::fault::Point("after", "stale-recover"); !s.ok()) return failed(s.error());
   return true;

@@ -51,7 +51,7 @@ class NetnsOpener {
 /// What one invocation opens or reads once for every device it attaches or detaches: a group's members
 /// share their group's (run.cpp makes one per invocation; contexts without one, as in unit tests, open and
 /// read for each device).
-struct Shared {
+struct InvocationCache {
   /// Netns handles by path (CNI_NETNS; the netns a state recorded). A handle keeps no cache of the kernel's
   /// objects: every request reads the kernel as it is.
   std::map<std::string, std::unique_ptr<netlink::Kernel>> netns;
@@ -81,7 +81,7 @@ struct Context {
   std::string procfs_root = "/proc";
   int lock_wait_ms = 10000;  ///< the binary sets cfg.lock_timeout_ms (`lockTimeoutMs`)
   /// The node file's policy (run.cpp always sets it); null: not checked (unit tests).
-  const conf::NodePolicy* node = nullptr;
+  const conf::NodePolicy* node_policy = nullptr;
   /// A member of a group (cni/command/group.h): the group's ifName, recorded in the member's state as
   /// memberOf.
   std::optional<std::string> member_of = std::nullopt;
@@ -89,23 +89,23 @@ struct Context {
   /// names its first member's.
   std::string attached_pci = std::string();
   std::string attached_rdma = std::string();
-  /// The invocation's shared handles; null: none are shared.
-  Shared* shared = nullptr;
+  /// What the invocation opened or read once; null: each device opens and reads its own.
+  InvocationCache* cache = nullptr;
   /// Set by Add (the commands own DEL): a driver finding a claim in its way calls it. Null: no holder is
   /// recovered, the claim blocks (a driver called on its own).
   RecoverStaleClaim recover_stale_claim = nullptr;
 };
 
-/// The handle of the netns at `path`: the invocation's shared one (opened on first use), else one opened
+/// The handle of the netns at `path`: the invocation's cached one (opened on first use), else one opened
 /// into `owned`. Errors as NetnsOpener::Open's.
 base::Result<netlink::Kernel*> OpenNetns(Context& ctx, const std::string& path,
                                          std::unique_ptr<netlink::Kernel>& owned);
 
-/// The node's RDMA netlink, opened once per invocation when shared (`owned` holds it otherwise); the error
+/// The node's RDMA netlink, opened once per invocation when cached (`owned` holds it otherwise); the error
 /// says why there is none.
 base::Result<netlink::Rdma*> NodeRdma(Context& ctx, std::unique_ptr<netlink::Rdma>& owned);
 
-/// The routes of the node's main table (read once per invocation when shared).
+/// The routes of the node's main table (read once per invocation when cached).
 base::Result<std::vector<netlink::RouteInfo>> NodeMainRoutes(Context& ctx);
 
 /// Our interface's name in the pod: ifName when chained (CNI_IFNAME is the primary's), else CNI_IFNAME.

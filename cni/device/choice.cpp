@@ -211,7 +211,8 @@ Result<DeviceChoice> ChooseDevices(Context& ctx, std::optional<kubelet::PodAlloc
   const bool pool = sel.pool.has_value();
   const auto who = PodOf(ctx.env);
   const std::string what = sel.by == By::kResource ? "device.resource \"" + sel.value + "\"" : "device.pool";
-  const std::string socket = ctx.node ? ctx.node->pod_resources_socket : std::string(kubelet::kDefaultSocket);
+  const std::string socket =
+      ctx.node_policy ? ctx.node_policy->pod_resources_socket : std::string(kubelet::kDefaultSocket);
 
   // What the kubelet says of the pod: required for a resource; for a pool
   // only the GPUs' NUMA nodes, without which every free device ranks alike.
@@ -311,8 +312,8 @@ Result<DeviceChoice> ChooseDevices(Context& ctx, std::optional<kubelet::PodAlloc
 base::Status RefuseNodeOwnDevice(Context& ctx, const netlink::LinkInfo& dev) {
   // run.cpp always sets the node policy; unit tests on fake nodes whose one
   // device carries the only default route leave it out.
-  if (!ctx.node) return base::Ok();
-  const conf::NodePolicy& node = *ctx.node;
+  if (!ctx.node_policy) return base::Ok();
+  const conf::NodePolicy& node = *ctx.node_policy;
   for (const std::string& allowed : node.allow_node_devices)
     if (allowed == dev.name) return base::Ok();
   std::string why;

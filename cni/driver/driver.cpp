@@ -76,7 +76,7 @@ Plan LinkPlan(const Context& ctx, const Target& t, const std::string& pod_name, 
   Plan plan;
   plan.state = NewState(ctx, pod_name, table);
   plan.addresses = cfg.addresses;
-  plan.node = RdmaNodeSteps(t.rdma);
+  plan.node_steps = RdmaNodeSteps(t.rdma);
   plan.link_steps = [&cfg, arrival = std::move(arrival), set_mac, table,
                      rdma = t.rdma](const std::vector<ipam::IpConfig>& ips) {
     return LinkSteps(cfg, arrival, set_mac, table, rdma, ips);

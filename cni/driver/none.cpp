@@ -44,7 +44,7 @@ class None : public Driver {
       return plan;
     }
     plan.state = NewState(ctx, ctx.env.ifname, 0);
-    plan.node = RdmaNodeSteps(t.rdma);
+    plan.node_steps = RdmaNodeSteps(t.rdma);
     if (t.rdma.pair) {
       plan.state.rdma_device = t.rdma.pair->device.name;
       plan.state.rdma_mode = "shared";

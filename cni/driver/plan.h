@@ -22,7 +22,7 @@ struct Plan {
   AttachmentState state;  ///< names, table, and what DEL restores of the device
   /// First, on the node: the RDMA netns mode switch, a VF's settings
   /// through its PF (the claim keeps those too).
-  std::vector<Step> node;
+  std::vector<Step> node_steps;
   conf::AddressMode addresses = conf::AddressMode::kNone;
   /// The steps that bring the link into the pod and configure it, given the
   /// addresses (IPAM's or inherited). Empty when nothing enters the pod.

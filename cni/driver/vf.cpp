@@ -132,7 +132,7 @@ class Vf : public Driver {
       Plan plan;
       plan.state = NewState(ctx, pod_name, 0);
       plan.state.origin.name = vf.sriov.pci;
-      plan.node.push_back(std::move(step));
+      plan.node_steps.push_back(std::move(step));
       // Nothing to put them on: the application behind vfio-pci reads the addresses from the result.
       if (cfg.addresses == conf::AddressMode::kIpam) plan.addresses = conf::AddressMode::kIpam;
       plan.result_mac = cfg.mac.value_or(vf.state.mac);
@@ -141,7 +141,7 @@ class Vf : public Driver {
       return plan;
     }
     Plan plan = PlanMoved(ctx, t, pod_name, table, true);
-    if (!step.applied.empty()) plan.node.push_back(std::move(step));
+    if (!step.applied.empty()) plan.node_steps.push_back(std::move(step));
     plan.log_line = "attached " + of + "), netdev " + plan.log_line;
     return plan;
   }

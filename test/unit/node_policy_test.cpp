@@ -144,7 +144,7 @@ TEST_CASE(
   {
     cni::Context ctx{cfg, env, *n.host, n.opener, n.ipam};
     ctx.sysfs_root = n.sysfs_root;
-    ctx.node = &policy;
+    ctx.node_policy = &policy;
     auto r = cni::Add(ctx);
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == Code::kInvalidConfig);
@@ -166,7 +166,7 @@ TEST_CASE(
   {
     cni::Context ctx{cfg, env, *n.host, n.opener, n.ipam};
     ctx.sysfs_root = n.sysfs_root;
-    ctx.node = &policy;
+    ctx.node_policy = &policy;
     REQUIRE(cni::Add(ctx).ok());
     REQUIRE(n.Del(cfg, env).ok());
   }
@@ -176,7 +176,7 @@ TEST_CASE(
       n.dir.path + "\"}");
   {
     cni::Context ctx{cfg0, env, *n.host, n.opener, n.ipam};
-    ctx.node = &policy;
+    ctx.node_policy = &policy;
     auto refused = cni::Add(ctx);
     REQUIRE_FALSE(refused.ok());
     CHECK(refused.error().msg.find("eth0, which carries") != std::string::npos);
@@ -194,7 +194,7 @@ TEST_CASE("move mode refuses the node's loopback device") {
   const cni::Env env = n.MakeEnv(cni::Command::kAdd);
   NodePolicy policy;
   cni::Context ctx{cfg, env, *n.host, n.opener, n.ipam};
-  ctx.node = &policy;
+  ctx.node_policy = &policy;
   const std::string before = n.world.Snapshot().Describe();
   auto r = cni::Add(ctx);
   REQUIRE_FALSE(r.ok());
@@ -211,7 +211,7 @@ TEST_CASE("a macvlan child on the node's default-route device stays allowed: the
   const NodePolicy policy;
   cni::Context ctx{cfg, env, *n.host, n.opener, n.ipam};
   ctx.sysfs_root = n.sysfs_root;
-  ctx.node = &policy;
+  ctx.node_policy = &policy;
   auto r = cni::Add(ctx);
   INFO((r.ok() ? std::string() : r.error().msg));
   REQUIRE(r.ok());
