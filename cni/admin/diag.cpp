@@ -238,7 +238,8 @@ json Memlock(const DiagOptions& opts, const DiagSources& src, std::vector<std::s
       std::string soft, hard;
       fields >> soft >> hard;
       json p = {{"pid", std::stoi(pid)},
-                {"comm", ReadTrimmed(opts.proc_root + "/" + pid + "/comm")},
+                // A process names itself: escaped here, as it reaches --json too.
+                {"comm", base::EscapeForDisplay(ReadTrimmed(opts.proc_root + "/" + pid + "/comm"))},
                 {"soft", soft},
                 {"hard", hard}};
       // What the NRI agent gives a container (docs/nri.md), as the process has it.

@@ -53,7 +53,7 @@ std::string RenderDiag(const json& r) {
   o << "\n== what the processes in this netns were given: memlock, /dev/infiniband, NCCL_IB_HCA, "
        "NCCL_TOPO_FILE\n";
   for (const auto& p : r["memlock"]["processes"]) {
-    o << p["pid"] << " " << Str(p["comm"]) << ": memlock soft " << Str(p["soft"]) << ", hard "
+    o << p["pid"] << " " << p["comm"].get<std::string>() << ": memlock soft " << Str(p["soft"]) << ", hard "
       << Str(p["hard"]);
     std::string nodes;
     // Escaped where they were read (they reach --json too).

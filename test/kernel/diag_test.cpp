@@ -38,6 +38,12 @@ TEST_CASE("diag reports the pod's interface, its sysctls, its processes' memlock
                                    " sh -c 'ulimit -l 64; export NCCL_IB_HCA==erdma_0:1 "
                                    "NCCL_TOPO_FILE=/run/erdma-cni/nccl-topo.xml; exec sleep 30' "
                                    ">/dev/null 2>&1 & echo $!");
+  // A process that names itself with bytes that are no UTF-8 and a terminal escape (only a process may
+  // rename itself: the shell does, then waits for its sleep).
+  std::string odd = kt::ShOk("ip netns exec " + t.pod() +
+                             " sh -c \"printf 'bad\\377\\033[31m' > /proc/self/comm; sleep 30\" "
+                             ">/dev/null 2>&1 & echo $!");
+  odd.erase(odd.find_last_not_of('\n') + 1);
   kt::Sh("sleep 0.3");
 
   int rc = -1;
@@ -57,7 +63,7 @@ TEST_CASE("diag reports the pod's interface, its sysctls, its processes' memlock
   CHECK(d["smc"]["sysctls"].contains("net.ipv6.conf.all.disable_ipv6"));
   bool sleeper = false;
   for (const auto& p : d["memlock"]["processes"])
-    if (p.value("comm", "") == "sleep") {
+    if (p.value("comm", "") == "sleep" && p.value("pid", 0) == std::stoi(pid)) {
       sleeper = true;
       CHECK(p.value("soft", "") == "65536");
       CHECK(p.value("ncclIbHca", "") == "=erdma_0:1");
@@ -65,6 +71,10 @@ TEST_CASE("diag reports the pod's interface, its sysctls, its processes' memlock
       CHECK(p["infiniband"] == json::array());  // the node's /dev, which has no /dev/infiniband here
     }
   CHECK(sleeper);
+  // Its name reaches --json escaped (valid UTF-8, no escape byte), as the text shows it.
+  bool named = false;
+  for (const auto& p : d["memlock"]["processes"]) named = named || p.value("comm", "") == "bad\\xff\\x1b[31m";
+  CHECK(named);
   CHECK(d["memlock"].value("hint", "").find("LimitMEMLOCK=infinity") != std::string::npos);
   CHECK(d["memlock"].value("hint", "").find("erdma-cni-nri") != std::string::npos);
   REQUIRE(d["states"].size() == 1);
@@ -89,7 +99,7 @@ TEST_CASE("diag reports the pod's interface, its sysctls, its processes' memlock
   json after = Diag(t, t.PodPath(), &rc);
   REQUIRE(after["states"].size() == 1);
   CHECK(after["states"][0]["problems"].dump().find("net1 is missing from the netns") != std::string::npos);
-  kt::Sh("kill " + pid);
+  kt::Sh("kill " + pid + " " + odd);
 
   // The human form says the same.
   kt::ShResult text = kt::Sh("ip netns exec " + t.node() + " " + kt::PluginBinary() + " diag --netns " +
