@@ -162,4 +162,10 @@ bool IsValidNetnsPath(std::string_view p) {
 
 bool IsReservedDataDirName(std::string_view name) { return name == "devices" || name == "children"; }
 
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
 }  // namespace conf

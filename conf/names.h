@@ -60,4 +60,7 @@ bool IsValidNetnsPath(std::string_view p);
 /// An absolute path without control characters or ".." components.
 bool IsSafeAbsolutePath(std::string_view p);
 
+/// `s` without the spaces and tabs around it.
+std::string_view TrimBlanks(std::string_view s);
+
 }  // namespace conf

@@ -12,12 +12,6 @@ namespace {
 constexpr std::string_view kNvidiaNode = "/dev/nvidia";
 constexpr std::string_view kVisibleDevices = "NVIDIA_VISIBLE_DEVICES=";
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
-
 }  // namespace
 
 std::vector<std::string> ContainerGpuIds(const Container& c) {
@@ -40,7 +34,7 @@ std::vector<std::string> ContainerGpuIds(const Container& c) {
   for (size_t start = 0; start < visible.size();) {
     size_t comma = visible.find(',', start);
     if (comma == std::string_view::npos) comma = visible.size();
-    if (const std::string_view id = Trim(visible.substr(start, comma - start)); !id.empty())
+    if (const std::string_view id = conf::TrimBlanks(visible.substr(start, comma - start)); !id.empty())
       ids.emplace_back(id);
     start = comma + 1;
   }

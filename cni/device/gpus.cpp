@@ -52,12 +52,6 @@ std::optional<int> Decimal(std::string_view s, size_t max_digits) {
   return v;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // "MIG-<uuid>", or the form of drivers before R470, "MIG-GPU-<uuid>/<gi>/<ci>".
 bool IsMigId(std::string_view s) {
   if (s.substr(0, kMigPrefix.size()) != kMigPrefix) return false;
@@ -169,12 +163,13 @@ Result<NvidiaGpu> ParseNvidiaGpuInformation(std::string_view text, std::string_v
     for (char c : line)
       if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f)
         return bad(where + " holds a control character");
-    if (Trim(line).empty()) continue;
+    if (conf::TrimBlanks(line).empty()) continue;
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos)
-      return bad(where + " \"" + base::EscapeForDisplay(Trim(line)) + "\" is not a \"Key: value\" line");
-    const std::string_view key = Trim(line.substr(0, colon));
-    const std::string_view value = Trim(line.substr(colon + 1));
+      return bad(where + " \"" + base::EscapeForDisplay(conf::TrimBlanks(line)) +
+                 "\" is not a \"Key: value\" line");
+    const std::string_view key = conf::TrimBlanks(line.substr(0, colon));
+    const std::string_view value = conf::TrimBlanks(line.substr(colon + 1));
     if (key.empty()) return bad(where + " has no key before its ':'");
     if (!keys.emplace(key).second)
       return bad(where + ": \"" + base::EscapeForDisplay(key) + "\" given twice");
@@ -268,7 +263,7 @@ std::optional<std::vector<int>> AckMinors(std::string_view value) {
   for (size_t start = 0; start <= value.size();) {
     size_t comma = value.find(',', start);
     if (comma == std::string_view::npos) comma = value.size();
-    const auto n = Decimal(Trim(value.substr(start, comma - start)), 4);
+    const auto n = Decimal(conf::TrimBlanks(value.substr(start, comma - start)), 4);
     if (!n || *n > kMaxNvidiaMinor) return std::nullopt;
     if (std::find(minors.begin(), minors.end(), *n) == minors.end()) minors.push_back(*n);
     start = comma + 1;
