@@ -80,14 +80,12 @@ Decision Adjust(const CreateContainer& req, const PodRdma& pod, const AgentPolic
     d.adjust.env.emplace_back("NCCL_IB_HCA", hca);
   }
 
-  // 4. NCCL's topology.
-  if (pod.topology_file) {
-    if (!WantsTopology(c)) {
-      d.notes.push_back(std::string(kTopologyEnv) + " left: the container sets it");
-    } else {
-      d.adjust.mounts.push_back({kTopologyInContainer, "bind", *pod.topology_file, {"bind", "ro"}});
-      d.adjust.env.emplace_back(kTopologyEnv, kTopologyInContainer);
-    }
+  // 4. NCCL's topology (the agent writes no file for a container that sets its own).
+  if (!WantsTopology(c)) {
+    d.notes.push_back(std::string(kTopologyEnv) + " left: the container sets it");
+  } else if (pod.topology_file) {
+    d.adjust.mounts.push_back({kTopologyInContainer, "bind", *pod.topology_file, {"bind", "ro"}});
+    d.adjust.env.emplace_back(kTopologyEnv, kTopologyInContainer);
   }
   return d;
 }
