@@ -57,7 +57,7 @@ base::Status RemoveShare(const std::string& data_dir, const std::string& parent,
 base::Status ClearStrayHolders(const std::string& data_dir, const ClearOptions& opts, netlink::Kernel& host,
                                std::ostream& out, bool* found) {
   std::vector<base::Error> errors;
-  for (const Holding& h : ListHoldings(data_dir + "/devices", data_dir + "/children")) {
+  for (const HoldRecord& h : ListHolds(data_dir + "/devices", data_dir + "/children")) {
     const ClaimOwner& o = h.owner;
     if (o.container_id != opts.container_id || (!opts.network.empty() && o.network != opts.network) ||
         (!opts.if_name.empty() && o.if_name != opts.if_name))

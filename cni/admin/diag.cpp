@@ -409,7 +409,7 @@ json NodeEntries(const DiagOptions& opts, std::vector<std::string>& problems) {
 
 // Whether the live holder `h` has lost its pod: the netns its state
 // recorded is provably gone (its runtime lost the DEL).
-bool PodGone(const std::string& data_dir, const Holding& h) {
+bool PodGone(const std::string& data_dir, const HoldRecord& h) {
   StateStore store(data_dir, h.owner.network);
   if (h.owner.state_path != store.Dir() + "/" + h.owner.state_path.substr(h.owner.state_path.rfind('/') + 1))
     return false;
@@ -423,7 +423,7 @@ bool PodGone(const std::string& data_dir, const Holding& h) {
 // them (an ADD once the device is back on the node, cni/command/stale.h).
 json Holders(const std::string& data_dir) {
   json out = json::array();
-  for (const Holding& h : ListHoldings(data_dir + "/devices", data_dir + "/children")) {
+  for (const HoldRecord& h : ListHolds(data_dir + "/devices", data_dir + "/children")) {
     const bool pod_gone = h.live && PodGone(data_dir, h);
     out.push_back({{"dataDir", data_dir},
                    {"device", h.device},

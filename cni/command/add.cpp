@@ -98,13 +98,13 @@ Status CheckRequestedIps(const conf::Config& cfg, const Plan& plan) {
 
 // What the pipeline holds for an attachment, released when ADD gives up
 // before the journal could (Release) or kept for DEL (Keep).
-class DeviceHold {
+class HoldGuard {
  public:
-  DeviceHold(Context& ctx, const StateStore& store, std::string path)
+  HoldGuard(Context& ctx, const StateStore& store, std::string path)
       : ctx_(ctx), store_(store), path_(std::move(path)) {}
-  DeviceHold(const DeviceHold&) = delete;
-  DeviceHold& operator=(const DeviceHold&) = delete;
-  ~DeviceHold() {
+  HoldGuard(const HoldGuard&) = delete;
+  HoldGuard& operator=(const HoldGuard&) = delete;
+  ~HoldGuard() {
     if (!kept_) Release();
   }
 
@@ -112,24 +112,24 @@ class DeviceHold {
   // live attachment owns it or children of other pods share it. A holder whose pod is provably gone is not
   // live: its DEL is finished here, under this lock (cni/command/stale.h).
   Status Claim(Target& t) {
-    ASSIGN_OR_RETURN(claim_, DeviceClaim::Lock(store_.DevicesDir(), t.held_name, ctx_.lock_wait_ms));
+    ASSIGN_OR_RETURN(claim_, DeviceClaim::Lock(store_.DevicesDir(), t.hold_name, ctx_.lock_wait_ms));
     std::optional<ClaimOwner> prior = claim_->Owner();
-    HeldClaim held{*claim_, t.held_name};
+    LockedClaim ours{*claim_, t.hold_name};
     if (prior && ClaimIsLive(*prior)) {
-      ASSIGN_OR_RETURN(bool gone, RecoverStale(ctx_, store_.DataDir(), *prior, &held));
+      ASSIGN_OR_RETURN(bool gone, RecoverStale(ctx_, store_.DataDir(), *prior, &ours));
       if (!gone) return InUseError(t.selection, *prior);
       prior = claim_->Owner();  // cleared by the recovery
     }
     fresh_ = !prior;
-    auto sharers = LiveShares(store_.ChildrenDir(), t.held_name);
+    auto sharers = LiveShares(store_.ChildrenDir(), t.hold_name);
     if (!sharers.empty()) {
       std::vector<ClaimOwner> live;
       for (const ClaimOwner& s : sharers) {
-        auto gone = RecoverStale(ctx_, store_.DataDir(), s, &held);
+        auto gone = RecoverStale(ctx_, store_.DataDir(), s, &ours);
         if (!gone.ok() || !*gone) live.push_back(s);
       }
-      if (!live.empty()) return SharedError(t.selection, t.held_name, live);
-      (void)LiveShares(store_.ChildrenDir(), t.held_name);  // tidies the parent's directory
+      if (!live.empty()) return SharedError(t.selection, t.hold_name, live);
+      (void)LiveShares(store_.ChildrenDir(), t.hold_name);  // tidies the parent's directory
     }
     if (!t.device) return base::Ok();
     // Another ADD may have taken it between the driver's lookup and the lock.
@@ -144,17 +144,17 @@ class DeviceHold {
   // it: code 11 while it may live. A holder whose pod is provably gone has its DEL finished here, under the
   // parent's claim lock, before anything reads the parent. ShareParent checks again.
   Status FreeParent(Target& t) {
-    ASSIGN_OR_RETURN(auto lock, DeviceClaim::Lock(store_.DevicesDir(), t.held_name, ctx_.lock_wait_ms));
+    ASSIGN_OR_RETURN(auto lock, DeviceClaim::Lock(store_.DevicesDir(), t.hold_name, ctx_.lock_wait_ms));
     if (std::optional<ClaimOwner> prior = lock.Owner(); prior && ClaimIsLive(*prior)) {
-      HeldClaim held{lock, t.held_name};
-      ASSIGN_OR_RETURN(bool gone, RecoverStale(ctx_, store_.DataDir(), *prior, &held));
+      LockedClaim ours{lock, t.hold_name};
+      ASSIGN_OR_RETURN(bool gone, RecoverStale(ctx_, store_.DataDir(), *prior, &ours));
       if (!gone) return InUseError(t.selection, *prior);
     }
     // Nobody (live) owns it: a claim whose state is gone is stale, and goes.
     if (auto owner = lock.Owner(); !owner || !ClaimIsLive(*owner)) lock.Remove();
     // The recovery gave the parent its node name and addresses back.
     ASSIGN_OR_RETURN(auto now, ctx_.host.FindLinkByIndex(t.device->index));
-    if (!now || now->name != t.held_name)
+    if (!now || now->name != t.hold_name)
       return Error(Code::kTryAgainLater, t.selection + " changed while we waited for it");
     t.device = *now;
     return base::Ok();
@@ -168,17 +168,17 @@ class DeviceHold {
     if (claim_) {
       const StepVf* vf = FindStep<StepVf>(plan.node_steps);
       Status s =
-          claim_->SetOwner(ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.held_name,
+          claim_->SetOwner(ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.hold_name,
                                       mac, t.pci, vf && !vf->applied.empty() ? StepToJson(*vf) : json()});
       owned_ = s.ok();  // from here the rollback's outcome decides
       return s;
     }
-    if (t.hold != Hold::kParentShare) return base::Ok();
+    if (t.hold != Hold::kShare) return base::Ok();
     shared_ = true;
     RETURN_IF_ERROR(store_.Save(path_, plan.state));
     return ShareParent(
-        store_.DevicesDir(), store_.ChildrenDir(), t.held_name,
-        ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.held_name, mac, "", json()},
+        store_.DevicesDir(), store_.ChildrenDir(), t.hold_name,
+        ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.hold_name, mac, "", json()},
         ctx_.lock_wait_ms);
   }
 
@@ -325,9 +325,9 @@ Result<json> Add(Context& ctx) {
         target.selection + ": the node device " + base::EscapeForDisplay(target.device->name) +
             " has a name erdma-cni cannot record (control characters, whitespace, '/' or ':'); rename "
             "it on the node (ip link set dev <name> name <new>) or select another device");
-  DeviceHold holding(ctx, store, path);
-  if (target.hold == Hold::kClaim) RETURN_IF_ERROR(holding.Claim(target));
-  if (target.hold == Hold::kParentShare) RETURN_IF_ERROR(holding.FreeParent(target));
+  HoldGuard hold(ctx, store, path);
+  if (target.hold == Hold::kClaim) RETURN_IF_ERROR(hold.Claim(target));
+  if (target.hold == Hold::kShare) RETURN_IF_ERROR(hold.FreeParent(target));
 
   // 2. The pod: our name is free; the policy table.
   uint32_t table = 0;
@@ -372,9 +372,9 @@ Result<json> Add(Context& ctx) {
   std::optional<StepIpam> ipam_step;
   if (plan.addresses == conf::AddressMode::kIpam)
     ipam_step = StepIpam{cfg.ipam_type, ipam::DelegateConfig(cfg)};
-  const bool ipam_journaled = ipam_step && plan.node_steps.empty() && target.hold == Hold::kParentShare;
+  const bool ipam_journaled = ipam_step && plan.node_steps.empty() && target.hold == Hold::kShare;
   if (ipam_journaled) st.steps.push_back(*ipam_step);
-  RETURN_IF_ERROR(holding.Own(target, plan));
+  RETURN_IF_ERROR(hold.Own(target, plan));
 
   // 4. Apply, journaled; any failure rolls everything back.
   auto apply = [&]() -> Result<json> {
@@ -427,7 +427,7 @@ Result<json> Add(Context& ctx) {
   Result<json> result = apply();
   base::phase::Begin("finish");
   if (result.ok()) {
-    holding.Keep();
+    hold.Keep();
     base::Log::Info(plan.log_line);
     return result;
   }
@@ -436,9 +436,9 @@ Result<json> Add(Context& ctx) {
                    "; rolling back");
   Error back = RollBack(err, st, env, journal, store, path);
   if (back.code == Code::kRollbackIncomplete)
-    holding.Keep();
+    hold.Keep();
   else
-    holding.Release();
+    hold.Release();
   return back;
 }
 

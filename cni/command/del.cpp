@@ -97,20 +97,20 @@ netlink::Kernel* OpenPod(Context& ctx, const AttachmentState& st, std::string& p
 }  // namespace
 
 Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path, AttachmentState& st,
-                        const HeldClaim* held) {
+                        const LockedClaim* caller_lock) {
   if (st.group) return DeleteGroup(ctx, store, path, st);
   // Mode none moves no device and holds no claim.
   std::optional<DeviceClaim> locked;
   DeviceClaim* claim = nullptr;
-  const bool under_held = held && held->device == st.origin.name;
+  const bool under_lock = caller_lock && caller_lock->device == st.origin.name;
   if (!st.origin.name.empty()) {
-    if (under_held) {
-      claim = &held->claim;
+    if (under_lock) {
+      claim = &caller_lock->claim;
     } else {
       ASSIGN_OR_RETURN(locked, DeviceClaim::Lock(store.DevicesDir(), st.origin.name, ctx.lock_wait_ms));
       claim = &*locked;
     }
-    // A file our Lock made empty goes; the caller's held claim stays its own.
+    // A file our Lock made empty goes; the caller's locked claim stays its own.
     auto drop_empty = [&] {
       if (locked) locked->Remove();
     };
@@ -212,7 +212,8 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   else if (claim)  // the caller's: it goes on holding the device
     claim->Clear();
   else  // a child's share of its parent, if this was one
-    DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms, held ? held->device : "");
+    DropShares(store.DevicesDir(), store.ChildrenDir(), path, ctx.lock_wait_ms,
+               caller_lock ? caller_lock->device : "");
   if (const StepChild* child = FindStep<StepChild>(st.steps))
     base::Log::Info("detached: " + child->spec.kind + " child " + child->spec.name + " deleted; its parent " +
                     child->parent + " was not touched");

@@ -121,7 +121,7 @@ Status Gc(Context& ctx) {
   }
   // Claims and shares of other networks of this dataDir whose holder is provably dead (its runtime lost the
   // DEL): finished as an ADD of their device would. This network's attachments went by the runtime's list.
-  for (const Holding& h : ListHoldings(store.DevicesDir(), store.ChildrenDir())) {
+  for (const HoldRecord& h : ListHolds(store.DevicesDir(), store.ChildrenDir())) {
     if (!h.live || h.owner.network == ctx.cfg.name) continue;
     auto r = RecoverStale(ctx, store.DataDir(), h.owner, nullptr);
     if (!r.ok()) errors.push_back(std::move(r).error());

@@ -64,7 +64,7 @@ std::string WhyStale(Context& ctx, const AttachmentState& st) {
 }
 
 Result<bool> RecoverStale(Context& ctx, const std::string& data_dir, const ClaimOwner& owner,
-                          const HeldClaim* held) {
+                          const LockedClaim* locked) {
   StateStore store(data_dir, owner.network);
   // Only a state of this dataDir, where the claim says it is.
   const std::string name = owner.state_path.substr(owner.state_path.rfind('/') + 1);
@@ -105,7 +105,7 @@ Result<bool> RecoverStale(Context& ctx, const std::string& data_dir, const Claim
       ctx.node_policy};
   {
     IpamFor ipam_for(ctx.ipam, ipam::Attachment{st.container_id, st.if_name, recorded_netns});
-    if (auto s = DeleteAttachment(old, store, owner.state_path, st, held); !s.ok()) return failed(s.error());
+    if (auto s = DeleteAttachment(old, store, owner.state_path, st, locked); !s.ok()) return failed(s.error());
   }
   if (st.member_of) ForgetGroupIfEmpty(store, st.container_id, *st.member_of);
   if (ctx.node_policy)
@@ -121,8 +121,8 @@ Result<bool> RecoverClaim(Context& ctx, const StateStore& store, const ClaimOwne
   auto now = claim.Owner();
   bool free = !now || now->state_path != owner.state_path || !ClaimIsLive(*now);
   if (!free) {
-    HeldClaim held{claim, owner.device};
-    ASSIGN_OR_RETURN(free, RecoverStale(ctx, store.DataDir(), *now, &held));
+    LockedClaim locked{claim, owner.device};
+    ASSIGN_OR_RETURN(free, RecoverStale(ctx, store.DataDir(), *now, &locked));
   }
   if (!claim.Owner()) claim.Remove();
   return free;

@@ -62,8 +62,8 @@ class Child : public Driver {
     const DeviceQuery query = QueryFor(ctx.cfg.device);
     Target t;
     ASSIGN_OR_RETURN(t.device, FindOnNode(ctx, store, rdma, query));
-    t.hold = Hold::kParentShare;
-    t.held_name = t.device->name;
+    t.hold = Hold::kShare;
+    t.hold_name = t.device->name;
     t.selection = query.Describe();
     return t;
   }

@@ -32,11 +32,12 @@ struct RdmaAccess {
   const base::Error* error = nullptr;
 };
 
-/// How the pipeline holds the device for the attachment.
+/// How an attachment holds its node device: the one word for it is a hold, a claim or a share
+/// (cni/state/claim.h). ADD takes it through HoldGuard (add.cpp); ListHolds lists them.
 enum class Hold {
-  kNone,         ///< nothing is taken from the node (mode none)
-  kClaim,        ///< a claim: the device is this attachment's alone (move, vf)
-  kParentShare,  ///< a share of the parent, which children of many pods hold (child)
+  kNone,   ///< nothing is taken from the node (mode none)
+  kClaim,  ///< a claim: the device is this attachment's alone (move, vf)
+  kShare,  ///< a share of the parent, which children of many pods hold (child)
 };
 
 /// What a driver found on the node, and then read about it. Nothing changed.
@@ -45,7 +46,7 @@ struct Target {
   /// On the node: the device to move, the VF's netdev, or the child's parent.
   std::optional<netlink::LinkInfo> device;
   /// What the claim or share is named by: the device's name, or a user-space VF's PCI address.
-  std::string held_name;
+  std::string hold_name;
   std::string selection;  ///< how errors name what the config selected: `device.name "eth1"`
   /// Whether a link enters the pod under the pod-side name (not for mode none or a user-space VF).
   bool enters_pod = true;

@@ -45,7 +45,7 @@ class Move : public Driver {
     ASSIGN_OR_RETURN(t.device, FindOnNode(ctx, store, rdma, query));
     RETURN_IF_ERROR(RefuseNodeOwnDevice(ctx, *t.device));
     t.hold = Hold::kClaim;
-    t.held_name = t.device->name;
+    t.hold_name = t.device->name;
     t.selection = query.Describe();
     return t;
   }

@@ -84,7 +84,7 @@ class Vf : public Driver {
       }
       if (cfg.rdma.netns_mode == conf::RdmaConfig::NetnsMode::kExclusive || cfg.rdma.soft_roce)
         base::Log::Info("rdma: VF " + pci + " belongs to user space; its RDMA, if any, is the application's");
-      t.held_name = t.pci = pci;
+      t.hold_name = t.pci = pci;
       t.selection = "VF " + pci;
       t.enters_pod = false;
       return t;
@@ -111,7 +111,7 @@ class Vf : public Driver {
       ASSIGN_OR_RETURN(t.device, FindOnNode(ctx, store, rdma, query));
     }
     RETURN_IF_ERROR(RefuseNodeOwnDevice(ctx, *t.device));
-    t.held_name = t.device->name;
+    t.hold_name = t.device->name;
     t.selection = query.Describe();
     if (t.vf) t.pci = t.vf->sriov.pci;
     return t;

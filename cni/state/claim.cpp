@@ -484,18 +484,18 @@ void SweepShares(const std::string& devices_dir, const std::string& children_dir
   for (const auto& parent : *parents) TidyParent(devices_dir, children_dir, parent, wait_ms, /*sweep=*/true);
 }
 
-std::vector<Holding> ListHoldings(const std::string& devices_dir, const std::string& children_dir) {
-  std::vector<Holding> out;
+std::vector<HoldRecord> ListHolds(const std::string& devices_dir, const std::string& children_dir) {
+  std::vector<HoldRecord> out;
   for (auto& [file, owner] : ReadClaims(devices_dir)) {
     const bool live = ClaimIsLive(owner);
-    out.push_back(Holding{file, false, std::move(owner), live});
+    out.push_back(HoldRecord{file, false, std::move(owner), live});
   }
   auto parents = base::ListDirs(children_dir);
   if (!parents.ok()) return out;
   for (const auto& parent : *parents)
     for (auto& [file, owner] : ReadClaims(children_dir + "/" + parent)) {
       const bool live = ClaimIsLive(owner);
-      out.push_back(Holding{parent, true, std::move(owner), live});
+      out.push_back(HoldRecord{parent, true, std::move(owner), live});
     }
   return out;
 }

@@ -49,7 +49,7 @@ class DeviceClaim {
 
 /// A claim lock the caller holds already (an ADD that recovers a stale holder of its device): what would lock
 /// the same file again uses this one, since flock on a second descriptor of the file waits for ourselves.
-struct HeldClaim {
+struct LockedClaim {
   DeviceClaim& claim;
   std::string device;  ///< the node device it is the claim of
 };
@@ -126,13 +126,13 @@ void DropShares(const std::string& devices_dir, const std::string& children_dir,
                 const std::string& state_path, int wait_ms, const std::string& locked_parent = "");
 
 /// A claim or a share as diag lists them (read without locking).
-struct Holding {
+struct HoldRecord {
   std::string device;  ///< the node device (a share: the parent)
   bool share = false;  ///< a child's share of its parent, not a claim of the whole device
   ClaimOwner owner;
   bool live = false;  ///< the owner's state file exists
 };
-std::vector<Holding> ListHoldings(const std::string& devices_dir, const std::string& children_dir);
+std::vector<HoldRecord> ListHolds(const std::string& devices_dir, const std::string& children_dir);
 
 /// GC: removes every stale share.
 void SweepShares(const std::string& devices_dir, const std::string& children_dir, int wait_ms);

@@ -132,7 +132,7 @@ std::vector<std::string> StatesIn(const std::string& data_dir, const std::string
 // (a planted file it refuses to read is no attachment's), and index entries whose claim is gone.
 std::vector<std::string> OrphanHoldings(const std::string& data_dir, const std::string& cid) {
   std::vector<std::string> found;
-  for (const cni::Holding& h : cni::ListHoldings(data_dir + "/devices", data_dir + "/children"))
+  for (const cni::HoldRecord& h : cni::ListHolds(data_dir + "/devices", data_dir + "/children"))
     if (h.owner.container_id == cid && !h.live)
       found.push_back((h.share ? "share of " : "claim of ") + h.device + " naming " + h.owner.state_path);
   for (const std::string& p : ClaimsFor(data_dir, cid))

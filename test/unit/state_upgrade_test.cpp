@@ -171,7 +171,7 @@ std::string LoadedState(UpgradeNode& n, bool older = false, bool vf = false) {
 // Claims and shares as DEL and diag read them, the share's file name aside.
 std::vector<std::string> Holdings(UpgradeNode& n) {
   std::vector<std::string> out;
-  for (const auto& h : cni::ListHoldings(n.dir.path + "/devices", n.dir.path + "/children")) {
+  for (const auto& h : cni::ListHolds(n.dir.path + "/devices", n.dir.path + "/children")) {
     json owner = {{"network", h.owner.network}, {"containerID", h.owner.container_id},
                   {"ifName", h.owner.if_name},  {"state", h.owner.state_path},
                   {"device", h.owner.device},   {"mac", h.owner.mac},
