@@ -571,7 +571,6 @@ base::Result<Config> ParseChecked(std::string_view stdin_bytes, Purpose purpose)
   Config c;
   RETURN_IF_ERROR(ParseJournalKeys(root, c, purpose == Purpose::kDel || purpose == Purpose::kDelKeys));
   if (purpose == Purpose::kDelKeys) {
-    c.rest_pending = true;
     c.raw = std::move(root);
     return c;
   }
@@ -615,11 +614,12 @@ base::Result<Config> ParseDelKeys(std::string_view stdin_bytes) {
   return ParseFor(stdin_bytes, Purpose::kDelKeys);
 }
 
-Status ParseDelRest(Config& c) {
-  if (!c.rest_pending) return base::Ok();
-  c.rest_pending = false;
+base::Result<Config> ParseDelRest(Config keys) {
+  keys.del_warnings.clear();
   try {
-    return ParseRest(std::move(c.raw), Purpose::kDel, c);
+    json root = std::move(keys.raw);
+    RETURN_IF_ERROR(ParseRest(std::move(root), Purpose::kDel, keys));
+    return keys;
   } catch (const std::exception& e) {
     return Error(Code::kDecoding, "config: cannot decode stdin", e.what());
   }

@@ -84,14 +84,6 @@ struct Config {
   VfConfig vf;
   std::optional<std::string> mac;  ///< MAC for a macvlan child or a VF (config, args or runtime)
   bool runtime_mac = false;        ///< `mac` is the runtime's (runtimeConfig.mac, args.cni.mac)
-  /// Addresses the pod asked for (ApplyRuntimeRequests): `exact` when a
-  /// length was given; `key` names where they came from.
-  struct RequestedIp {
-    netlink::IpPrefix ip;
-    bool exact = false;  ///< a length was given and must match
-  };
-  std::vector<RequestedIp> requested_ips;
-  std::string requested_ips_key;
   std::string if_name = "erdma0";  ///< our interface's name when chained
   std::optional<uint32_t> mtu;
   AddressMode addresses = AddressMode::kInherit;
@@ -124,8 +116,6 @@ struct Config {
   /// Every command: what the config holds that erdma-cni leaves alone but its author likely meant for it (a
   /// near miss of a key it reads in args.cni), one message each, for the log.
   std::vector<std::string> warnings;
-  /// ParseDelKeys read only the journal's keys; ParseDelRest reads the rest from `raw`.
-  bool rest_pending = false;
 
   bool chained() const { return !prev_result.is_null(); }
   /// macvlan or ipvlan: the pod gets a new link; the node device stays.
@@ -149,9 +139,9 @@ base::Result<Config> Parse(std::string_view stdin_bytes, bool for_del = false);
 /// state of its own (every pod that passed through) never reads the rest.
 base::Result<Config> ParseDelKeys(std::string_view stdin_bytes);
 
-/// The rest of a config ParseDelKeys read, as Parse(.., for_del=true) reads it (each group that does not
-/// parse becomes one of `del_warnings`). Does nothing for a config read whole.
-base::Status ParseDelRest(Config& c);
+/// The whole config from what ParseDelKeys read (its `raw`), as Parse(.., for_del=true) reads it; its
+/// `del_warnings` are those of the rest only (each group that does not parse, each unknown key).
+base::Result<Config> ParseDelRest(Config keys);
 
 /// A conflist entry as the runtime will hand it over (cniVersion and name merged in): every check of ADD,
 /// except that the device may be left to the runtime (deviceID).

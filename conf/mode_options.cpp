@@ -257,7 +257,10 @@ base::Result<ModeOptions> ParseModeOptions(const json& root, Mode m) {
   return o;
 }
 
-Status ApplyRuntimeRequests(Config& c, const std::map<std::string, std::string>& cni_args) {
+base::Result<PodRequests> ReadPodRequests(const Config& c,
+                                          const std::map<std::string, std::string>& cni_args) {
+  PodRequests r;
+  r.mac = c.mac;
   // runtimeConfig.ips (capability "ips"): addresses, with or without a length.
   std::vector<std::string> ips;
   std::string key;
@@ -283,7 +286,7 @@ Status ApplyRuntimeRequests(Config& c, const std::map<std::string, std::string>&
             "CNI_ARGS MAC: a passthru macvlan takes its parent's MAC, and setting one would change the "
             "parent's; remove MAC from CNI_ARGS or use another macvlan.mode");
       // The capability (runtimeConfig.mac) wins over CNI_ARGS, which wins over the config's own.
-      if (!c.runtime_mac) c.mac = m;
+      if (!c.runtime_mac) r.mac = m;
     }
     if (auto ip = cni_args.find("IP"); ip != cni_args.end() && ips.empty()) {
       key = "CNI_ARGS IP";
@@ -297,16 +300,16 @@ Status ApplyRuntimeRequests(Config& c, const std::map<std::string, std::string>&
   for (const std::string& text : ips) {
     auto prefix = netlink::IpPrefix::Parse(text, /*allow_bare=*/true);
     if (!prefix) return Invalid(key + ": " + Quote(text) + " is not an IP address like \"10.9.0.7\"");
-    c.requested_ips.push_back({*prefix, text.find('/') != std::string::npos});
+    r.ips.push_back({*prefix, text.find('/') != std::string::npos});
   }
-  c.requested_ips_key = key;
+  r.ips_key = key;
   // With IPAM the plugin gets them unchanged (CNI_ARGS and runtimeConfig are
   // in its environment and config); without, nothing could honour them.
   if (!ips.empty() && c.addresses == AddressMode::kNone)
     return Invalid(key +
                    ": addresses is \"none\", so this network gives the pod no address; remove the request "
                    "or set addresses \"ipam\" with an IPAM plugin that takes it (host-local, static)");
-  return base::Ok();
+  return r;
 }
 
 }  // namespace conf

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "conf/modes.h"
+#include "netlink/ip.h"
 
 namespace conf {
 
@@ -67,10 +68,25 @@ struct ModeOptions {
 /// or a MAC the mode cannot honour, is code 7 naming the key and the fix.
 base::Result<ModeOptions> ParseModeOptions(const nlohmann::json& root, Mode mode);
 
-/// The pod's own requests, after Parse: runtimeConfig.ips, and CNI_ARGS MAC= and IP= (podman's --mac-address,
-/// --ip) when standalone; chained, they are the primary plugin's. A MAC is honoured in the modes that set one
-/// (sets_mac) and refused (code 7, naming the mode) in the others. Addresses go to IPAM unchanged, are
-/// checked against the device's with addresses "inherit", and are refused with addresses "none".
-base::Status ApplyRuntimeRequests(Config& c, const std::map<std::string, std::string>& cni_args);
+/// What the pod asks for beyond its network's config, read once at ADD (ReadPodRequests): the run's own,
+/// never written into the Config.
+struct PodRequests {
+  /// The MAC the pod's interface gets: the config's (Config::mac), unless CNI_ARGS MAC= names one and the
+  /// runtime's (runtimeConfig.mac, args.cni.mac) does not.
+  std::optional<std::string> mac;
+  struct Ip {
+    netlink::IpPrefix ip;
+    bool exact = false;  ///< a length was given and must match
+  };
+  std::vector<Ip> ips;  ///< the addresses asked for
+  std::string ips_key;  ///< where they came from: "runtimeConfig.ips" or "CNI_ARGS IP"
+};
+
+/// The pod's own requests: runtimeConfig.ips, and CNI_ARGS MAC= and IP= (podman's --mac-address, --ip) when
+/// standalone; chained, they are the primary plugin's. A MAC is honoured in the modes that set one (sets_mac)
+/// and refused (code 7, naming the mode) in the others. Addresses go to IPAM unchanged, are checked against
+/// the device's with addresses "inherit", and are refused with addresses "none".
+base::Result<PodRequests> ReadPodRequests(const Config& c,
+                                          const std::map<std::string, std::string>& cni_args);
 
 }  // namespace conf

@@ -71,16 +71,18 @@ Error RollBack(Error err, AttachmentState& st, StepEnv& env, Journal& journal, c
 
 // The addresses the pod asked for (CNI_ARGS IP, runtimeConfig.ips) where erdma-cni, not an IPAM plugin, gives
 // the addresses: they must be the device's own (addresses "inherit"); with none given, none can be honoured.
-Status CheckRequestedIps(const conf::Config& cfg, const Plan& plan) {
-  if (cfg.requested_ips.empty() || plan.addresses == conf::AddressMode::kIpam) return base::Ok();
-  const std::string& key = cfg.requested_ips_key;
+Status CheckRequestedIps(const Context& ctx, const Plan& plan) {
+  if (!ctx.requests || ctx.requests->ips.empty() || plan.addresses == conf::AddressMode::kIpam)
+    return base::Ok();
+  const conf::Config& cfg = ctx.cfg;
+  const std::string& key = ctx.requests->ips_key;
   if (plan.addresses == conf::AddressMode::kNone)
     return Error(Code::kInvalidConfig, key + ": this attachment gives the pod no address (mode " +
                                            conf::ModeName(cfg.mode) + "); remove the request");
   const auto have = ipam::Inherit(plan.state.origin.addrs, plan.state.origin.routes);
   std::string listed;
   for (const auto& ip : have) listed += (listed.empty() ? "" : ", ") + ip.address.ToString();
-  for (const conf::Config::RequestedIp& r : cfg.requested_ips) {
+  for (const conf::PodRequests::Ip& r : ctx.requests->ips) {
     const netlink::IpPrefix& want = r.ip;
     const bool exact = r.exact;
     const bool found = std::any_of(have.begin(), have.end(), [&](const ipam::IpConfig& ip) {
@@ -345,7 +347,7 @@ Result<json> Add(Context& ctx) {
   // 3. What the device looks like now, and the plan.
   RETURN_IF_ERROR(driver.Resolve(ctx, rdma, target));
   ASSIGN_OR_RETURN(Plan plan, driver.MakePlan(ctx, target, pod_name, table));
-  RETURN_IF_ERROR(CheckRequestedIps(cfg, plan));
+  RETURN_IF_ERROR(CheckRequestedIps(ctx, plan));
   json passed = conf::ConvertResult(
       cfg.prev_result.is_null() ? json{{"cniVersion", cfg.cni_version}} : cfg.prev_result, cfg.cni_version);
   if (plan.result_only) return passed;

@@ -308,7 +308,7 @@ Status DelWithoutReadableState(Context& ctx, const StateStore& store, const std:
     } else {
       // A VF's netdev may carry the MAC the runtime asked for (DEL's config has
       // it too): the move home recognises that as well and puts the claim's back.
-      home = MoveHome(o, pod_name, env, driver.SetsThroughPf() && ctx.cfg.mac ? *ctx.cfg.mac : std::string());
+      home = MoveHome(o, pod_name, env, driver.SetsThroughPf() ? PodMac(ctx).value_or("") : std::string());
       if (home.ok())
         base::Log::Warn("returned " + o.name + " to the node without its addresses and routes (only the " +
                         "state knew them); the node agent or an operator must restore them");

@@ -224,9 +224,10 @@ Result<json> AddGroup(Context& ctx, const DeviceChoice& choice, netlink::Kernel&
 Result<json> AddChosen(Context& ctx, std::optional<kubelet::PodAllocation> answer) {
   const conf::Config& cfg = ctx.cfg;
   // Bad input first, before the kubelet is asked.
-  if (cfg.device.Several() && (cfg.mac || !cfg.requested_ips.empty()))
+  const bool ips = ctx.requests && !ctx.requests->ips.empty();
+  if (cfg.device.Several() && (PodMac(ctx) || ips))
     return Error(Code::kInvalidConfig,
-                 std::string(cfg.mac ? "mac" : cfg.requested_ips_key) +
+                 std::string(PodMac(ctx) ? "mac" : ctx.requests->ips_key) +
                      ": the pod gets several interfaces here (device.count), and one MAC or address cannot "
                      "go to all of them; remove the request, or take one device per attachment");
   std::unique_ptr<netlink::Kernel> pod_owned;
@@ -236,11 +237,7 @@ Result<json> AddChosen(Context& ctx, std::optional<kubelet::PodAllocation> answe
   // One device of a resource: the plain attachment of that device ID.
   conf::Config one = cfg;
   one.device = choice.candidates.front().selector;
-  Context with{one, ctx.env, ctx.host, ctx.netns, ctx.ipam};
-  with.sysfs_root = ctx.sysfs_root;
-  with.lock_wait_ms = ctx.lock_wait_ms;
-  with.node_policy = ctx.node_policy;
-  with.cache = ctx.cache;
+  Context with = WithConfig(ctx, one);
   return Add(with);
 }
 

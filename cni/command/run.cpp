@@ -95,98 +95,132 @@ int RunWith(const Getenv& getenv, const std::string& stdin_bytes, std::string& o
 }
 
 namespace {
+
+// The cniVersion each command needs at least, as the CNI spec gives it.
+base::Status VersionGate(Command command, const std::string& version) {
+  const char* least = command == Command::kCheck                               ? "0.4.0"
+                      : command == Command::kGc || command == Command::kStatus ? "1.1.0"
+                                                                               : "";
+  if (!*least || conf::CompareVersions(version, least) >= 0) return base::Ok();
+  return Error(Code::kIncompatibleVersion, std::string(CommandName(command)) + " needs cniVersion " + least +
+                                               " or later; the config says " + version);
+}
+
+// What one run learns beyond its config, which stays as parsed: where DEL's state was recorded, where the run
+// logs, what the pod asked for.
+struct Invocation {
+  Env env;
+  conf::NodePolicy node;
+  /// DEL: the record its ADD wrote, locked until the run exits.
+  std::optional<AttachmentRecord> record = std::nullopt;
+  /// The config's logFile where the node file allows it, else "".
+  std::string log_file = std::string();
+  /// ADD: what the pod asked for beyond the config, and the kubelet's answer where WhatThePodAsked asked.
+  std::optional<conf::PodRequests> requests = std::nullopt;
+  std::optional<kubelet::PodAllocation> kubelet_answer = std::nullopt;
+  /// Test builds: sysfs and procfs trees a test laid out.
+  std::string sysfs_root = "/sys", procfs_root = "/proc";
+};
+
+// DEL finds the state where its ADD recorded it, whatever the config says by now (cni/state/record.h): the
+// config's dataDir and name give way to the record's. Empty when they agree.
+base::Result<std::string> FindRecord(Invocation& run, conf::Config& keys) {
+  base::phase::Begin("record");
+  ASSIGN_OR_RETURN(run.record,
+                   AttachmentRecord::Find(run.node.attachments_dir, run.env.container_id, run.env.ifname,
+                                          static_cast<int>(keys.lock_timeout_ms)));
+  const RecordPlace* place = run.record && run.record->place() ? &*run.record->place() : nullptr;
+  if (!place || (place->data_dir == keys.data_dir && place->network == keys.name)) return std::string();
+  std::string said = "DEL: the state is where ADD recorded it (" + run.record->path() + "): dataDir " +
+                     place->data_dir + ", network " + place->network + "; the config says " + keys.data_dir +
+                     ", " + keys.name;
+  keys.data_dir = place->data_dir;
+  keys.name = place->network;
+  return said;
+}
+
+// Paths that reach outside the attachment are the node admin's to allow, whoever wrote the config (a
+// NetworkAttachmentDefinition may be a namespace user's): checked before the log file is even opened. DEL may
+// not fail for a logFile edited since ADD: it is left unopened, the refusal goes to stderr. A dataDir the
+// node does not allow fails every command: DEL cannot prove there is nothing of this attachment there.
+base::Status StartLog(Invocation& run, const conf::Config& cfg, const std::string& relocated) {
+  const Env& env = run.env;
+  auto paths = conf::CheckNodePaths(cfg, run.node);
+  const bool del = env.command == Command::kDel;
+  if (!paths.ok() && (!del || !conf::PathAllowed(run.node.data_dirs, cfg.data_dir))) {
+    Error e = paths.error();
+    if (del)
+      e.msg += run.record ? "; the state of this attachment is there (" + run.record->path() + ")"
+                          : "; DEL cannot look there for the state of this attachment";
+    return e;
+  }
+  if (conf::PathAllowed(run.node.log_files, cfg.log_file)) run.log_file = cfg.log_file;
+  std::string tag = "net=" + cfg.name;
+  if (!env.container_id.empty()) tag += " cid=" + env.container_id;
+  if (!env.ifname.empty()) tag += " if=" + env.ifname;
+  if (std::string pod = env.PodName(); !pod.empty()) tag += " pod=" + pod;
+  base::Log::Configure(run.log_file, cfg.log_level, cfg.log_max_bytes);
+  base::Log::SetTag(tag);
+  if (!paths.ok()) base::Log::Error("DEL: " + paths.error().msg + "; logging to stderr only");
+  if (!relocated.empty()) base::Log::Info(relocated);
+  base::Log::Debug(std::string(CommandName(env.command)) + " netns=" + env.netns);
+  for (const std::string& w : cfg.warnings) base::Log::Warn(std::string(CommandName(env.command)) + ": " + w);
+  return base::Ok();
+}
+
+// DEL and GC take the keys they use; the rest of a config edited since ADD is logged and left alone. Without
+// a log file, stderr (which takes errors only) is where the runtime can show them.
+void LogIgnored(const Invocation& run, const conf::Config& cfg) {
+  for (const std::string& w : cfg.del_warnings)
+    base::Log::Write(run.log_file.empty() ? base::LogLevel::kError : base::LogLevel::kWarn,
+                     std::string(CommandName(run.env.command)) + ": ignored: " + w);
+}
+
+int Dispatch(Invocation& run, const conf::Config& cfg, std::string& out, Backend& backend);
+
+// The skeleton every command runs: the environment, the config, the version gates, the node policy and the
+// log; then the exits that need no kernel (a pod that asked for nothing passes through its ADD; DEL without a
+// state of ours); then the command.
 int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string& out, Backend& backend) {
   base::phase::Begin("config");
   auto env = ParseEnv(getenv);
   if (!env.ok()) return Fail(out, BestEffortVersion(stdin_bytes), env.error());
-
-  if (env->command == Command::kVersion) {
+  const Command command = env->command;
+  if (command == Command::kVersion) {
     out +=
         json{{"cniVersion", BestEffortVersion(stdin_bytes)}, {"supportedVersions", conf::SupportedVersions()}}
             .dump() +
         "\n";
     return 0;
   }
-
-  const bool lenient =
-      env->command == Command::kDel || env->command == Command::kGc || env->command == Command::kStatus;
   // DEL reads the keys that find its journal first, and the rest only when it has an attachment to undo.
-  auto cfg =
-      env->command == Command::kDel ? conf::ParseDelKeys(stdin_bytes) : conf::Parse(stdin_bytes, lenient);
+  const bool lenient = command == Command::kDel || command == Command::kGc || command == Command::kStatus;
+  auto cfg = command == Command::kDel ? conf::ParseDelKeys(stdin_bytes) : conf::Parse(stdin_bytes, lenient);
   if (!cfg.ok()) return Fail(out, BestEffortVersion(stdin_bytes), cfg.error());
-  const std::string& version = cfg->cni_version;
+  const std::string version = cfg->cni_version;
+  if (auto s = VersionGate(command, version); !s.ok()) return Fail(out, version, s.error());
 
-  if ((env->command == Command::kGc || env->command == Command::kStatus) &&
-      conf::CompareVersions(version, "1.1.0") < 0)
-    return Fail(out, version,
-                Error(Code::kIncompatibleVersion, std::string(CommandName(env->command)) +
-                                                      " needs cniVersion 1.1.0 or later; the config says " +
-                                                      version));
-
-  // Paths that reach outside the attachment are the node admin's to allow, whoever wrote the config (a
-  // NetworkAttachmentDefinition may be a namespace user's): checked before the log file is even opened.
   base::phase::Begin("node-file");
   auto node = backend.NodePolicy(getenv);
   if (!node.ok()) return Fail(out, version, node.error());
-  // DEL finds the state where its ADD recorded it, whatever the config says by now (cni/state/record.h), and
-  // holds the attachment's lock until it exits.
-  std::optional<AttachmentRecord> record;
-  std::string recorded_elsewhere;
-  if (env->command == Command::kDel && !env->container_id.empty()) {
-    base::phase::Begin("record");
-    auto found = AttachmentRecord::Find(node->attachments_dir, env->container_id, env->ifname,
-                                        static_cast<int>(cfg->lock_timeout_ms));
-    if (!found.ok()) return Fail(out, version, found.error());
-    record = std::move(*found);
-    if (record && record->place() &&
-        (record->place()->data_dir != cfg->data_dir || record->place()->network != cfg->name)) {
-      recorded_elsewhere = "DEL: the state is where ADD recorded it (" + record->path() + "): dataDir " +
-                           record->place()->data_dir + ", network " + record->place()->network +
-                           "; the config says " + cfg->data_dir + ", " + cfg->name;
-      cfg->data_dir = record->place()->data_dir;
-      cfg->name = record->place()->network;
-    }
+  Invocation run{.env = std::move(*env), .node = std::move(*node)};
+#ifdef ERDMA_CNI_FAULT_HOOKS
+  // Test builds only: sysfs and procfs trees laid out by a test, never a key of any config.
+  if (const char* root = getenv("ERDMA_CNI_TEST_SYSFS"); root && *root) run.sysfs_root = root;
+  if (const char* root = getenv("ERDMA_CNI_TEST_PROCFS"); root && *root) run.procfs_root = root;
+#endif
+  std::string relocated;
+  if (command == Command::kDel && !run.env.container_id.empty()) {
+    auto said = FindRecord(run, *cfg);
+    if (!said.ok()) return Fail(out, version, said.error());
+    relocated = std::move(*said);
   }
-  std::string tag = "net=" + cfg->name;
-  if (!env->container_id.empty()) tag += " cid=" + env->container_id;
-  if (!env->ifname.empty()) tag += " if=" + env->ifname;
-  if (std::string pod = env->PodName(); !pod.empty()) tag += " pod=" + pod;
-  auto paths = conf::CheckNodePaths(*cfg, *node);
-  // DEL may not fail for a logFile edited since ADD: it is left unopened, the refusal goes to stderr. A
-  // dataDir the node does not allow fails every command: DEL cannot prove there is nothing of this attachment
-  // there.
-  const bool data_dir_allowed = conf::PathAllowed(node->data_dirs, cfg->data_dir);
-  if (!paths.ok() && (env->command != Command::kDel || !data_dir_allowed)) {
-    Error e = paths.error();
-    if (env->command == Command::kDel)
-      e.msg += record ? "; the state of this attachment is there (" + record->path() + ")"
-                      : "; DEL cannot look there for the state of this attachment";
-    return Fail(out, version, e);
-  }
-  if (!cfg->log_file.empty() && !conf::PathAllowed(node->log_files, cfg->log_file)) cfg->log_file.clear();
-  base::Log::Configure(cfg->log_file, cfg->log_level, cfg->log_max_bytes);
-  base::Log::SetTag(tag);
-  if (!paths.ok()) base::Log::Error("DEL: " + paths.error().msg + "; logging to stderr only");
-  if (!recorded_elsewhere.empty()) base::Log::Info(recorded_elsewhere);
-  base::Log::Debug(std::string(CommandName(env->command)) + " netns=" + env->netns);
-  // DEL and GC take the keys they use; the rest of a config edited since ADD is logged and left alone.
-  auto warn_ignored = [&] {
-    // Without a log file, stderr (which takes errors only) is where the runtime can show them.
-    for (const std::string& w : cfg->del_warnings)
-      base::Log::Write(cfg->log_file.empty() ? base::LogLevel::kError : base::LogLevel::kWarn,
-                       std::string(CommandName(env->command)) + ": ignored: " + w);
-    cfg->del_warnings.clear();
-  };
-  warn_ignored();
-  for (const std::string& w : cfg->warnings)
-    base::Log::Warn(std::string(CommandName(env->command)) + ": " + w);
+  if (auto s = StartLog(run, *cfg, relocated); !s.ok()) return Fail(out, version, s.error());
+  LogIgnored(run, *cfg);
 
-  // A pod that asked for nothing passes through its ADD before anything of the node is opened (pod_request.h;
-  // CHECK decides where it finds no state); DEL without a state of ours needs no kernel.
-  std::optional<kubelet::PodAllocation> kubelet_answer;
-  if (env->command == Command::kAdd) {
+  if (command == Command::kAdd) {
     base::phase::Begin("pod-request");
-    auto asked = WhatThePodAsked(*cfg, *env, &*node);
+    auto asked = WhatThePodAsked(*cfg, run.env, &run.node);
     if (!asked.ok()) return Fail(out, version, asked.error());
     if (!asked->asked) {
       base::Log::Info("ADD passed through: " + asked->why);
@@ -194,57 +228,66 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
       out += PassThroughResult(std::move(*cfg)).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
       return 0;
     }
-    kubelet_answer = std::move(asked->kubelet);
+    run.kubelet_answer = std::move(asked->kubelet);
+    auto requests = conf::ReadPodRequests(*cfg, run.env.args);
+    if (!requests.ok()) return Fail(out, version, requests.error());
+    run.requests = std::move(*requests);
   }
-  if (env->command == Command::kAdd)
-    if (auto s = conf::ApplyRuntimeRequests(*cfg, env->args); !s.ok()) return Fail(out, version, s.error());
-  if (env->command == Command::kDel && !env->container_id.empty()) {
+  if (command != Command::kDel) return Dispatch(run, *cfg, out, backend);
+  if (!run.env.container_id.empty()) {
     base::phase::Begin("state-look");
-    if (auto done = DelWithoutState(*cfg, *env, static_cast<int>(cfg->lock_timeout_ms))) {
+    if (auto done = DelWithoutState(*cfg, run.env, static_cast<int>(cfg->lock_timeout_ms))) {
       if (!done->ok()) return Fail(out, version, done->error());
-      if (record) record->Remove();
+      if (run.record) run.record->Remove();
       return 0;
     }
   }
-  if (cfg->rest_pending) {
-    base::phase::Begin("config");
-    if (auto s = conf::ParseDelRest(*cfg); !s.ok()) return Fail(out, version, s.error());
-    warn_ignored();
-  }
+  base::phase::Begin("config");
+  auto whole = conf::ParseDelRest(std::move(*cfg));
+  if (!whole.ok()) return Fail(out, version, whole.error());
+  LogIgnored(run, *whole);
+  return Dispatch(run, *whole, out, backend);
+}
 
+// The command itself, against the node's kernel and the IPAM plugins.
+int Dispatch(Invocation& run, const conf::Config& cfg, std::string& out, Backend& backend) {
+  const std::string& version = cfg.cni_version;
+  const Env& env = run.env;
   base::phase::Begin("lookup");
   auto host = backend.OpenHost();
   if (!host.ok()) return Fail(out, version, host.error());
-  std::unique_ptr<ipam::Executor> exec = backend.Ipam(env->path);
-  exec->SetTimeLimit(cfg->ipam_timeout_ms);
+  std::unique_ptr<ipam::Executor> exec = backend.Ipam(env.path);
+  exec->SetTimeLimit(cfg.ipam_timeout_ms);
   ipam::NegotiatingExecutor ipam(*exec);
-  Context ctx{*cfg, *env, **host, backend.Opener(), ipam};
   InvocationCache cache;
-  ctx.cache = &cache;
-  ctx.lock_wait_ms = static_cast<int>(cfg->lock_timeout_ms);
-  ctx.node_policy = &*node;
-#ifdef ERDMA_CNI_FAULT_HOOKS
-  // Test builds only: sysfs and procfs trees laid out by a test, never a key of any config.
-  if (const char* root = getenv("ERDMA_CNI_TEST_SYSFS"); root && *root) ctx.sysfs_root = root;
-  if (const char* root = getenv("ERDMA_CNI_TEST_PROCFS"); root && *root) ctx.procfs_root = root;
-#endif
+  Context ctx{.cfg = cfg,
+              .env = env,
+              .host = **host,
+              .netns = backend.Opener(),
+              .ipam = ipam,
+              .sysfs_root = run.sysfs_root,
+              .procfs_root = run.procfs_root,
+              .lock_wait_ms = static_cast<int>(cfg.lock_timeout_ms),
+              .node_policy = &run.node,
+              .cache = &cache,
+              .requests = run.requests ? &*run.requests : nullptr};
   backend.Prepare(ctx);
 
-  switch (env->command) {
+  switch (env.command) {
     case Command::kAdd: {
       // The device the kubelet gave the pod, or a pool's, is chosen once, at
       // ADD: the state records it for DEL and CHECK.
-      const bool chosen = cfg->device.by == conf::DeviceSelector::By::kResource ||
-                          cfg->device.by == conf::DeviceSelector::By::kPool;
+      const bool chosen = cfg.device.by == conf::DeviceSelector::By::kResource ||
+                          cfg.device.by == conf::DeviceSelector::By::kPool;
       // Recorded before the first step, so that whatever ADD leaves, its DEL finds.
-      const RecordPlace place{cfg->data_dir, cfg->name};
-      auto adding = AttachmentRecord::Begin(node->attachments_dir, env->container_id, env->ifname, place,
+      const RecordPlace place{cfg.data_dir, cfg.name};
+      auto adding = AttachmentRecord::Begin(run.node.attachments_dir, env.container_id, env.ifname, place,
                                             ctx.lock_wait_ms);
       if (!adding.ok()) return Fail(out, version, adding.error());
-      auto result = chosen ? AddChosen(ctx, std::move(kubelet_answer)) : Add(ctx);
+      auto result = chosen ? AddChosen(ctx, std::move(run.kubelet_answer)) : Add(ctx);
       // Nothing left for a DEL to find (refused, rolled back whole, or a plan with no step): no record. Where
       // dataDir cannot be looked at, ADD could not have written either.
-      if (!PlaceHoldsState(place, env->container_id, env->ifname, false)) adding->Remove();
+      if (!PlaceHoldsState(place, env.container_id, env.ifname, false)) adding->Remove();
       if (!result.ok()) return Fail(out, version, result.error());
       base::phase::Begin("result");
       out += result->dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
@@ -253,14 +296,10 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
     case Command::kDel: {
       auto s = Del(ctx);
       if (!s.ok()) return Fail(out, version, s.error());
-      if (record) record->Remove();
+      if (run.record) run.record->Remove();
       return 0;
     }
     case Command::kCheck: {
-      if (conf::CompareVersions(version, "0.4.0") < 0)
-        return Fail(out, version,
-                    Error(Code::kIncompatibleVersion,
-                          "CHECK needs cniVersion 0.4.0 or later; the config says " + version));
       auto s = Check(ctx);
       return s.ok() ? 0 : Fail(out, version, s.error());
     }

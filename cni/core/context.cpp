@@ -2,6 +2,24 @@
 
 namespace cni {
 
+Context WithConfig(const Context& ctx, const conf::Config& cfg) {
+  return Context{.cfg = cfg,
+                 .env = ctx.env,
+                 .host = ctx.host,
+                 .netns = ctx.netns,
+                 .ipam = ctx.ipam,
+                 .sysfs_root = ctx.sysfs_root,
+                 .procfs_root = ctx.procfs_root,
+                 .lock_wait_ms = ctx.lock_wait_ms,
+                 .node_policy = ctx.node_policy,
+                 .member_of = ctx.member_of,
+                 .attached_pci = ctx.attached_pci,
+                 .attached_rdma = ctx.attached_rdma,
+                 .cache = ctx.cache,
+                 .recover_stale_claim = ctx.recover_stale_claim,
+                 .requests = ctx.requests};
+}
+
 base::Result<netlink::Kernel*> OpenNetns(Context& ctx, const std::string& path,
                                          std::unique_ptr<netlink::Kernel>& owned) {
   if (ctx.cache) {

@@ -94,7 +94,19 @@ struct Context {
   /// Set by Add (the commands own DEL): a driver finding a claim in its way calls it. Null: no holder is
   /// recovered, the claim blocks (a driver called on its own).
   RecoverStaleClaim recover_stale_claim = nullptr;
+  /// ADD: what the pod asked for beyond the config (CNI_ARGS, runtimeConfig.ips); null: nothing (the other
+  /// commands, unit tests), the config's MAC stands.
+  const conf::PodRequests* requests = nullptr;
 };
+
+/// `ctx` for another config (one device chosen from the config's pool or resource): every member copied but
+/// the config.
+Context WithConfig(const Context& ctx, const conf::Config& cfg);
+
+/// The MAC the pod's interface gets: the pod's request, else the config's (nullopt: the device's own).
+inline const std::optional<std::string>& PodMac(const Context& ctx) {
+  return ctx.requests ? ctx.requests->mac : ctx.cfg.mac;
+}
 
 /// The handle of the netns at `path`: the invocation's cached one (opened on first use), else one opened
 /// into `owned`. Errors as NetnsOpener::Open's.

@@ -16,7 +16,8 @@ using base::Error;
 using base::Result;
 using base::Status;
 
-StepChild ChildStep(const conf::Config& cfg, const netlink::LinkInfo& parent, const std::string& pod_name) {
+StepChild ChildStep(const conf::Config& cfg, const std::optional<std::string>& mac,
+                    const netlink::LinkInfo& parent, const std::string& pod_name) {
   StepChild c;
   c.parent = parent.name;
   c.spec.kind = conf::ModeName(cfg.mode);
@@ -25,7 +26,7 @@ StepChild ChildStep(const conf::Config& cfg, const netlink::LinkInfo& parent, co
   if (cfg.mode == conf::Mode::kMacvlan) {
     c.spec.mode = static_cast<uint32_t>(cfg.macvlan.mode);
     c.spec.source_macs = cfg.macvlan.source_macs;
-    if (cfg.mac) c.spec.mac = *cfg.mac;
+    if (mac) c.spec.mac = *mac;
   } else {
     c.spec.mode = static_cast<uint32_t>(cfg.ipvlan.mode);
   }
@@ -86,7 +87,8 @@ class Child : public Driver {
   }
   Result<Plan> MakePlan(const Context& ctx, const Target& t, const std::string& pod_name,
                         uint32_t table) const override {
-    Plan plan = LinkPlan(ctx, t, pod_name, table, ChildStep(ctx.cfg, *t.device, pod_name), false);
+    Plan plan =
+        LinkPlan(ctx, t, pod_name, table, ChildStep(ctx.cfg, PodMac(ctx), *t.device, pod_name), false);
     plan.log_line = std::string("attached a ") + conf::ModeName(ctx.cfg.mode) + " child of " + plan.log_line;
     return plan;
   }

@@ -9,6 +9,7 @@ const Driver& ChildDriver();
 
 /// The macvlan/ipvlan child of `parent` that ADD creates in the pod as
 /// `pod_name` (the child driver's arrival step).
-StepChild ChildStep(const conf::Config& cfg, const netlink::LinkInfo& parent, const std::string& pod_name);
+StepChild ChildStep(const conf::Config& cfg, const std::optional<std::string>& mac,
+                    const netlink::LinkInfo& parent, const std::string& pod_name);
 
 }  // namespace cni

@@ -34,12 +34,12 @@ RdmaRecord RdmaRecordOf(const RdmaPlan& rdma) {
   return {device, netlink::NetnsModeName(rdma.mode)};
 }
 
-std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, bool set_mac, uint32_t table,
-                            const RdmaPlan& rdma, const std::vector<ipam::IpConfig>& ips) {
+std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, const std::optional<std::string>& mac,
+                            uint32_t table, const RdmaPlan& rdma, const std::vector<ipam::IpConfig>& ips) {
   std::vector<Step> steps{std::move(arrival)};
   // Drivers differ in whether a MAC set through the PF reaches the VF's netdev (mlx5 does not until the VF
   // driver reloads): set it there too, while the link is still down from the move.
-  if (set_mac && cfg.mac) steps.emplace_back(StepMac{*cfg.mac});
+  if (mac) steps.emplace_back(StepMac{*mac});
   for (Step& s : PlanPodConfig(cfg, 0, table, ips)) steps.push_back(std::move(s));
   const bool exclusive = rdma.mode == netlink::NetnsMode::kExclusive;
   if (rdma.pair) {
@@ -77,9 +77,10 @@ Plan LinkPlan(const Context& ctx, const Target& t, const std::string& pod_name, 
   plan.state = NewState(ctx, pod_name, table);
   plan.addresses = cfg.addresses;
   plan.node_steps = RdmaNodeSteps(t.rdma);
-  plan.link_steps = [&cfg, arrival = std::move(arrival), set_mac, table,
+  plan.link_steps = [&cfg, arrival = std::move(arrival),
+                     mac = set_mac ? PodMac(ctx) : std::optional<std::string>(), table,
                      rdma = t.rdma](const std::vector<ipam::IpConfig>& ips) {
-    return LinkSteps(cfg, arrival, set_mac, table, rdma, ips);
+    return LinkSteps(cfg, arrival, mac, table, rdma, ips);
   };
   const RdmaRecord rdma = RdmaRecordOf(t.rdma);
   plan.rdma_device = rdma.device;

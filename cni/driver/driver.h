@@ -93,8 +93,8 @@ AttachmentState NewState(const Context& ctx, const std::string& pod_name, uint32
 
 /// The steps that bring a link into the pod (`arrival`: the move or the
 /// child's creation) and configure it with `ips`, then its RDMA device.
-std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, bool set_mac, uint32_t table,
-                            const RdmaPlan& rdma, const std::vector<ipam::IpConfig>& ips);
+std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, const std::optional<std::string>& mac,
+                            uint32_t table, const RdmaPlan& rdma, const std::vector<ipam::IpConfig>& ips);
 /// The RDMA device the link steps pair or make, and its mode, as the state records them ("" when none).
 struct RdmaRecord {
   std::string device, mode;

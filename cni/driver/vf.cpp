@@ -126,7 +126,7 @@ class Vf : public Driver {
                         uint32_t table) const override {
     const conf::Config& cfg = ctx.cfg;
     const VfTarget& vf = *t.vf;
-    StepVf step = PlanVf(cfg, vf);
+    StepVf step = PlanVf(cfg, PodMac(ctx), vf);
     const std::string of = "VF " + vf.sriov.pci + " (vf " + std::to_string(vf.sriov.vf) + " of " + vf.pf.name;
     if (!t.enters_pod) {
       Plan plan;
@@ -135,7 +135,7 @@ class Vf : public Driver {
       plan.node_steps.push_back(std::move(step));
       // Nothing to put them on: the application behind vfio-pci reads the addresses from the result.
       if (cfg.addresses == conf::AddressMode::kIpam) plan.addresses = conf::AddressMode::kIpam;
-      plan.result_mac = cfg.mac.value_or(vf.state.mac);
+      plan.result_mac = PodMac(ctx).value_or(vf.state.mac);
       if (plan.result_mac == "00:00:00:00:00:00") plan.result_mac.clear();
       plan.log_line = "attached " + of + ", " + vf.sriov.driver + ")";
       return plan;

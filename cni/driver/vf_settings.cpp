@@ -38,7 +38,7 @@ Result<VfTarget> ResolveVf(netlink::Kernel& host, netlink::Vf& vfs, const std::s
   return t;
 }
 
-StepVf PlanVf(const conf::Config& cfg, const VfTarget& t) {
+StepVf PlanVf(const conf::Config& cfg, const std::optional<std::string>& mac, const VfTarget& t) {
   const conf::VfConfig& c = cfg.vf;
   const netlink::VfState& now = t.state;
   StepVf step;
@@ -53,8 +53,8 @@ StepVf PlanVf(const conf::Config& cfg, const VfTarget& t) {
   netlink::VfSettings& o = step.old;
   a.vf = o.vf = t.sriov.vf;
   std::vector<std::string> unknown;  // members whose old value the driver does not report
-  if (cfg.mac) {
-    a.mac = *cfg.mac;
+  if (mac) {
+    a.mac = *mac;
     if (!now.mac.empty())
       o.mac = now.mac;
     else

@@ -30,10 +30,10 @@ struct VfTarget {
 base::Result<VfTarget> ResolveVf(netlink::Kernel& host, netlink::Vf& vfs, const std::string& sysfs_root,
                                  const std::string& pci, const std::string& key);
 
-/// The journal step that applies cfg.vf and cfg.mac to the VF, with the old value of each member it changes.
+/// The journal step that applies cfg.vf and `mac` to the VF, with the old value of each member it changes.
 /// `applied` is empty when the config changes nothing; a VF without a netdev journals the step all the same,
 /// as CHECK and DEL know the attachment by it. The rates travel together: one the config leaves unset keeps
 /// its current value. A VLAN without vlanQoS gets QoS 0. The IB GUID goes to both the node and the port GUID.
-StepVf PlanVf(const conf::Config& cfg, const VfTarget& target);
+StepVf PlanVf(const conf::Config& cfg, const std::optional<std::string>& mac, const VfTarget& target);
 
 }  // namespace cni

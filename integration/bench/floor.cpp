@@ -189,7 +189,7 @@ Result<FloorAttachment> FloorAdd(const FloorSpec& spec) {
   const std::vector<ipam::IpConfig> ips =
       cfg.child() ? spec.ips : ipam::Inherit(st.origin.addrs, st.origin.routes);
   if (cfg.child()) {
-    st.steps.push_back(cni::ChildStep(cfg, *device, spec.pod_if));
+    st.steps.push_back(cni::ChildStep(cfg, cfg.mac, *device, spec.pod_if));
   } else {
     if (spec.down_before_move) RETURN_IF_ERROR(host->SetUp(device->index, false));
     st.steps.push_back(cni::StepMove{spec.pod_if});

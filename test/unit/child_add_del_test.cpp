@@ -218,6 +218,39 @@ TEST_CASE("an ipvlan child shares the parent's MAC, macvlan takes the runtime's 
   CHECK((*res)["interfaces"][0]["mac"] == "02:aa:bb:cc:dd:01");
 }
 
+TEST_CASE(
+    "the MAC a pod asks for in CNI_ARGS reaches its child through the run's requests, also in a context made "
+    "for a chosen device, and the config keeps its own",
+    "[engine][child]") {
+  Node n;
+  const conf::Config cfg = n.Config(
+      R"(,"mode":"macvlan","macvlan":{"mode":"bridge","mac":"02:00:00:00:00:0b"},"ipam":{"type":"fake-ipam"})");
+  const cni::Env env = n.MakeEnv(cni::Command::kAdd);
+  auto requests = conf::ReadPodRequests(cfg, {{"MAC", "02:AA:00:00:00:07"}});
+  REQUIRE(requests.ok());
+  cni::Context ctx{cfg, env, *n.host, n.opener, n.ipam};
+  ctx.sysfs_root = n.sysfs_root;
+  ctx.procfs_root = n.dir.path + "/noproc";
+  ctx.lock_wait_ms = 100;
+  ctx.requests = &*requests;
+  CHECK(cni::PodMac(ctx) == "02:aa:00:00:00:07");
+  const conf::Config chosen_cfg = cfg;
+  cni::Context chosen = cni::WithConfig(ctx, chosen_cfg);
+  CHECK(&chosen.cfg == &chosen_cfg);
+  CHECK(chosen.requests == ctx.requests);
+  CHECK(chosen.sysfs_root == ctx.sysfs_root);
+  CHECK(chosen.procfs_root == ctx.procfs_root);
+  CHECK(chosen.lock_wait_ms == 100);
+  auto res = cni::Add(chosen);
+  REQUIRE(res.ok());
+  CHECK(PodLink(n, n.pod_ns, "net1")->mac == "02:aa:00:00:00:07");
+  CHECK((*res)["interfaces"][0]["mac"] == "02:aa:00:00:00:07");
+  CHECK(cfg.mac == "02:00:00:00:00:0b");
+  // Without the run's requests (DEL, CHECK) the config's MAC is the pod's.
+  ctx.requests = nullptr;
+  CHECK(cni::PodMac(ctx) == "02:00:00:00:00:0b");
+}
+
 TEST_CASE("DEL after the pod netns died removes the state: the child died with it", "[engine][child]") {
   Node n;
   auto cfg = n.Config(kMacvlan);

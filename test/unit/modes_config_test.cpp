@@ -147,11 +147,12 @@ TEST_CASE("mode options: vf settings are read and the GUID normalised") {
 
 namespace {
 
-// Parse, then the pod's requests (CNI_ARGS given as pairs).
-base::Result<conf::Config> WithRequests(const char* patch, const std::map<std::string, std::string>& args) {
-  ASSIGN_OR_RETURN(conf::Config c, ParseWith(patch));
-  RETURN_IF_ERROR(conf::ApplyRuntimeRequests(c, args));
-  return c;
+// Parse, then the pod's requests (CNI_ARGS given as pairs); the config itself is left as parsed.
+base::Result<conf::PodRequests> WithRequests(const char* patch,
+                                             const std::map<std::string, std::string>& args) {
+  ASSIGN_OR_RETURN(const conf::Config c, ParseWith(patch));
+  ASSIGN_OR_RETURN(conf::PodRequests r, conf::ReadPodRequests(c, args));
+  return r;
 }
 
 }  // namespace
@@ -191,7 +192,7 @@ TEST_CASE(
                               {{"MAC", "02:00:00:00:00:01"}, {"IP", "10.0.0.9"}});
   REQUIRE(chained.ok());
   CHECK_FALSE(chained->mac);
-  CHECK(chained->requested_ips.empty());
+  CHECK(chained->ips.empty());
 }
 
 TEST_CASE(
@@ -199,16 +200,16 @@ TEST_CASE(
     "addresses") {
   auto ip = WithRequests(R"({})", {{"IP", "10.9.0.7,fd00::7"}});
   REQUIRE(ip.ok());
-  REQUIRE(ip->requested_ips.size() == 2);
-  CHECK(ip->requested_ips[0].ip.ToString() == "10.9.0.7/32");
-  CHECK_FALSE(ip->requested_ips[0].exact);
-  CHECK(ip->requested_ips_key == "CNI_ARGS IP");
+  REQUIRE(ip->ips.size() == 2);
+  CHECK(ip->ips[0].ip.ToString() == "10.9.0.7/32");
+  CHECK_FALSE(ip->ips[0].exact);
+  CHECK(ip->ips_key == "CNI_ARGS IP");
   auto rc = WithRequests(R"({"runtimeConfig": {"ips": ["10.9.0.7/24"]}})", {{"IP", "10.9.0.8"}});
   REQUIRE(rc.ok());
-  REQUIRE(rc->requested_ips.size() == 1);
-  CHECK(rc->requested_ips[0].ip.ToString() == "10.9.0.7/24");
-  CHECK(rc->requested_ips[0].exact);
-  CHECK(rc->requested_ips_key == "runtimeConfig.ips");
+  REQUIRE(rc->ips.size() == 1);
+  CHECK(rc->ips[0].ip.ToString() == "10.9.0.7/24");
+  CHECK(rc->ips[0].exact);
+  CHECK(rc->ips_key == "runtimeConfig.ips");
   auto none = WithRequests(R"({"addresses": "none"})", {{"IP", "10.9.0.7"}});
   REQUIRE_FALSE(none.ok());
   CHECK_THAT(none.error().msg, Catch::StartsWith("CNI_ARGS IP: addresses is \"none\""));
