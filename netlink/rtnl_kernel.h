@@ -55,6 +55,9 @@ struct ChildLinkSpec {
   std::vector<std::string> source_macs;  ///< macvlan mode source: the accepted senders
 };
 
+/// The kinds of link AddChildLink makes.
+inline bool IsChildKind(std::string_view kind) { return kind == "macvlan" || kind == "ipvlan"; }
+
 struct AddrInfo {
   int ifindex = 0;
   IpPrefix local;  ///< address with its prefix length

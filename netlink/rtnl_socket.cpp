@@ -136,7 +136,7 @@ class RtnlKernel final : public Kernel {
     const std::string what = "RTM_NEWLINK " + spec.kind + " " + spec.name + " on dev " +
                              std::to_string(spec.parent_index) + " in netns fd " +
                              std::to_string(target.NetnsFd());
-    if (ImpossibleName(spec.name)) return BuildError(what, EINVAL);
+    if (ImpossibleName(spec.name) || !IsChildKind(spec.kind)) return BuildError(what, EINVAL);
     std::optional<std::array<uint8_t, 6>> mac;
     if (!spec.mac.empty()) {
       mac = ParseMac(spec.mac);

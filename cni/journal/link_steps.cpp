@@ -112,7 +112,7 @@ Status Check(const StepMove&, CheckEnv&) { return base::Ok(); }  // the interfac
 // child: {"kind", "parent", "parentIndex", "name", "mac", "mode", "sourceMacs"}
 void Fields(JsonFields& f, StepChild& s) {
   f("kind", s.spec.kind);
-  if (f.reading() && f.status().ok() && s.spec.kind != "macvlan" && s.spec.kind != "ipvlan")
+  if (f.reading() && f.status().ok() && !netlink::IsChildKind(s.spec.kind))
     f.Refuse("child step kind must be macvlan or ipvlan");
   f("parent", s.parent)("parentIndex", s.spec.parent_index)("name", s.spec.name)("mac", s.spec.mac);
   f("mode", s.spec.mode)("sourceMacs", s.spec.source_macs);
@@ -134,7 +134,7 @@ Status Undo(const StepChild& s, const UndoEnv&, StepEnv& env) { return DeleteChi
 Status Validate(const StepChild& s, const StepSite& at) {
   RETURN_IF_ERROR(CheckIfName(at.field_prefix + "parent", s.parent));
   RETURN_IF_ERROR(CheckIfName(at.field_prefix + "name", s.spec.name));
-  if (s.spec.kind != "macvlan" && s.spec.kind != "ipvlan")
+  if (!netlink::IsChildKind(s.spec.kind))
     return BadValue(at.field_prefix + "kind", s.spec.kind, "\"macvlan\" or \"ipvlan\"");
   if (!s.spec.mac.empty() && !IsMac(s.spec.mac))
     return BadValue(at.field_prefix + "mac", s.spec.mac, "a MAC or \"\"");
