@@ -24,9 +24,9 @@ constexpr double kParallelVsFloor = 1.1;
 // Targets: what the plugin adds beyond the kernel and the exec.
 constexpr double kOwnAddMs = 0.35;
 constexpr double kOwnDelMs = 0.30;
-constexpr double kGoCpuRatio17 = 6.0;
+constexpr double kGoCpuRatioOwnShare = 6.0;
 constexpr double kVersionOverExecMs = 0.05;
-constexpr double kNoneWallMs17 = 1.5;
+constexpr double kNoneWallMsTight = 1.5;
 constexpr double kMacvlanOwnMs = 0.5;
 // Targets: performance at node scale.
 constexpr double kScaleWithin = 0.10;   // an ADD or DEL among N attachments against an empty node
@@ -102,11 +102,11 @@ std::string VariantFs(const Results& r) {
 // The plugin's own targets. The plugin's own share is its CPU less the exec'd
 // floor's (the same requests in a static image linked as the plugin is, less
 // that program's JSON input and output): exec, start-up and the exit after a
-// move are in both. The issue's first reading, less the in-process floor and
+// move are in both. The first reading, less the in-process floor and
 // /bin/true, is beside it: it charges the plugin for what the in-process
 // floor never pays (an exit after a device move) and credits it with
 // /bin/true's dynamic start-up (docs/performance.md, "The plugin's own share").
-std::string Issue17Targets(const Results& r) {
+std::string OwnShareTargets(const Results& r) {
   std::ostringstream o;
   o << "\n## Targets: what the plugin adds beyond the kernel and the exec\n\n| target | measured | result "
        "|\n|---|---|---|\n";
@@ -145,7 +145,7 @@ std::string Issue17Targets(const Results& r) {
   own("the same DEL, first reading: erdma-cni DEL − floor DEL − /bin/true", ed, {fd, tr}, kOwnDelMs);
   auto go = [&](const char* what, Samples g, Samples e) {
     if (g && e && Med(*e) > 0)
-      target(what, Fmt("%.2f×", Med(*g) / Med(*e)), Med(*g) / Med(*e) >= kGoCpuRatio17);
+      target(what, Fmt("%.2f×", Med(*g) / Med(*e)), Med(*g) / Med(*e) >= kGoCpuRatioOwnShare);
     else
       target(what, "n/a", std::nullopt);
   };
@@ -157,7 +157,7 @@ std::string Issue17Targets(const Results& r) {
       kVersionOverExecMs);
   if (const Series* na = r.none_unavailable.empty() ? Row(r, "none ADD") : nullptr) {
     const double w = Med(na->wall_ms);
-    target("mode none + SMC-R ADD wall ≤ 1.5 ms", Fmt("%.2f ms", w), w <= kNoneWallMs17);
+    target("mode none + SMC-R ADD wall ≤ 1.5 ms", Fmt("%.2f ms", w), w <= kNoneWallMsTight);
   } else {
     target("mode none + SMC-R ADD wall ≤ 1.5 ms", "n/a", std::nullopt);
   }
@@ -178,7 +178,7 @@ std::string Issue17Targets(const Results& r) {
 // The node-scale targets: the scale rows (--only scale). Each verdict is on the
 // rows' medians; beside it, "paired", the median of the iteration-by-iteration
 // ratios or differences (every variant runs once per iteration).
-std::string Issue38Targets(const Results& r) {
+std::string NodeScaleTargets(const Results& r) {
   if (r.scale_n == 0)
     return "\n## Targets: node scale\n\nNot measured: the node-scale rows run with `--only scale` (and "
            "`--scale N`).\n";
@@ -564,7 +564,7 @@ std::string RenderReport(const Results& r) {
   const Series* pp = Row(r, "pass pool ADD");
   within_slack("a pass-through ADD of the recipe without a device plugin ≤ VERSION + 0.1 ms", pp);
   within_slack("a pass-through DEL ≤ VERSION + 0.1 ms", pd);
-  // The issue's words: what each may add to VERSION is the plugin's own account (--phases) of the Get it
+  // By phase: what each may add to VERSION is the plugin's own account (--phases) of the Get it
   // needs (the node file that names the kubelet's socket, the request) and of its look for a state of its own
   // (the node file that allows the dataDir, the dataDir's check, the look). Paired, iteration by iteration;
   // the phases' clock reads stay charged to the plugin.
@@ -630,8 +630,8 @@ std::string RenderReport(const Results& r) {
     target(std::to_string(p.n) + " parallel ADDs total ≤ 1.1 × " + std::to_string(p.n) + " × floor ADD",
            Fmt("%.2f×", v), v <= kParallelVsFloor);
   }
-  o << Issue17Targets(r);
-  o << Issue38Targets(r);
+  o << OwnShareTargets(r);
+  o << NodeScaleTargets(r);
   o << PhaseTable(r);
   if (!r.notes.empty()) o << "\n## Notes\n\n" << r.notes;
   return o.str();
