@@ -54,6 +54,10 @@ namespace {
 // The process that built the topology (and tears it down); the node file is
 // named after it, whichever of its children writes it.
 pid_t g_owner = 0;
+// The ENI stand-ins the node file allows: every one the topology made. Each carries a default route at its
+// own metric, so while parallel ADDs move them, whichever is left with the lowest metric is the node's
+// default to the plugin, which refuses it unless allowed.
+int g_allowed_enis = 9;
 
 std::string NodeFilePath() {
   return "/tmp/erdma-bench-node-" + std::to_string(g_owner ? g_owner : ::getpid()) + ".json";
@@ -63,6 +67,7 @@ std::string NodeFilePath() {
 Topology::Topology(int enis, int pods) {
   SweepStale();
   g_owner = getpid();
+  g_allowed_enis = std::max(g_allowed_enis, enis);
   prefix_ = "ebench-" + std::to_string(getpid()) + "-";
   node_ = prefix_ + "node";
   vpc_ = prefix_ + "vpc";
@@ -217,7 +222,7 @@ const std::string& NodeFileEnv() {
     std::string env = "ERDMA_CNI_NODE_CONFIG=" + path;
     File() {
       std::string devices;
-      for (int i = 1; i <= 9; ++i)
+      for (int i = 1; i <= g_allowed_enis; ++i)
         devices += std::string(i > 1 ? ", " : "") + "\"eth" + std::to_string(i) + "\"";
       const std::string text = R"({"dataDirs": ["/"], "logFiles": ["/"], "allowNodeDevices": [)" + devices +
                                R"(], "podResourcesSocket": ")" + KubeletSocketPath() + "\"}\n";

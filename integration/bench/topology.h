@@ -64,8 +64,9 @@ void EnterNetns(const std::string& netns);
 /// that built the Topology and removed by its Teardown (or at the writer's
 /// exit, which the drivers skip with _exit), that
 /// allows any dataDir and logFile (the drivers choose them under their data
-/// root) and the ENI stand-ins eth1..eth9, which carry the private node's
-/// only default routes; its podResourcesSocket is KubeletSocketPath().
+/// root) and the ENI stand-ins the Topology made (at least eth1..eth9), which
+/// carry the private node's only default routes; its podResourcesSocket is
+/// KubeletSocketPath().
 const std::string& NodeFileEnv();
 /// The fake kubelet's socket (kubelet.h), which the node file names.
 const std::string& KubeletSocketPath();
