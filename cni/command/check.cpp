@@ -77,7 +77,7 @@ Status Check(Context& ctx) {
   if (const auto* m = FindStep<StepMac>(st.steps)) want_mac = m->mac;
   if (const auto* c = FindStep<StepChild>(st.steps)) want_mac = c->spec.mac;
   std::optional<uint32_t> want_mtu = ctx.cfg.mtu;
-  CheckEnv env{ctx, st, {}, {}, {}, {}, nullptr, std::nullopt};
+  CheckEnv env{.ctx = ctx, .state = st};
   auto check_steps = [&]() -> Status {
     for (const Step& step : st.steps) RETURN_IF_ERROR(CheckStep(step, env));
     return base::Ok();

@@ -55,12 +55,13 @@ struct UndoEnv {
 struct CheckEnv {
   Context& ctx;
   const AttachmentState& state;
-  netlink::LinkInfo link;  ///< our pod-side interface (none for a VF on vfio-pci)
-  std::vector<netlink::AddrInfo> addrs;
-  std::vector<netlink::RouteInfo> routes;
-  std::vector<netlink::RuleInfo> rules;
-  std::unique_ptr<netlink::Sysctl> sysctl;              ///< the pod's, once a StepSysctl asked
-  std::optional<std::vector<netlink::PnetEntry>> pnet;  ///< the pod's table, once a StepPnet asked
+  netlink::LinkInfo link = {};  ///< our pod-side interface (none for a VF on vfio-pci)
+  std::vector<netlink::AddrInfo> addrs = {};
+  std::vector<netlink::RouteInfo> routes = {};
+  std::vector<netlink::RuleInfo> rules = {};
+  std::unique_ptr<netlink::Sysctl> sysctl = nullptr;  ///< the pod's, once a StepSysctl asked
+  std::optional<std::vector<netlink::PnetEntry>> pnet =
+      std::nullopt;  ///< the pod's table, once a StepPnet asked
 };
 
 /// Where ValidateState found a step: what its messages name it by, and the state's table.
