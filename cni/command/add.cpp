@@ -98,6 +98,45 @@ Status CheckRequestedIps(const Context& ctx, const Plan& plan) {
   return base::Ok();
 }
 
+// The device the driver finds on the node for this attachment. Changes nothing.
+Result<Target> FindTarget(Context& ctx, const StateStore& store, const Driver& driver,
+                          const RdmaAccess& rdma) {
+  const conf::Config& cfg = ctx.cfg;
+  auto found = driver.Find(ctx, store, rdma);
+  if (!found.ok() && found.error().code == Code::kTryAgainLater &&
+      cfg.device.by == conf::DeviceSelector::By::kDeviceId && !cfg.device.via.empty()) {
+    // The device plugin handed out a slot of a device another pod holds.
+    Error e = std::move(found).error();
+    e.msg += "; " + cfg.device.Describe() +
+             ": the device plugin gave this pod a device that another pod holds: let the pods share it "
+             "(mode macvlan or ipvlan, or rdma.netnsMode \"shared\"), or have the device plugin allocate "
+             "whole devices and choose from them";
+    return e;
+  }
+  if (!found.ok()) return std::move(found).error();
+  Target target = std::move(found).value();
+  // The journal and the claim name the device: one whose name no DEL could read back is not taken.
+  if (target.device && !conf::IsValidIfName(target.device->name))
+    return Error(
+        Code::kInvalidConfig,
+        target.selection + ": the node device " + base::EscapeForDisplay(target.device->name) +
+            " has a name erdma-cni cannot record (control characters, whitespace, '/' or ':'); rename "
+            "it on the node (ip link set dev <name> name <new>) or select another device");
+  return target;
+}
+
+// In the pod: our interface's name is free, and the policy table ours takes.
+Result<uint32_t> PodTable(const Context& ctx, netlink::Kernel& pod, const std::string& pod_name) {
+  ASSIGN_OR_RETURN(auto clash, pod.FindLink(pod_name));
+  if (clash)
+    return Error(Code::kInvalidConfig, (ctx.cfg.chained() ? "ifName" : "CNI_IFNAME") +
+                                           std::string(": the pod already has an interface named ") +
+                                           pod_name + "; choose another name");
+  ASSIGN_OR_RETURN(auto pod_rules, pod.ListRules());
+  ASSIGN_OR_RETURN(auto pod_routes, pod.ListRoutes(0));
+  return ChooseTable(ctx.cfg.routing, pod_rules, pod_routes);
+}
+
 // What the pipeline holds for an attachment, released when ADD gives up
 // before the journal could (Release) or kept for DEL (Keep).
 class HoldGuard {
@@ -307,26 +346,7 @@ Result<json> Add(Context& ctx) {
   std::unique_ptr<netlink::Rdma> rdma_owned;
   const auto host_rdma = NodeRdma(ctx, rdma_owned);
   const RdmaAccess rdma{host_rdma.ok() ? *host_rdma : nullptr, host_rdma.ok() ? nullptr : &host_rdma.error()};
-  auto found = driver.Find(ctx, store, rdma);
-  if (!found.ok() && found.error().code == Code::kTryAgainLater &&
-      cfg.device.by == conf::DeviceSelector::By::kDeviceId && !cfg.device.via.empty()) {
-    // The device plugin handed out a slot of a device another pod holds.
-    Error e = std::move(found).error();
-    e.msg += "; " + cfg.device.Describe() +
-             ": the device plugin gave this pod a device that another pod holds: let the pods share it "
-             "(mode macvlan or ipvlan, or rdma.netnsMode \"shared\"), or have the device plugin allocate "
-             "whole devices and choose from them";
-    return e;
-  }
-  if (!found.ok()) return std::move(found).error();
-  Target target = std::move(found).value();
-  // The journal and the claim name the device: one whose name no DEL could read back is not taken.
-  if (target.device && !conf::IsValidIfName(target.device->name))
-    return Error(
-        Code::kInvalidConfig,
-        target.selection + ": the node device " + base::EscapeForDisplay(target.device->name) +
-            " has a name erdma-cni cannot record (control characters, whitespace, '/' or ':'); rename "
-            "it on the node (ip link set dev <name> name <new>) or select another device");
+  ASSIGN_OR_RETURN(Target target, FindTarget(ctx, store, driver, rdma));
   HoldGuard hold(ctx, store, path);
   if (target.hold == Hold::kClaim) RETURN_IF_ERROR(hold.Claim(target));
   if (target.hold == Hold::kShare) RETURN_IF_ERROR(hold.FreeParent(target));
@@ -334,14 +354,7 @@ Result<json> Add(Context& ctx) {
   // 2. The pod: our name is free; the policy table.
   uint32_t table = 0;
   if (target.enters_pod) {
-    ASSIGN_OR_RETURN(auto clash, pod->FindLink(pod_name));
-    if (clash)
-      return Error(Code::kInvalidConfig, (cfg.chained() ? "ifName" : "CNI_IFNAME") +
-                                             std::string(": the pod already has an interface named ") +
-                                             pod_name + "; choose another name");
-    ASSIGN_OR_RETURN(auto pod_rules, pod->ListRules());
-    ASSIGN_OR_RETURN(auto pod_routes, pod->ListRoutes(0));
-    ASSIGN_OR_RETURN(table, ChooseTable(cfg.routing, pod_rules, pod_routes));
+    ASSIGN_OR_RETURN(table, PodTable(ctx, *pod, pod_name));
   }
 
   // 3. What the device looks like now, and the plan.
