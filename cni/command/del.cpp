@@ -16,8 +16,6 @@
 #include "cni/core/context.h"
 #include "cni/driver/registry.h"
 #include "cni/journal/journal.h"
-#include "cni/journal/move_home.h"
-#include "cni/journal/vf_device.h"
 #include "cni/state/claim.h"
 #include "cni/state/device_info.h"
 #include "cni/state/state.h"
@@ -282,43 +280,8 @@ Status DelWithoutReadableState(Context& ctx, const StateStore& store, const std:
     }
   }
   if (owner) {
-    // Mode vf: the claim keeps the VF step ADD planned, old settings included.
-    std::optional<StepVf> vf_step;
-    if (owner->vf.is_object()) {
-      auto step = StepFromJson(owner->vf);
-      if (step.ok() && std::holds_alternative<StepVf>(*step) && ValidateStep(*step).ok())
-        vf_step = std::get<StepVf>(*step);
-      else
-        base::Log::Warn("the claim's VF settings cannot be read; they stay as ADD made them");
-    } else if (driver.SetsThroughPf()) {
-      base::Log::Warn(
-          "VF settings ADD made through the PF stay as they are: the claim does not record their old "
-          "values (ADD changed none, or an older erdma-cni made it); `ip link show` on the PF lists them");
-    }
-    DeviceOrigin o;
-    o.name = owner->device;
-    o.mac = owner->mac;
-    o.up = true;  // a node's ENI is up; its addresses are the node agent's to restore
-    auto at_home = ctx.host.FindLink(o.name);
-    Status home = base::Ok();
-    if (owner->mac.empty() && owner->device == owner->pci) {
-      // A VF without a netdev (vfio-pci) is claimed by its PCI address: nothing of it moved.
-    } else if (at_home.ok() && *at_home && (*at_home)->mac == o.mac) {
-      // An ADD that died before it moved anything: the device never left.
-    } else {
-      // A VF's netdev may carry the MAC the runtime asked for (DEL's config has
-      // it too): the move home recognises that as well and puts the claim's back.
-      home = MoveHome(o, pod_name, env, driver.SetsThroughPf() ? PodMac(ctx).value_or("") : std::string());
-      if (home.ok())
-        base::Log::Warn("returned " + o.name + " to the node without its addresses and routes (only the " +
-                        "state knew them); the node agent or an operator must restore them");
-    }
-    // As in DEL: the VF's settings come off through its PF once its netdev is
-    // home. The claim goes only when all is back, so the next DEL can retry.
-    if (home.ok() && vf_step) {
-      auto vfs = ctx.netns.OpenVf();
-      home = vfs.ok() ? RestoreVf(*vf_step, ctx.host, vfs->get()) : Status(std::move(vfs).error());
-    }
+    // The claim goes only when all is back, so that the next DEL can retry.
+    Status home = driver.ReturnClaimed(ctx, *owner, pod_name, env);
     if (home.ok()) claim->Remove();
     keep(std::move(home));
   }
