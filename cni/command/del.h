@@ -18,9 +18,9 @@ base::Status Del(Context& ctx);
 /// state or a claim naming one exists and Del must run.
 std::optional<base::Status> DelWithoutState(const conf::Config& cfg, const Env& env, int lock_wait_ms);
 
-/// Undoes one attachment from its journal and removes its state and claim (a child: its share). `caller_lock`: the
-/// claim lock the caller holds (stale recovery under an ADD's lock): used instead of locking that file again,
-/// and cleared instead of removed. Shared by DEL, GC and stale recovery.
+/// Undoes one attachment from its journal and removes its state and claim (a child: its share).
+/// `caller_lock`: the claim lock the caller holds (stale recovery under an ADD's lock): used instead of
+/// locking that file again, and cleared instead of removed. Shared by DEL, GC and stale recovery.
 base::Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path,
                               AttachmentState& st, const LockedClaim* caller_lock = nullptr);
 

@@ -105,7 +105,8 @@ Result<bool> RecoverStale(Context& ctx, const std::string& data_dir, const Claim
       ctx.node_policy};
   {
     IpamFor ipam_for(ctx.ipam, ipam::Attachment{st.container_id, st.if_name, recorded_netns});
-    if (auto s = DeleteAttachment(old, store, owner.state_path, st, locked); !s.ok()) return failed(s.error());
+    if (auto s = DeleteAttachment(old, store, owner.state_path, st, locked); !s.ok())
+      return failed(s.error());
   }
   if (st.member_of) ForgetGroupIfEmpty(store, st.container_id, *st.member_of);
   if (ctx.node_policy)

@@ -19,9 +19,9 @@ namespace cni {
 std::string WhyStale(Context& ctx, const AttachmentState& st);
 
 /// When `owner` (the holder of a claim or share in `data_dir`) is provably dead: finishes its DEL under
-/// `locked` (null: DeleteAttachment locks as DEL does; GC), logs one line naming the old container, and returns
-/// true; also true when its state is gone already. False, touching nothing, when it may be alive or its state
-/// cannot be read. Code 11, the state kept, when its DEL did not finish.
+/// `locked` (null: DeleteAttachment locks as DEL does; GC), logs one line naming the old container, and
+/// returns true; also true when its state is gone already. False, touching nothing, when it may be alive or
+/// its state cannot be read. Code 11, the state kept, when its DEL did not finish.
 base::Result<bool> RecoverStale(Context& ctx, const std::string& data_dir, const ClaimOwner& owner,
                                 const LockedClaim* locked);
 
