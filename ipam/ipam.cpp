@@ -54,8 +54,8 @@ std::vector<std::string> ChildEnv(const std::string& command, const std::optiona
   auto is = [](const char* e, const char* name) { return std::strncmp(e, name, std::strlen(name)) == 0; };
   for (char** e = environ; e && *e; ++e) {
     if (is(*e, "CNI_COMMAND=")) continue;
-    if (who &&
-        (is(*e, "CNI_CONTAINERID=") || is(*e, "CNI_IFNAME=") || is(*e, "CNI_NETNS=") || is(*e, "CNI_ARGS=")))
+    if (who && (is(*e, "CNI_CONTAINERID=") || is(*e, "CNI_IFNAME=") || is(*e, "CNI_NETNS=") ||
+                (is(*e, "CNI_ARGS=") && !who->own_pod)))
       continue;
     env.emplace_back(*e);
   }

@@ -25,6 +25,8 @@ struct IpConfig {
 /// The attachment an IPAM plugin runs for (its CNI_CONTAINERID, CNI_IFNAME and CNI_NETNS).
 struct Attachment {
   std::string container_id, ifname, netns;
+  /// It is the invoking pod's own (a member of its group): CNI_ARGS, the pod's, are kept.
+  bool own_pod = false;
 };
 
 /// Runs one IPAM command. The fake in tests records calls.
@@ -33,7 +35,8 @@ class Executor {
   virtual ~Executor() = default;
   /// Until reset (nullopt), runs plugins for `who` instead of the attachment
   /// of this process's CNI_* variables, without CNI_ARGS (they are the
-  /// caller's pod's): stale-claim recovery finishes another attachment's DEL.
+  /// caller's pod's) unless `who` is that pod's own: stale-claim recovery
+  /// finishes another attachment's DEL; a group runs each member's.
   virtual void RunFor(const std::optional<Attachment>& who) { (void)who; }
   /// Runs plugin `type` with CNI_COMMAND=`command` and `config` on stdin. Returns the parsed stdout (null
   /// when empty). A CNI error from the plugin becomes Code::kIpam (11 passes through) with the plugin's

@@ -31,23 +31,19 @@ class Member {
  public:
   Member(Context& group, const AttachmentState& of, const std::string& pod_name, size_t k,
          const conf::DeviceSelector* device, json prev_result)
-      : cfg_(group.cfg),
-        env_(group.env),
-        ctx_{cfg_, env_, group.host, group.netns, group.ipam},
-        ipam_(group.ipam) {
+      : cfg_(group.cfg), env_(group.env), ctx_(ForAttachment(group, cfg_, env_)), ipam_(group.ipam) {
     cfg_.if_name = pod_name;
     env_.container_id = of.container_id;
     env_.ifname = pod_name;
     if (device) cfg_.device = *device;
     cfg_.prev_result = std::move(prev_result);
     cfg_.routing.route_metric += static_cast<uint32_t>(k);
-    ctx_.sysfs_root = group.sysfs_root;
-    ctx_.procfs_root = group.procfs_root;
-    ctx_.lock_wait_ms = group.lock_wait_ms;
-    ctx_.node_policy = group.node_policy;
     ctx_.member_of = of.if_name;
-    ctx_.cache = group.cache;
-    ipam_.RunFor(ipam::Attachment{env_.container_id, pod_name, env_.netns});
+    // CNI_ARGS are the pod's (podman's --ip, the pod's name for IPAM plugins that key on it) unless the
+    // group is another pod's (GC) or the invocation names none.
+    ipam_.RunFor(
+        ipam::Attachment{env_.container_id, pod_name, env_.netns,
+                         !group.env.container_id.empty() && group.env.container_id == of.container_id});
   }
   ~Member() { ipam_.RunFor(std::nullopt); }
   Member(const Member&) = delete;
@@ -237,7 +233,7 @@ Result<json> AddChosen(Context& ctx, std::optional<kubelet::PodAllocation> answe
   // One device of a resource: the plain attachment of that device ID.
   conf::Config one = cfg;
   one.device = choice.candidates.front().selector;
-  Context with = WithConfig(ctx, one);
+  Context with = ForAttachment(ctx, one, ctx.env);
   return Add(with);
 }
 

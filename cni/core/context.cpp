@@ -2,9 +2,9 @@
 
 namespace cni {
 
-Context WithConfig(const Context& ctx, const conf::Config& cfg) {
+Context ForAttachment(const Context& ctx, const conf::Config& cfg, const Env& env) {
   return Context{.cfg = cfg,
-                 .env = ctx.env,
+                 .env = env,
                  .host = ctx.host,
                  .netns = ctx.netns,
                  .ipam = ctx.ipam,
@@ -12,9 +12,6 @@ Context WithConfig(const Context& ctx, const conf::Config& cfg) {
                  .procfs_root = ctx.procfs_root,
                  .lock_wait_ms = ctx.lock_wait_ms,
                  .node_policy = ctx.node_policy,
-                 .member_of = ctx.member_of,
-                 .attached_pci = ctx.attached_pci,
-                 .attached_rdma = ctx.attached_rdma,
                  .cache = ctx.cache,
                  .recover_stale_claim = ctx.recover_stale_claim,
                  .requests = ctx.requests};

@@ -99,9 +99,10 @@ struct Context {
   const conf::PodRequests* requests = nullptr;
 };
 
-/// `ctx` for another config (one device chosen from the config's pool or resource): every member copied but
-/// the config.
-Context WithConfig(const Context& ctx, const conf::Config& cfg);
+/// `ctx` for another attachment of the same invocation (a device chosen from the config's pool or resource, a
+/// group's member): what the invocation opened, read and was asked (the pod's requests) copied; what belongs
+/// to one attachment (member_of, attached_*) left at its defaults.
+Context ForAttachment(const Context& ctx, const conf::Config& cfg, const Env& env);
 
 /// The MAC the pod's interface gets: the pod's request, else the config's (nullopt: the device's own).
 inline const std::optional<std::string>& PodMac(const Context& ctx) {

@@ -58,6 +58,25 @@ TEST_CASE("CNI_ARGS MAC gives a macvlan child that MAC, DEL removes it") {
   CHECK_FALSE(kt::LinkExists(t.pod(), "net1"));
 }
 
+TEST_CASE(
+    "CNI_ARGS MAC and IP reach a macvlan child on a device chosen from a pool, where the chosen device is "
+    "attached as a group member") {
+  kt::Topology t({.enis = 2});
+  const std::string cid = t.ContainerId("poolmac");
+  json config = Macvlan(t);
+  config["device"] = {{"pool", {{"names", {t.eni(1).name, t.eni(2).name}}}}};
+  const std::string args = "IgnoreUnknown=1;K8S_POD_NAME=p;MAC=02:aa:bb:00:00:08;IP=10.9.0.124";
+  kt::PluginResult add = Run(t, "ADD", cid, config, args);
+  INFO("ADD: " << kt::Describe(add));
+  REQUIRE(add.exit == 0);
+  json link = kt::LinkJson(t.pod(), "net1");
+  REQUIRE(link.is_object());
+  CHECK(link.value("address", "") == "02:aa:bb:00:00:08");
+  CHECK(kt::Addresses(t.pod(), "net1") == std::vector<std::string>{"10.9.0.124/24"});
+  REQUIRE(Run(t, "DEL", cid, config, args).exit == 0);
+  CHECK_FALSE(kt::LinkExists(t.pod(), "net1"));
+}
+
 TEST_CASE("CNI_ARGS IP reaches the IPAM plugin unchanged: host-local gives the pod that address") {
   kt::Topology t;
   const std::string cid = t.ContainerId("ip");

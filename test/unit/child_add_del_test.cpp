@@ -235,7 +235,7 @@ TEST_CASE(
   ctx.requests = &*requests;
   CHECK(cni::PodMac(ctx) == "02:aa:00:00:00:07");
   const conf::Config chosen_cfg = cfg;
-  cni::Context chosen = cni::WithConfig(ctx, chosen_cfg);
+  cni::Context chosen = cni::ForAttachment(ctx, chosen_cfg, ctx.env);
   CHECK(&chosen.cfg == &chosen_cfg);
   CHECK(chosen.requests == ctx.requests);
   CHECK(chosen.sysfs_root == ctx.sysfs_root);
