@@ -246,9 +246,13 @@ TEST_CASE(
   CHECK(PodLink(n, n.pod_ns, "net1")->mac == "02:aa:00:00:00:07");
   CHECK((*res)["interfaces"][0]["mac"] == "02:aa:00:00:00:07");
   CHECK(cfg.mac == "02:00:00:00:00:0b");
-  // Without the run's requests (DEL, CHECK) the config's MAC is the pod's.
+  // Without the run's requests (DEL, CHECK) the config's MAC is the pod's; DEL leaves nothing.
   ctx.requests = nullptr;
   CHECK(cni::PodMac(ctx) == "02:00:00:00:00:0b");
+  REQUIRE(n.Del(cfg, n.MakeEnv(cni::Command::kDel)).ok());
+  CHECK_FALSE(PodLink(n, n.pod_ns, "net1"));
+  CHECK(n.StateFiles().empty());
+  CHECK(n.ipam.leases == 0);
 }
 
 TEST_CASE("DEL after the pod netns died removes the state: the child died with it", "[engine][child]") {
