@@ -97,11 +97,11 @@ Status ParseIdentity(const json& root, Config& c) {
 
 Status ParseMode(const json& root, Config& c) {
   if (const json* mode = Get(root, Key(kTop, "mode"))) {
-    if (!mode->is_string()) return Invalid("mode: must be a string; use " + ModeList(nullptr));
+    if (!mode->is_string()) return Invalid("mode: must be a string; use " + ModeList(c.modes, nullptr));
     const auto& m = mode->get_ref<const std::string&>();
-    const std::optional<Mode> known = ModeNamed(m);
-    if (!known) return Invalid("mode: " + Quote(m) + " is not supported; use " + ModeList(nullptr));
-    c.mode = *known;
+    const ModeSpec* known = ModeNamed(c.modes, m);
+    if (!known) return Invalid("mode: " + Quote(m) + " is not supported; use " + ModeList(c.modes, nullptr));
+    c.mode = known;
   }
   return base::Ok();
 }
@@ -184,10 +184,10 @@ Status ParseDevice(const json& root, bool device_optional, Config& c) {
           "device: set exactly one of name, mac, pci, rdma, resource, pool (pool may go with resource)");
     std::optional<DevicePool> parsed_pool;
     if (pool) {
-      if (!SpecOf(c.mode).from_pool)
-        return Invalid("device.pool: mode " + std::string(ModeName(c.mode)) +
-                       " takes no device from a pool; use mode " +
-                       ModeList([](const ModeSpec& s) { return s.from_pool; }) + ", or remove device.pool");
+      if (!c.mode->from_pool)
+        return Invalid(
+            "device.pool: mode " + std::string(c.mode->name) + " takes no device from a pool; use mode " +
+            ModeList(c.modes, [](const ModeSpec& s) { return s.from_pool; }) + ", or remove device.pool");
       ASSIGN_OR_RETURN(parsed_pool, ParsePool(*pool));
     }
     if (resource) {
@@ -234,9 +234,8 @@ Status ParseDevice(const json& root, bool device_optional, Config& c) {
             "device.count: only device.resource and device.pool give several devices; remove "
             "count, or select by resource or pool");
       RETURN_IF_ERROR(ParseCount(*count, c.device));
-      if (c.device.Several() && !SpecOf(c.mode).takes_device)
-        return Invalid("device.count: mode " + std::string(ModeName(c.mode)) +
-                       " takes no device; remove count");
+      if (c.device.Several() && !c.mode->takes_device)
+        return Invalid("device.count: mode " + std::string(c.mode->name) + " takes no device; remove count");
     }
     return GetBool(*d, Key(kDevice, "required"), "device.required", &c.device.required);
   }
@@ -244,7 +243,7 @@ Status ParseDevice(const json& root, bool device_optional, Config& c) {
   if (const json* rc = Get(root, Key(kTop, "runtimeConfig")); rc && rc->is_object()) {
     if (const json* id = Get(*rc, "deviceID")) return ParseDeviceId(*id, "runtimeConfig.deviceID", c);
   }
-  if (device_optional || !SpecOf(c.mode).takes_device) return base::Ok();
+  if (device_optional || !c.mode->takes_device) return base::Ok();
   return Invalid(
       "device: missing; set device.name, device.mac or device.pci, or let the runtime pass "
       "deviceID");
@@ -308,7 +307,7 @@ Status ParseAddresses(const json& root, Config& c) {
       return Invalid("addresses: \"ipam\" needs an ipam object, e.g. {\"type\": \"host-local\", ...}");
     if (c.addresses == AddressMode::kInherit && c.child())
       return Invalid(std::string("addresses: \"inherit\" would copy the parent's addresses onto a ") +
-                     ModeName(c.mode) + " child; use \"ipam\" with an ipam object, or \"none\"");
+                     std::string(c.mode->name) + " child; use \"ipam\" with an ipam object, or \"none\"");
     if (c.addresses != AddressMode::kIpam && !c.ipam.is_null())
       return Invalid("ipam: set beside addresses " + Quote(s) +
                      ", which never runs the IPAM plugin; remove ipam, or set addresses to \"ipam\" (the "
@@ -462,10 +461,8 @@ base::Result<json> Decode(std::string_view bytes) {
 enum class Purpose { kAdd, kDel, kDelKeys, kEntry };
 
 Status ParseModeBlocks(const json& root, Config& c) {
-  ASSIGN_OR_RETURN(ModeOptions modes, ParseModeOptions(root, c.mode));
-  c.macvlan = std::move(modes.macvlan);
-  c.ipvlan = modes.ipvlan;
-  c.vf = std::move(modes.vf);
+  ASSIGN_OR_RETURN(ModeSettings modes, ParseModeSettings(root, *c.mode, c.modes));
+  c.mode_options = std::move(modes.options);
   c.mac = std::move(modes.mac);
   c.runtime_mac = modes.runtime_mac;
   return base::Ok();
@@ -473,8 +470,8 @@ Status ParseModeBlocks(const json& root, Config& c) {
 
 Status ParseRdmaGroup(const json& root, Config& c) {
   RETURN_IF_ERROR(ParseRdma(root, c.rdma));
-  if (!SpecOf(c.mode).moves_rdma && c.rdma.netns_mode == RdmaConfig::NetnsMode::kExclusive)
-    return Invalid("rdma.netnsMode: mode " + Quote(ModeName(c.mode)) +
+  if (!c.mode->moves_rdma && c.rdma.netns_mode == RdmaConfig::NetnsMode::kExclusive)
+    return Invalid("rdma.netnsMode: mode " + Quote(c.mode->name) +
                    " leaves the RDMA device on the node; use \"shared\" or \"auto\"");
   return base::Ok();
 }
@@ -514,6 +511,10 @@ Status ParseJournalKeys(json& root, Config& c, bool for_del) {
 Status ParseRest(json root, Purpose purpose, Config& c) {
   // What a group falls back to at DEL; built only there (a pass-through ADD is paid by every pod).
   std::optional<Config> fallback;
+  std::vector<std::string_view> top_keys(std::begin(kTopKeys), std::end(kTopKeys));
+  for (const ModeSpec* m : c.modes)
+    if (!m->options_key.empty()) top_keys.push_back(m->options_key);
+  const Level top{"", top_keys};
   auto group = [&](Status s, auto reset) -> Status {
     if (s.ok() || purpose != Purpose::kDel || s.error().code != Code::kInvalidConfig) return s;
     c.del_warnings.push_back(s.error().msg);
@@ -523,15 +524,16 @@ Status ParseRest(json root, Purpose purpose, Config& c) {
   if (purpose == Purpose::kDel) {
     // A few said one by one, the rest counted: an edited config's thousands of keys do not flood the log.
     constexpr size_t kSaid = 5;
-    std::vector<std::string> unknown = UnknownKeys(root, kTop);
+    std::vector<std::string> unknown = UnknownKeys(root, top);
     for (size_t i = 0; i < unknown.size() && i < kSaid; ++i) c.del_warnings.push_back(std::move(unknown[i]));
     if (unknown.size() > kSaid)
       c.del_warnings.push_back("and " + std::to_string(unknown.size() - kSaid) +
                                " more keys erdma-cni does not know");
   } else {
-    RETURN_IF_ERROR(RefuseUnknown(root, kTop));
+    RETURN_IF_ERROR(RefuseUnknown(root, top));
   }
-  RETURN_IF_ERROR(group(ParseMode(root, c), [&](const Config& defaults) { c.mode = defaults.mode; }));
+  c.mode = c.modes.front();
+  RETURN_IF_ERROR(group(ParseMode(root, c), [&](const Config&) { c.mode = c.modes.front(); }));
   RETURN_IF_ERROR(group(ParseDevice(root, purpose != Purpose::kAdd, c),
                         [&](const Config& defaults) { c.device = defaults.device; }));
   RETURN_IF_ERROR(group(ParseIfName(root, c), [&](const Config& defaults) { c.if_name = defaults.if_name; }));
@@ -542,9 +544,7 @@ Status ParseRest(json root, Purpose purpose, Config& c) {
   }));
   RETURN_IF_ERROR(group(ParseAddresses(root, c), [&](const Config&) { c.addresses = DefaultAddresses(c); }));
   RETURN_IF_ERROR(group(ParseModeBlocks(root, c), [&](const Config& defaults) {
-    c.macvlan = defaults.macvlan;
-    c.ipvlan = defaults.ipvlan;
-    c.vf = defaults.vf;
+    c.mode_options = defaults.mode_options;
     c.mac = defaults.mac;
     c.runtime_mac = defaults.runtime_mac;
   }));
@@ -557,18 +557,21 @@ Status ParseRest(json root, Purpose purpose, Config& c) {
   }));
   // Mode none acts on the interface the plugin before it made (its prevResult): alone it would give the pod
   // nothing and succeed. A node conflist entry (kEntry) gets its prevResult from the runtime.
-  if (purpose == Purpose::kAdd && c.mode == Mode::kNone && c.prev_result.is_null())
-    return Invalid(
-        "mode: \"none\" adds SMC-R to the interface of the plugin before erdma-cni in a chain (its "
-        "prevResult), and there is none: alone it gives the pod nothing. Chain erdma-cni after the primary "
-        "plugin, or choose a mode that attaches a device (move, macvlan, ipvlan, vf)");
+  if (purpose == Purpose::kAdd && !c.mode->takes_device && c.prev_result.is_null())
+    return Invalid("mode: " + Quote(c.mode->name) +
+                   " adds SMC-R to the interface of the plugin before erdma-cni in a chain (its prevResult), "
+                   "and there is none: alone it gives the pod nothing. Chain erdma-cni after the primary "
+                   "plugin, or choose a mode that attaches a device (" +
+                   ModeList(c.modes, [](const ModeSpec& s) { return s.takes_device; }) + ")");
   c.raw = std::move(root);
   return base::Ok();
 }
 
-base::Result<Config> ParseChecked(std::string_view stdin_bytes, Purpose purpose) {
+base::Result<Config> ParseChecked(ModeTable modes, std::string_view stdin_bytes, Purpose purpose) {
+  if (modes.empty()) std::abort();  // a caller's bug: the plugin always has its table
   ASSIGN_OR_RETURN(json root, Decode(stdin_bytes));
   Config c;
+  c.modes = modes;
   RETURN_IF_ERROR(ParseJournalKeys(root, c, purpose == Purpose::kDel || purpose == Purpose::kDelKeys));
   if (purpose == Purpose::kDelKeys) {
     c.raw = std::move(root);
@@ -578,10 +581,10 @@ base::Result<Config> ParseChecked(std::string_view stdin_bytes, Purpose purpose)
   return c;
 }
 
-base::Result<Config> ParseFor(std::string_view stdin_bytes, Purpose purpose) {
+base::Result<Config> ParseFor(ModeTable modes, std::string_view stdin_bytes, Purpose purpose) {
   // Nothing may escape: the plugin must always answer with a CNI error.
   try {
-    return ParseChecked(stdin_bytes, purpose);
+    return ParseChecked(modes, stdin_bytes, purpose);
   } catch (const std::exception& e) {
     return Error(Code::kDecoding, "config: cannot decode stdin", e.what());
   } catch (...) {
@@ -606,12 +609,12 @@ std::string DeviceSelector::Describe() const {
   return std::string(key) + " " + Quote(value);
 }
 
-base::Result<Config> Parse(std::string_view stdin_bytes, bool for_del) {
-  return ParseFor(stdin_bytes, for_del ? Purpose::kDel : Purpose::kAdd);
+base::Result<Config> Parse(ModeTable modes, std::string_view stdin_bytes, bool for_del) {
+  return ParseFor(modes, stdin_bytes, for_del ? Purpose::kDel : Purpose::kAdd);
 }
 
-base::Result<Config> ParseDelKeys(std::string_view stdin_bytes) {
-  return ParseFor(stdin_bytes, Purpose::kDelKeys);
+base::Result<Config> ParseDelKeys(ModeTable modes, std::string_view stdin_bytes) {
+  return ParseFor(modes, stdin_bytes, Purpose::kDelKeys);
 }
 
 base::Result<Config> ParseDelRest(Config keys) {
@@ -625,8 +628,8 @@ base::Result<Config> ParseDelRest(Config keys) {
   }
 }
 
-base::Result<Config> ParseChainEntry(std::string_view config_bytes) {
-  return ParseFor(config_bytes, Purpose::kEntry);
+base::Result<Config> ParseChainEntry(ModeTable modes, std::string_view config_bytes) {
+  return ParseFor(modes, config_bytes, Purpose::kEntry);
 }
 
 std::string OneDeviceForEveryPod(const json& entry) {

@@ -77,13 +77,16 @@ struct Config {
   std::string name;         ///< network name; required
   std::string type;
 
-  Mode mode = Mode::kMove;
-  DeviceSelector device;  ///< the device to move, or the parent (macvlan/ipvlan), or the VF
-  MacvlanConfig macvlan;
-  IpvlanConfig ipvlan;
-  VfConfig vf;
-  std::optional<std::string> mac;  ///< MAC for a macvlan child or a VF (config, args or runtime)
-  bool runtime_mac = false;        ///< `mac` is the runtime's (runtimeConfig.mac, args.cni.mac)
+  /// The table the config was parsed with, and its row of it ("mode"; the table's first when absent). Null
+  /// only before a parse has read the mode (ParseDelKeys).
+  ModeTable modes;
+  const ModeSpec* mode = nullptr;
+  /// The mode's own options (ModeSpec::parse; the driver reads them with OptionsOf), null when it has none.
+  std::shared_ptr<const ModeOptions> mode_options;
+  DeviceSelector device;  ///< the device the mode takes: moves, makes a child of, or hands over
+  std::optional<std::string>
+      mac;                   ///< the MAC the pod's interface gets (sets_mac modes: config, args, runtime)
+  bool runtime_mac = false;  ///< `mac` is the runtime's (runtimeConfig.mac, args.cni.mac)
   std::string if_name = "erdma0";  ///< our interface's name when chained
   std::optional<uint32_t> mtu;
   AddressMode addresses = AddressMode::kInherit;
@@ -118,8 +121,8 @@ struct Config {
   std::vector<std::string> warnings;
 
   bool chained() const { return !prev_result.is_null(); }
-  /// macvlan or ipvlan: the pod gets a new link; the node device stays.
-  bool child() const { return SpecOf(mode).child; }
+  /// The pod gets a new link, a child of the node device, which stays.
+  bool child() const { return mode && mode->child; }
 };
 
 /// Largest stdin accepted.
@@ -131,13 +134,14 @@ inline constexpr size_t kMaxConfigBytes = 1 << 20;
 /// Inside ipam, runtimeConfig, args, capabilities, prevResult and dns any key goes. `for_del`: DEL and GC
 /// need only the journal's keys (ParseJournalKeys in config.cpp holds the list); any other group that does
 /// not parse keeps its defaults (a broken ipam: no IPAM) and, like each unknown key, becomes one of
-/// `del_warnings`. No device is then needed.
-base::Result<Config> Parse(std::string_view stdin_bytes, bool for_del = false);
+/// `del_warnings`. No device is then needed. `modes`: the modes the config may name (the plugin's:
+/// cni::Modes()).
+base::Result<Config> Parse(ModeTable modes, std::string_view stdin_bytes, bool for_del = false);
 
 /// DEL's first read: the journal's keys Parse(.., for_del=true) needs to find the attachment
 /// (ParseJournalKeys), with the same errors. Nothing else is read until ParseDelRest: a DEL that finds no
 /// state of its own (every pod that passed through) never reads the rest.
-base::Result<Config> ParseDelKeys(std::string_view stdin_bytes);
+base::Result<Config> ParseDelKeys(ModeTable modes, std::string_view stdin_bytes);
 
 /// The whole config from what ParseDelKeys read (its `raw`), as Parse(.., for_del=true) reads it; its
 /// `del_warnings` are those of the rest only (each group that does not parse, each unknown key).
@@ -145,7 +149,7 @@ base::Result<Config> ParseDelRest(Config keys);
 
 /// A conflist entry as the runtime will hand it over (cniVersion and name merged in): every check of ADD,
 /// except that the device may be left to the runtime (deviceID).
-base::Result<Config> ParseChainEntry(std::string_view config_bytes);
+base::Result<Config> ParseChainEntry(ModeTable modes, std::string_view config_bytes);
 
 /// The key of a chained entry that selects one node device whatever the pod ("device.name", "deviceID", ...),
 /// or "". In a node conflist the entry runs for every pod of the node: such a device goes to the first pod

@@ -1,4 +1,5 @@
-// Reading typed fields out of the config JSON with errors that name the key. Internal to conf/.
+// Reading typed fields out of the config JSON with errors that name the key: conf/'s, and the drivers' for
+// their options.
 #pragma once
 
 #include <cstdint>

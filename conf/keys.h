@@ -1,5 +1,5 @@
 // The keys erdma-cni accepts at each level of its config: the one list each level has, read by the parser
-// through Key() and used to refuse the rest. Internal to conf/.
+// through Key() and used to refuse the rest. A mode's own level is its driver's.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -19,14 +19,17 @@ struct Level {
 };
 
 /// The top level: erdma-cni's own keys, and what CNI, the runtimes and Multus add (cniVersion, name, type,
-/// prevResult, runtimeConfig, capabilities, args, dns, deviceID, pciBusID, cni.dev/valid-attachments).
-inline constexpr std::string_view kTopKeys[] = {
-    "cniVersion",    "cniVersions",  "name",          "type",          "mode",
-    "device",        "deviceID",     "pciBusID",      "ifName",        "mtu",
-    "ipam",          "addresses",    "macvlan",       "ipvlan",        "vf",
-    "routing",       "rdma",         "smcr",          "dataDir",       "logFile",
-    "logLevel",      "logMaxBytes",  "lockTimeoutMs", "ipamTimeoutMs", "prevResult",
-    "runtimeConfig", "capabilities", "args",          "dns",           "cni.dev/valid-attachments"};
+/// prevResult, runtimeConfig, capabilities, args, dns, deviceID, pciBusID, cni.dev/valid-attachments). Each
+/// mode's options key (ModeSpec::options_key) is accepted with them.
+inline constexpr std::string_view kTopKeys[] = {"cniVersion",  "cniVersions",   "name",
+                                                "type",        "mode",          "device",
+                                                "deviceID",    "pciBusID",      "ifName",
+                                                "mtu",         "ipam",          "addresses",
+                                                "routing",     "rdma",          "smcr",
+                                                "dataDir",     "logFile",       "logLevel",
+                                                "logMaxBytes", "lockTimeoutMs", "ipamTimeoutMs",
+                                                "prevResult",  "runtimeConfig", "capabilities",
+                                                "args",        "dns",           "cni.dev/valid-attachments"};
 inline constexpr Level kTop{"", kTopKeys};
 
 inline constexpr std::string_view kDeviceKeys[] = {"name",     "mac",  "pci",   "rdma",
@@ -38,16 +41,6 @@ inline constexpr Level kPool{"device.pool", kPoolKeys};
 
 inline constexpr std::string_view kRoutingKeys[] = {"table", "rulePriority", "routeMetric", "defaultRoute"};
 inline constexpr Level kRouting{"routing", kRoutingKeys};
-
-inline constexpr std::string_view kMacvlanKeys[] = {"mode", "mac", "sourceMacs"};
-inline constexpr Level kMacvlan{"macvlan", kMacvlanKeys};
-
-inline constexpr std::string_view kIpvlanKeys[] = {"mode", "mac"};
-inline constexpr Level kIpvlan{"ipvlan", kIpvlanKeys};
-
-inline constexpr std::string_view kVfKeys[] = {"mac",      "vlan",  "vlanQoS",   "minTxRate",     "maxTxRate",
-                                               "spoofchk", "trust", "linkState", "infinibandGUID"};
-inline constexpr Level kVf{"vf", kVfKeys};
 
 inline constexpr std::string_view kRdmaKeys[] = {"netnsMode", "setSystemMode", "required", "softRoce"};
 inline constexpr Level kRdma{"rdma", kRdmaKeys};

@@ -1,9 +1,9 @@
-// The options of the attachment modes that make or borrow a device instead of moving a whole one: macvlan and
-// ipvlan children of a node device, and SR-IOV VFs whose settings go through their PF.
+// What a config says of its mode beyond the name: the mode's own options (parsed by its driver, through its
+// row) and the MAC the pod's interface gets; and what the pod asks for beyond its network's config.
 #pragma once
 
-#include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -17,56 +17,24 @@ namespace conf {
 
 struct Config;
 
-/// The kernel's macvlan modes (MACVLAN_MODE_*).
-enum class MacvlanMode : uint32_t { kPrivate = 1, kVepa = 2, kBridge = 4, kPassthru = 8, kSource = 16 };
-/// The kernel's ipvlan modes (IPVLAN_MODE_*).
-enum class IpvlanMode : uint16_t { kL2 = 0, kL3 = 1, kL3s = 2 };
-
-const char* MacvlanModeName(MacvlanMode m);
-const char* IpvlanModeName(IpvlanMode m);
-
-struct MacvlanConfig {
-  MacvlanMode mode = MacvlanMode::kBridge;
-  std::vector<std::string> source_macs;  ///< mode source: the senders it accepts
-};
-
-struct IpvlanConfig {
-  IpvlanMode mode = IpvlanMode::kL2;
-};
-
-/// VF settings applied through the PF before the VF moves; unset = left alone.
-struct VfConfig {
-  enum class LinkState : uint32_t { kAuto = 0, kEnable = 1, kDisable = 2 };  ///< IFLA_VF_LINK_STATE_*
-  std::optional<uint32_t> vlan;                                              ///< 0..4094 (0 = untagged)
-  std::optional<uint32_t> vlan_qos;                                          ///< 0..7, needs vlan
-  std::optional<bool> spoofchk;
-  std::optional<bool> trust;
-  std::optional<LinkState> link_state;
-  std::optional<uint32_t> min_tx_rate;  ///< Mbps
-  std::optional<uint32_t> max_tx_rate;  ///< Mbps, 0 = unlimited
-  std::optional<std::string> ib_guid;   ///< InfiniBand VF node/port GUID "00:11:..:77"
-  bool any() const {
-    return vlan || vlan_qos || spoofchk || trust || link_state || min_tx_rate || max_tx_rate || ib_guid;
-  }
-};
-
-const char* LinkStateName(VfConfig::LinkState s);
+/// A MAC a device may have (unicast: the group bit of the first octet clear), lower case; nullopt otherwise.
+std::optional<std::string> UnicastMac(const nlohmann::json& v);
+/// The fix for a MAC UnicastMac refuses, after its key.
+inline constexpr const char* kMacFix = ": must be a unicast MAC address like \"02:00:00:3b:00:01\"";
 
 /// What the mode blocks of one config say.
-struct ModeOptions {
-  MacvlanConfig macvlan;
-  IpvlanConfig ipvlan;
-  VfConfig vf;
-  /// The MAC the pod's interface gets (macvlan child, VF): runtimeConfig.mac
-  /// (capability "mac"), then args.cni.mac, then macvlan.mac / vf.mac.
+struct ModeSettings {
+  std::shared_ptr<const ModeOptions> options;  ///< the mode's own (ModeSpec::parse)
+  /// The MAC the pod's interface gets (sets_mac modes): runtimeConfig.mac (capability "mac"), then
+  /// args.cni.mac, then the mode block's.
   std::optional<std::string> mac;
   bool runtime_mac = false;  ///< `mac` came from runtimeConfig or args.cni
 };
 
-/// Parses `macvlan`, `ipvlan`, `vf`, runtimeConfig.mac/infinibandGUID and
-/// args.cni.mac for `mode` ("move", "macvlan", ...). A block for another mode,
-/// or a MAC the mode cannot honour, is code 7 naming the key and the fix.
-base::Result<ModeOptions> ParseModeOptions(const nlohmann::json& root, Mode mode);
+/// Parses `mode`'s options, runtimeConfig.mac/infinibandGUID and args.cni.mac. A block of another mode of
+/// `modes`, or a MAC or GUID the mode cannot honour, is code 7 naming the key and the fix.
+base::Result<ModeSettings> ParseModeSettings(const nlohmann::json& root, const ModeSpec& mode,
+                                             ModeTable modes);
 
 /// What the pod asks for beyond its network's config, read once at ADD (ReadPodRequests): the run's own,
 /// never written into the Config.

@@ -30,14 +30,15 @@ base::Result<Json> ParseEntry(std::string_view text) {
   return e;
 }
 
-base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::string& cni_version,
+base::Result<std::vector<std::string>> CheckEntry(const Json& entry, conf::ModeTable modes,
+                                                  const std::string& cni_version,
                                                   const std::string& network_name,
                                                   const conf::NodePolicy& node) {
   // What libcni hands each plugin of a list: the entry with the list's cniVersion and name put in.
   Json as_run = entry;
   as_run["cniVersion"] = cni_version;
   as_run["name"] = network_name;
-  auto parsed = conf::ParseChainEntry(as_run.dump());
+  auto parsed = conf::ParseChainEntry(modes, as_run.dump());
   if (!parsed.ok()) {
     Error e = parsed.error();
     return Error(Code::kInvalidConfig, "the erdma-cni entry is not a valid erdma-cni config: " + e.msg,
@@ -70,12 +71,12 @@ base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::
   return warnings;
 }
 
-base::Result<std::vector<std::string>> CheckInstalledEntry(const Json& conflist,
+base::Result<std::vector<std::string>> CheckInstalledEntry(const Json& conflist, conf::ModeTable modes,
                                                            const conf::NodePolicy& node) {
   for (const Json& e : conflist["plugins"])
     if (e.value("type", "") == kPluginType)
-      return CheckEntry(e, conflist["cniVersion"].get<std::string>(), conflist["name"].get<std::string>(),
-                        node);
+      return CheckEntry(e, modes, conflist["cniVersion"].get<std::string>(),
+                        conflist["name"].get<std::string>(), node);
   return std::vector<std::string>();
 }
 

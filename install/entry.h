@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "conf/modes.h"
 #include "conf/node.h"
 #include "install/conflist.h"
 
@@ -23,14 +24,15 @@ base::Result<Json> ParseEntry(std::string_view text);
 /// Runs the plugin's config parser on the entry as the runtime will hand it over in a chain with this
 /// cniVersion and network name (device selection aside: the runtime may supply it), then the node file's
 /// checks of dataDir and logFile. Code 7 with the plugin's own message on a bad entry; otherwise the warnings
-/// an operator should see (none when all is well).
-base::Result<std::vector<std::string>> CheckEntry(const Json& entry, const std::string& cni_version,
+/// an operator should see (none when all is well). `modes`: the plugin's (cni::Modes(), given by main).
+base::Result<std::vector<std::string>> CheckEntry(const Json& entry, conf::ModeTable modes,
+                                                  const std::string& cni_version,
                                                   const std::string& network_name,
                                                   const conf::NodePolicy& node);
 
 /// CheckEntry on the erdma-cni entry `conflist` holds, with the conflist's cniVersion and name (no entry: no
 /// warnings). `conflist` has passed Validate.
-base::Result<std::vector<std::string>> CheckInstalledEntry(const Json& conflist,
+base::Result<std::vector<std::string>> CheckInstalledEntry(const Json& conflist, conf::ModeTable modes,
                                                            const conf::NodePolicy& node);
 
 }  // namespace install

@@ -204,7 +204,7 @@ base::Result<ConflistPlan> PlanConflistInstall(const Options& o, const conf::Nod
   auto edit = PlanInstall(p.original, entry, o.placement);
   if (!edit.ok()) return std::move(edit).error().WithContext(p.path);
   p.edit = std::move(edit).value();
-  auto warnings = CheckEntry(entry, p.edit.doc["cniVersion"].get<std::string>(),
+  auto warnings = CheckEntry(entry, o.modes, p.edit.doc["cniVersion"].get<std::string>(),
                              p.edit.doc["name"].get<std::string>(), p.node);
   if (!warnings.ok())
     return std::move(warnings).error().WithContext(o.entry_file.empty() ? p.path : o.entry_file);
@@ -402,7 +402,7 @@ int Check(const Options& o, std::ostream& out, std::ostream& err) {
   }
   // The entry the runtime runs now: one the plugin would refuse fails the check.
   if (auto installed = ParseObject(conf->original); installed.ok()) {
-    auto s = CheckInstalledEntry(*installed, conf->node);
+    auto s = CheckInstalledEntry(*installed, o.modes, conf->node);
     if (!s.ok()) {
       PrintError(err, std::move(s).error().WithContext(conf->path));
       return kExitFailed;

@@ -1,10 +1,11 @@
 // erdma-cni-install: puts erdma-cni on a node (install/installer.h). This
-// file only hands over argv and the standard streams.
+// file only hands over argv, the standard streams and the plugin's modes.
 #include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "cni/driver/registry.h"
 #include "install/installer.h"
 #include "install/options.h"
 
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
       std::cerr << "erdma-cni-install: " << opts.error().msg << "\n";
       return install::kExitUsage;
     }
+    opts->modes = cni::Modes();
     return install::Run(*opts, std::cout, std::cerr);
   } catch (const std::exception& e) {
     // A bug; every file write before it was whole (temp + rename).

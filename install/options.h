@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "conf/modes.h"
 #include "install/conflist.h"
 
 namespace install {
@@ -28,6 +29,9 @@ struct Options {
   bool dry_run = false;
   bool remove_binary = false;  ///< uninstall: also remove bin_dir/erdma-cni
   unsigned every_seconds = 0;  ///< install: repeat every N seconds until SIGTERM (0: once)
+  /// Not an argument: the plugin's modes (cni::Modes()), which main hands over so that an entry is parsed as
+  /// the plugin parses it.
+  conf::ModeTable modes;
 };
 
 /// Parses argv[1..]. `--key value` and `--key=value`; each command takes

@@ -22,6 +22,7 @@ layer_of() {
     cni/admin/*) echo admin ;;
     cni/main.cpp) echo main ;;
     cni/*) echo cni ;;
+    install/main.cpp) echo install_main ;;
     install/*) echo install ;;
     nri/*) echo nri ;;
     *) echo "" ;;
@@ -49,6 +50,7 @@ declare -A may=(
   [admin]="$plugin admin"
   [main]="$plugin admin"
   [install]="base netlink conf kubelet install"
+  [install_main]="base netlink conf kubelet install driver"
   [nri]="$plugin nri"
 )
 

@@ -11,8 +11,8 @@
 #include "cni/command/result.h"
 #include "cni/command/stale.h"
 #include "cni/core/context.h"
+#include "cni/driver/driver.h"
 #include "cni/driver/plan.h"
-#include "cni/driver/registry.h"
 #include "cni/journal/journal.h"
 #include "cni/state/claim.h"
 #include "cni/state/device_info.h"
@@ -78,7 +78,7 @@ Status CheckRequestedIps(const Context& ctx, const Plan& plan) {
   const std::string& key = ctx.requests->ips_key;
   if (plan.addresses == conf::AddressMode::kNone)
     return Error(Code::kInvalidConfig, key + ": this attachment gives the pod no address (mode " +
-                                           conf::ModeName(cfg.mode) + "); remove the request");
+                                           std::string(cfg.mode->name) + "); remove the request");
   const auto have = ipam::Inherit(plan.state.origin.addrs, plan.state.origin.routes);
   std::string listed;
   for (const auto& ip : have) listed += (listed.empty() ? "" : ", ") + ip.address.ToString();
@@ -342,7 +342,7 @@ Result<json> Add(Context& ctx) {
 
   // 1. The device, on the node, held for us. RDMA netlink is optional: a
   // kernel without it fails socket() at once.
-  const Driver& driver = DriverFor(cfg.mode);
+  const Driver& driver = cfg.mode->driver();
   std::unique_ptr<netlink::Rdma> rdma_owned;
   const auto host_rdma = NodeRdma(ctx, rdma_owned);
   const RdmaAccess rdma{host_rdma.ok() ? *host_rdma : nullptr, host_rdma.ok() ? nullptr : &host_rdma.error()};

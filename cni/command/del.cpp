@@ -14,7 +14,7 @@
 #include "cni/command/group.h"
 #include "cni/command/stale.h"
 #include "cni/core/context.h"
-#include "cni/driver/registry.h"
+#include "cni/driver/driver.h"
 #include "cni/journal/journal.h"
 #include "cni/state/claim.h"
 #include "cni/state/device_info.h"
@@ -264,7 +264,7 @@ Status DelWithoutReadableState(Context& ctx, const StateStore& store, const std:
   };
 
   // A moved device: its claim names this attachment, the device and its MAC.
-  const Driver& driver = DriverFor(ctx.cfg.mode);
+  const Driver& driver = ctx.cfg.mode->driver();
   std::optional<ClaimOwner> owner = ClaimOf(store.DevicesDir(), path);
   std::optional<DeviceClaim> claim;
   if (owner) {

@@ -11,7 +11,7 @@
 #include "cni/command/stale.h"
 #include "cni/core/context.h"
 #include "cni/device/lookup.h"
-#include "cni/driver/registry.h"
+#include "cni/driver/driver.h"
 #include "cni/driver/sriov.h"
 #include "cni/journal/journal.h"
 #include "cni/state/claim.h"
@@ -155,9 +155,9 @@ Status StatusCmd(Context& ctx) {
     const DeviceQuery q = QueryFor(ctx.cfg.device);
     auto rdma = ctx.netns.OpenRdma("");
     ASSIGN_OR_RETURN(auto dev, FindDevice(ctx.host, rdma.ok() ? rdma->get() : nullptr, q, ctx.sysfs_root));
-    // A VF bound to vfio-pci has no netdev: the PCI device is what counts.
-    const bool vf_present = DriverFor(ctx.cfg.mode).PresentWithoutNetdev(ctx, q);
-    if (!dev && !vf_present && !FindClaim(store.DevicesDir(), q.name, q.mac, q.pci))
+    // A device without a netdev (a VF bound to vfio-pci): its driver says whether it is there.
+    const bool present = dev || ctx.cfg.mode->driver().PresentWithoutNetdev(ctx, q);
+    if (!present && !FindClaim(store.DevicesDir(), q.name, q.mac, q.pci))
       return Error(Code::kNotAvailable, q.Describe() + " is not on the node and not attached to a pod; fix " +
                                             ctx.cfg.device.Describe());
   }

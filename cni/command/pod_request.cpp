@@ -39,7 +39,7 @@ Result<std::optional<bool>> PoolAnnotation(const conf::Config& cfg) {
 Result<PodRequest> WhatThePodAsked(const conf::Config& cfg, const Env& env, const conf::NodePolicy* node) {
   PodRequest r;
   const std::string pod = env.PodName().empty() ? "the pod" : "pod " + env.PodName();
-  if (!conf::SpecOf(cfg.mode).takes_device) {
+  if (!cfg.mode->takes_device) {
     if (!cfg.smcr_wanted) {
       r.asked = false;
       r.why = pod + " did not ask for SMC-R (" + conf::kSmcrAnnotation + ")";

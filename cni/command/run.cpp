@@ -11,6 +11,7 @@
 #include "cni/command/pod_request.h"
 #include "cni/command/result.h"
 #include "cni/core/context.h"
+#include "cni/driver/registry.h"
 #include "cni/state/record.h"
 #include "conf/config.h"
 #include "conf/node.h"
@@ -195,7 +196,8 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
   }
   // DEL reads the keys that find its journal first, and the rest only when it has an attachment to undo.
   const bool lenient = command == Command::kDel || command == Command::kGc || command == Command::kStatus;
-  auto cfg = command == Command::kDel ? conf::ParseDelKeys(stdin_bytes) : conf::Parse(stdin_bytes, lenient);
+  auto cfg = command == Command::kDel ? conf::ParseDelKeys(Modes(), stdin_bytes)
+                                      : conf::Parse(Modes(), stdin_bytes, lenient);
   if (!cfg.ok()) return Fail(out, BestEffortVersion(stdin_bytes), cfg.error());
   const std::string version = cfg->cni_version;
   if (auto s = VersionGate(command, version); !s.ok()) return Fail(out, version, s.error());

@@ -345,7 +345,7 @@ base::Status RefuseNodeOwnDevice(Context& ctx, const netlink::LinkInfo& dev) {
   if (why.empty()) return base::Ok();
   return Error(Code::kInvalidConfig,
                ctx.cfg.device.Describe() + " selects " + dev.name + ", which " + why + "; mode " +
-                   conf::ModeName(ctx.cfg.mode) +
+                   std::string(ctx.cfg.mode->name) +
                    " would take it from the node. Select another device, or, if the node can do without it, "
                    "the node admin adds \"" +
                    dev.name + "\" to allowNodeDevices in the node file (" +

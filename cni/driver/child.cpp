@@ -8,6 +8,10 @@
 #include "cni/journal/journal.h"
 #include "cni/journal/move_home.h"
 #include "cni/state/claim.h"
+#include "conf/fields.h"
+#include "conf/keys.h"
+#include "conf/mode_options.h"
+#include "conf/names.h"
 
 namespace cni {
 
@@ -15,20 +19,154 @@ using base::Code;
 using base::Error;
 using base::Result;
 using base::Status;
+using conf::Get;
+using conf::Invalid;
+using conf::Key;
+using conf::Quote;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::string_view kMacvlanKeys[] = {"mode", "mac", "sourceMacs"};
+constexpr conf::Level kMacvlanLevel{"macvlan", kMacvlanKeys};
+constexpr std::string_view kIpvlanKeys[] = {"mode", "mac"};
+constexpr conf::Level kIpvlanLevel{"ipvlan", kIpvlanKeys};
+
+Result<conf::ParsedMode> ParseMacvlan(const conf::ModeInput& in) {
+  auto o = std::make_shared<MacvlanOptions>();
+  conf::ParsedMode out;
+  if (!in.block) {
+    out.options = std::move(o);
+    return out;
+  }
+  const json& b = *in.block;
+  if (!b.is_object()) return Invalid("macvlan: must be an object, e.g. {\"mode\": \"passthru\"}");
+  RETURN_IF_ERROR(conf::RefuseUnknown(b, kMacvlanLevel));
+  if (const json* m = Get(b, Key(kMacvlanLevel, "mode"))) {
+    const char* fix = "use \"bridge\", \"private\", \"vepa\", \"passthru\" or \"source\"";
+    if (!m->is_string()) return Invalid(std::string("macvlan.mode: must be a string; ") + fix);
+    const auto& s = m->get_ref<const std::string&>();
+    bool known = false;
+    for (MacvlanMode mode : {MacvlanMode::kBridge, MacvlanMode::kPrivate, MacvlanMode::kVepa,
+                             MacvlanMode::kPassthru, MacvlanMode::kSource})
+      if (s == MacvlanModeName(mode)) {
+        o->mode = mode;
+        known = true;
+      }
+    if (!known) return Invalid("macvlan.mode: " + Quote(s) + " is not a macvlan mode; " + fix);
+  }
+  if (const json* m = Get(b, Key(kMacvlanLevel, "mac"))) {
+    out.mac = conf::UnicastMac(*m);
+    if (!out.mac) return Invalid(std::string("macvlan.mac") + conf::kMacFix);
+  }
+  if (const json* list = Get(b, Key(kMacvlanLevel, "sourceMacs"))) {
+    if (o->mode != MacvlanMode::kSource)
+      return Invalid("macvlan.sourceMacs: only mode \"source\" uses it; remove it or set macvlan.mode");
+    if (!list->is_array() || list->empty())
+      return Invalid("macvlan.sourceMacs: must be a non-empty array of MAC addresses");
+    for (const auto& e : *list) {
+      std::optional<std::string> v;
+      if (e.is_string()) v = conf::NormalizeMac(e.get_ref<const std::string&>());
+      if (!v)
+        return Invalid("macvlan.sourceMacs: every entry must be a MAC address like \"02:00:00:3b:00:01\"");
+      o->source_macs.push_back(*v);
+    }
+  } else if (o->mode == MacvlanMode::kSource) {
+    return Invalid(
+        "macvlan.sourceMacs: mode \"source\" receives only from the listed senders; list at least one MAC");
+  }
+  out.options = std::move(o);
+  return out;
+}
+
+Status CheckMacvlanMac(const conf::ModeOptions* options, const std::string& key) {
+  const auto* o = dynamic_cast<const MacvlanOptions*>(options);
+  if (o && o->mode == MacvlanMode::kPassthru)
+    return Invalid(key +
+                   ": a passthru macvlan takes its parent's MAC, and setting one would change the parent's; "
+                   "remove the MAC or use another macvlan.mode");
+  return base::Ok();
+}
+
+Result<conf::ParsedMode> ParseIpvlan(const conf::ModeInput& in) {
+  auto o = std::make_shared<IpvlanOptions>();
+  if (const json* b = in.block) {
+    if (!b->is_object()) return Invalid("ipvlan: must be an object, e.g. {\"mode\": \"l2\"}");
+    RETURN_IF_ERROR(conf::RefuseUnknown(*b, kIpvlanLevel));
+    if (const json* m = Get(*b, Key(kIpvlanLevel, "mode"))) {
+      const char* fix = "use \"l2\", \"l3\" or \"l3s\"";
+      if (!m->is_string()) return Invalid(std::string("ipvlan.mode: must be a string; ") + fix);
+      const auto& s = m->get_ref<const std::string&>();
+      if (s == "l2")
+        o->mode = IpvlanMode::kL2;
+      else if (s == "l3")
+        o->mode = IpvlanMode::kL3;
+      else if (s == "l3s")
+        o->mode = IpvlanMode::kL3s;
+      else
+        return Invalid("ipvlan.mode: " + Quote(s) + " is not an ipvlan mode; " + fix);
+    }
+    if (Get(*b, Key(kIpvlanLevel, "mac")))
+      return Invalid(
+          "ipvlan.mac: ipvlan children share their parent's MAC; remove it or use mode \"macvlan\"");
+  }
+  conf::ParsedMode out;
+  out.options = std::move(o);
+  return out;
+}
+
+}  // namespace
+
+const conf::ModeSpec kMacvlanMode{.name = "macvlan",
+                                  .options_key = "macvlan",
+                                  .takes_device = true,
+                                  .from_pool = true,
+                                  .child = true,
+                                  .sets_mac = true,
+                                  .sets_guid = false,
+                                  .moves_rdma = true,
+                                  .pod_gets = "a macvlan child of the device, born in the pod",
+                                  .parse = ParseMacvlan,
+                                  .check_mac = CheckMacvlanMac,
+                                  .driver = ChildDriver};
+
+const conf::ModeSpec kIpvlanMode{.name = "ipvlan",
+                                 .options_key = "ipvlan",
+                                 .takes_device = true,
+                                 .from_pool = true,
+                                 .child = true,
+                                 .sets_mac = false,
+                                 .sets_guid = false,
+                                 .moves_rdma = true,
+                                 .pod_gets = "an ipvlan child (parent's MAC)",
+                                 .parse = ParseIpvlan,
+                                 .driver = ChildDriver};
+
+const char* MacvlanModeName(MacvlanMode m) {
+  switch (m) {
+    case MacvlanMode::kPrivate: return "private";
+    case MacvlanMode::kVepa: return "vepa";
+    case MacvlanMode::kBridge: return "bridge";
+    case MacvlanMode::kPassthru: return "passthru";
+    case MacvlanMode::kSource: return "source";
+  }
+  return "?";
+}
 
 StepChild ChildStep(const conf::Config& cfg, const std::optional<std::string>& mac,
                     const netlink::LinkInfo& parent, const std::string& pod_name) {
   StepChild c;
   c.parent = parent.name;
-  c.spec.kind = conf::ModeName(cfg.mode);
+  c.spec.kind = cfg.mode->name;
   c.spec.parent_index = parent.index;
   c.spec.name = pod_name;
-  if (cfg.mode == conf::Mode::kMacvlan) {
-    c.spec.mode = static_cast<uint32_t>(cfg.macvlan.mode);
-    c.spec.source_macs = cfg.macvlan.source_macs;
+  if (cfg.mode == &kMacvlanMode) {
+    const auto& o = conf::OptionsOf<MacvlanOptions>(cfg.mode_options);
+    c.spec.mode = static_cast<uint32_t>(o.mode);
+    c.spec.source_macs = o.source_macs;
     if (mac) c.spec.mac = *mac;
   } else {
-    c.spec.mode = static_cast<uint32_t>(cfg.ipvlan.mode);
+    c.spec.mode = static_cast<uint32_t>(conf::OptionsOf<IpvlanOptions>(cfg.mode_options).mode);
   }
   return c;
 }
@@ -38,19 +176,19 @@ namespace {
 // A child shares its parent's RDMA device, which is possible only where every netns sees it: shared mode. A
 // Soft-RoCE device on the child is the child's own and may go exclusive.
 Status CheckChildRdma(const conf::Config& cfg, const netlink::LinkInfo& parent, const RdmaPlan& plan) {
-  const char* mode = conf::ModeName(cfg.mode);
+  const std::string mode(cfg.mode->name);
   if (plan.pair && plan.mode == netlink::NetnsMode::kExclusive)
     return Error(Code::kInvalidConfig,
-                 std::string("rdma.netnsMode: ") + mode + " children share " + parent.name +
-                     "'s RDMA device " + plan.pair->device.name +
+                 "rdma.netnsMode: " + mode + " children share " + parent.name + "'s RDMA device " +
+                     plan.pair->device.name +
                      ", and in exclusive mode an RDMA device lives in one netns only; use shared mode "
                      "(rdma.netnsMode \"shared\"), or mode \"move\" or \"vf\" to give the pod a device "
                      "of its own");
   const bool erdma = plan.pair && (plan.pair->how == netlink::kPairedByErdmaGuid ||
                                    plan.pair->device.name.rfind("erdma", 0) == 0);
-  if (erdma && cfg.mode == conf::Mode::kMacvlan && cfg.macvlan.mode != conf::MacvlanMode::kPassthru)
-    base::Log::Warn(std::string("macvlan.mode \"") + conf::MacvlanModeName(cfg.macvlan.mode) + "\" on " +
-                    parent.name +
+  const MacvlanMode macvlan = conf::OptionsOf<MacvlanOptions>(cfg.mode_options).mode;
+  if (erdma && cfg.mode == &kMacvlanMode && macvlan != MacvlanMode::kPassthru)
+    base::Log::Warn(std::string("macvlan.mode \"") + MacvlanModeName(macvlan) + "\" on " + parent.name +
                     ", an eRDMA ENI: the VPC drops frames from a MAC the ENI does not own, "
                     "so this child's traffic will not leave the node; use macvlan.mode \"passthru\" or "
                     "mode \"ipvlan\"");
@@ -77,7 +215,7 @@ class Child : public Driver {
       const std::string most = std::to_string(t.device->mtu);
       return Error(Code::kInvalidConfig, "mtu: " + std::to_string(*ctx.cfg.mtu) + " is more than " +
                                              t.device->name + "'s MTU, " + most + ", which a " +
-                                             conf::ModeName(ctx.cfg.mode) +
+                                             std::string(ctx.cfg.mode->name) +
                                              " child cannot exceed; set mtu to at "
                                              "most " +
                                              most + ", or raise " + t.device->name + "'s MTU on the node");
@@ -89,7 +227,8 @@ class Child : public Driver {
                         uint32_t table) const override {
     Plan plan =
         LinkPlan(ctx, t, pod_name, table, ChildStep(ctx.cfg, PodMac(ctx), *t.device, pod_name), false);
-    plan.log_line = std::string("attached a ") + conf::ModeName(ctx.cfg.mode) + " child of " + plan.log_line;
+    plan.log_line =
+        std::string("attached a ") + std::string(ctx.cfg.mode->name) + " child of " + plan.log_line;
     return plan;
   }
   void UndoWithoutState(Context& ctx, const StateStore& store, const std::string& path, StepEnv& env,
@@ -97,7 +236,7 @@ class Child : public Driver {
     // The pod's link of our name and kind, and our share of the parent.
     if (env.pod) {
       StepChild c;
-      c.spec.kind = conf::ModeName(ctx.cfg.mode);
+      c.spec.kind = ctx.cfg.mode->name;
       c.spec.name = pod_name;
       if (Status s = DeleteChild(c, env); !s.ok()) errors.push_back(std::move(s).error());
     }

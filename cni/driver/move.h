@@ -2,8 +2,12 @@
 #pragma once
 
 #include "cni/driver/driver.h"
+#include "conf/modes.h"
 
 namespace cni {
+
+/// Its row (cni/driver/registry.cpp).
+extern const conf::ModeSpec kMoveMode;
 
 const Driver& MoveDriver();
 

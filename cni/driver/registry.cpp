@@ -1,7 +1,5 @@
 #include "cni/driver/registry.h"
 
-#include <cstdlib>
-
 #include "cni/driver/child.h"
 #include "cni/driver/move.h"
 #include "cni/driver/none.h"
@@ -10,28 +8,10 @@
 namespace cni {
 namespace {
 
-struct Registered {
-  conf::Mode mode;
-  const Driver& (*driver)();
-};
-
-constexpr Registered kDrivers[] = {
-    {conf::Mode::kMove, MoveDriver}, {conf::Mode::kMacvlan, ChildDriver}, {conf::Mode::kIpvlan, ChildDriver},
-    {conf::Mode::kVf, VfDriver},     {conf::Mode::kNone, NoneDriver},
-};
+constexpr const conf::ModeSpec* kModes[] = {&kMoveMode, &kMacvlanMode, &kIpvlanMode, &kVfMode, &kNoneMode};
 
 }  // namespace
 
-const Driver* FindDriver(conf::Mode mode) {
-  for (const Registered& r : kDrivers)
-    if (r.mode == mode) return &r.driver();
-  return nullptr;
-}
-
-const Driver& DriverFor(conf::Mode mode) {
-  const Driver* d = FindDriver(mode);
-  if (!d) std::abort();
-  return *d;
-}
+conf::ModeTable Modes() { return kModes; }
 
 }  // namespace cni

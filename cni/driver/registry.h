@@ -1,15 +1,14 @@
-// Which driver serves each mode of conf::Modes(): the one table of them.
-// A test fails when a mode of conf::Modes() has no driver.
+// The modes of the plugin: one row each (conf::ModeSpec: its name, what the parser must know, its options'
+// parser, its driver), the one table a config is parsed with; a config's driver is its row's
+// (cfg.mode->driver()). A new mode is its driver file(s), its row here and its row in docs/modes.md
+// (test/unit/mode_registry_test.cpp).
 #pragma once
 
-#include "cni/driver/driver.h"
 #include "conf/modes.h"
 
 namespace cni {
 
-/// The driver of `mode`; null when none is registered for it.
-const Driver* FindDriver(conf::Mode mode);
-/// FindDriver's, for a mode that has one (every mode of conf::Modes()).
-const Driver& DriverFor(conf::Mode mode);
+/// Every mode, the default ("move") first, in the order messages list them.
+conf::ModeTable Modes();
 
 }  // namespace cni

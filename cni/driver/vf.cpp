@@ -177,6 +177,18 @@ class Vf : public Driver {
 
 }  // namespace
 
+const conf::ModeSpec kVfMode{.name = "vf",
+                             .options_key = "vf",
+                             .takes_device = true,
+                             .from_pool = false,
+                             .child = false,
+                             .sets_mac = true,
+                             .sets_guid = true,
+                             .moves_rdma = true,
+                             .pod_gets = "an SR-IOV VF's netdev, set up through its PF",
+                             .parse = ParseVfOptions,
+                             .driver = VfDriver};
+
 const Driver& VfDriver() {
   static const Vf driver;
   return driver;

@@ -1,9 +1,13 @@
 #include "cni/driver/vf_settings.h"
 
 #include <cerrno>
+#include <limits>
 
 #include "base/log.h"
 #include "cni/journal/vf_device.h"
+#include "conf/fields.h"
+#include "conf/keys.h"
+#include "conf/mode_options.h"
 
 namespace cni {
 
@@ -11,6 +15,110 @@ using base::Code;
 using base::Error;
 using base::Result;
 using base::Status;
+using conf::Get;
+using conf::Invalid;
+using conf::Key;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::string_view kVfKeys[] = {"mac",      "vlan",  "vlanQoS",   "minTxRate",     "maxTxRate",
+                                        "spoofchk", "trust", "linkState", "infinibandGUID"};
+constexpr conf::Level kVfLevel{"vf", kVfKeys};
+
+/// "00:11:22:33:44:55:66:77" in any case, returned lower case.
+std::optional<std::string> NormalizeGuid(std::string_view s) {
+  if (s.size() != 23) return std::nullopt;
+  std::string out(s);
+  for (size_t i = 0; i < out.size(); ++i) {
+    char& c = out[i];
+    if (i % 3 == 2) {
+      if (c != ':') return std::nullopt;
+    } else if (c >= 'A' && c <= 'F') {
+      c = static_cast<char>(c - 'A' + 'a');
+    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+Status ParseGuid(const json& v, const std::string& path, std::optional<std::string>& out) {
+  std::optional<std::string> g;
+  if (v.is_string()) g = NormalizeGuid(v.get_ref<const std::string&>());
+  if (!g) return Invalid(path + ": must be a GUID like \"00:11:22:33:44:55:66:77\"");
+  out = g;
+  return base::Ok();
+}
+
+Status ParseU32(const json& b, const char* key, uint64_t max, const std::string& what,
+                std::optional<uint32_t>& out) {
+  const json* v = Get(b, key);
+  if (!v) return base::Ok();
+  uint64_t n = 0;
+  if (!conf::GetUint(*v, 0, max, &n))
+    return Invalid("vf." + std::string(key) + ": must be an integer 0.." + std::to_string(max) + what);
+  out = static_cast<uint32_t>(n);
+  return base::Ok();
+}
+
+Status ParseVfBlock(const json& b, VfOptions& out, std::optional<std::string>& mac) {
+  if (!b.is_object()) return Invalid("vf: must be an object, e.g. {\"vlan\": 100, \"spoofchk\": true}");
+  RETURN_IF_ERROR(conf::RefuseUnknown(b, kVfLevel));
+  if (const json* m = Get(b, Key(kVfLevel, "mac"))) {
+    mac = conf::UnicastMac(*m);
+    if (!mac) return Invalid(std::string("vf.mac") + conf::kMacFix);
+  }
+  RETURN_IF_ERROR(ParseU32(b, Key(kVfLevel, "vlan"), 4094, " (0 = untagged)", out.vlan));
+  RETURN_IF_ERROR(ParseU32(b, Key(kVfLevel, "vlanQoS"), 7, "", out.vlan_qos));
+  if (out.vlan_qos && !out.vlan)
+    return Invalid("vf.vlanQoS: needs vf.vlan; set the VLAN the priority is for");
+  RETURN_IF_ERROR(ParseU32(b, Key(kVfLevel, "minTxRate"), std::numeric_limits<uint32_t>::max(), " (Mbps)",
+                           out.min_tx_rate));
+  RETURN_IF_ERROR(ParseU32(b, Key(kVfLevel, "maxTxRate"), std::numeric_limits<uint32_t>::max(),
+                           " (Mbps, 0 = unlimited)", out.max_tx_rate));
+  if (out.min_tx_rate && out.max_tx_rate && *out.max_tx_rate != 0 && *out.min_tx_rate > *out.max_tx_rate)
+    return Invalid("vf.minTxRate: must not exceed vf.maxTxRate");
+  bool flag = false;
+  if (Get(b, Key(kVfLevel, "spoofchk"))) {
+    RETURN_IF_ERROR(conf::GetBool(b, Key(kVfLevel, "spoofchk"), "vf.spoofchk", &flag));
+    out.spoofchk = flag;
+  }
+  if (Get(b, Key(kVfLevel, "trust"))) {
+    RETURN_IF_ERROR(conf::GetBool(b, Key(kVfLevel, "trust"), "vf.trust", &flag));
+    out.trust = flag;
+  }
+  if (const json* v = Get(b, Key(kVfLevel, "linkState"))) {
+    const char* fix = "use \"auto\", \"enable\" or \"disable\"";
+    if (!v->is_string()) return Invalid(std::string("vf.linkState: must be a string; ") + fix);
+    const auto& s = v->get_ref<const std::string&>();
+    if (s == "auto")
+      out.link_state = VfOptions::LinkState::kAuto;
+    else if (s == "enable")
+      out.link_state = VfOptions::LinkState::kEnable;
+    else if (s == "disable")
+      out.link_state = VfOptions::LinkState::kDisable;
+    else
+      return Invalid("vf.linkState: " + conf::Quote(s) + " is not supported; " + fix);
+  }
+  if (const json* v = Get(b, Key(kVfLevel, "infinibandGUID")))
+    RETURN_IF_ERROR(ParseGuid(*v, "vf.infinibandGUID", out.ib_guid));
+  return base::Ok();
+}
+
+}  // namespace
+
+Result<conf::ParsedMode> ParseVfOptions(const conf::ModeInput& in) {
+  auto o = std::make_shared<VfOptions>();
+  conf::ParsedMode out;
+  if (in.block) RETURN_IF_ERROR(ParseVfBlock(*in.block, *o, out.mac));
+  // The runtime's capability "infinibandGUID" (the SR-IOV operator's) wins over the config's.
+  if (const json* rc = Get(in.root, "runtimeConfig"); rc && rc->is_object())
+    if (const json* g = Get(*rc, "infinibandGUID"))
+      RETURN_IF_ERROR(ParseGuid(*g, "runtimeConfig.infinibandGUID", o->ib_guid));
+  out.options = std::move(o);
+  return out;
+}
 
 Result<VfTarget> ResolveVf(netlink::Kernel& host, netlink::Vf& vfs, const std::string& sysfs_root,
                            const std::string& pci, const std::string& key) {
@@ -39,7 +147,7 @@ Result<VfTarget> ResolveVf(netlink::Kernel& host, netlink::Vf& vfs, const std::s
 }
 
 StepVf PlanVf(const conf::Config& cfg, const std::optional<std::string>& mac, const VfTarget& t) {
-  const conf::VfConfig& c = cfg.vf;
+  const VfOptions& c = conf::OptionsOf<VfOptions>(cfg.mode_options);
   const netlink::VfState& now = t.state;
   StepVf step;
   step.pf = t.pf.name;

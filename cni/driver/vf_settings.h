@@ -2,6 +2,7 @@
 // (journaled with their old values; applying, putting back and checking them: cni/journal/vf_device.h).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -9,10 +10,33 @@
 #include "cni/driver/sriov.h"
 #include "cni/state/state.h"
 #include "conf/config.h"
+#include "conf/modes.h"
 #include "netlink/rtnl_kernel.h"
 #include "netlink/vf_kernel.h"
 
 namespace cni {
+
+/// The `vf` block: settings applied through the PF before the VF moves; unset = left alone. Its `mac` is the
+/// config's MAC (conf::Config::mac).
+struct VfOptions : conf::ModeOptions {
+  enum class LinkState : uint32_t { kAuto = 0, kEnable = 1, kDisable = 2 };  ///< IFLA_VF_LINK_STATE_*
+  std::optional<uint32_t> vlan;                                              ///< 0..4094 (0 = untagged)
+  std::optional<uint32_t> vlan_qos;                                          ///< 0..7, needs vlan
+  std::optional<bool> spoofchk;
+  std::optional<bool> trust;
+  std::optional<LinkState> link_state;
+  std::optional<uint32_t> min_tx_rate;  ///< Mbps
+  std::optional<uint32_t> max_tx_rate;  ///< Mbps, 0 = unlimited
+  /// InfiniBand VF node/port GUID "00:11:..:77": vf.infinibandGUID, or runtimeConfig.infinibandGUID
+  /// (capability "infinibandGUID").
+  std::optional<std::string> ib_guid;
+  bool any() const {
+    return vlan || vlan_qos || spoofchk || trust || link_state || min_tx_rate || max_tx_rate || ib_guid;
+  }
+};
+
+/// Parses the `vf` block and runtimeConfig.infinibandGUID (mode vf's ModeSpec::parse).
+base::Result<conf::ParsedMode> ParseVfOptions(const conf::ModeInput& in);
 
 /// A VF ready to be attached: where sysfs puts it, its PF on the node and what the PF says about it now.
 struct VfTarget {
@@ -30,10 +54,11 @@ struct VfTarget {
 base::Result<VfTarget> ResolveVf(netlink::Kernel& host, netlink::Vf& vfs, const std::string& sysfs_root,
                                  const std::string& pci, const std::string& key);
 
-/// The journal step that applies cfg.vf and `mac` to the VF, with the old value of each member it changes.
-/// `applied` is empty when the config changes nothing; a VF without a netdev journals the step all the same,
-/// as CHECK and DEL know the attachment by it. The rates travel together: one the config leaves unset keeps
-/// its current value. A VLAN without vlanQoS gets QoS 0. The IB GUID goes to both the node and the port GUID.
+/// The journal step that applies the config's VfOptions and `mac` to the VF, with the old value of each
+/// member it changes. `applied` is empty when the config changes nothing; a VF without a netdev journals the
+/// step all the same, as CHECK and DEL know the attachment by it. The rates travel together: one the config
+/// leaves unset keeps its current value. A VLAN without vlanQoS gets QoS 0. The IB GUID goes to both the node
+/// and the port GUID.
 StepVf PlanVf(const conf::Config& cfg, const std::optional<std::string>& mac, const VfTarget& target);
 
 }  // namespace cni

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "cni/driver/registry.h"
 #include "integration/bench/calls.h"
 #include "integration/bench/spawn.h"
 #include "netlink/netns.h"
@@ -68,7 +69,7 @@ bool MacvlanGroup::Prepare() {
   pod_counts_ = PodCounts();
   r_.macvlan_where = parent_.name + ", a pod of their own";
 
-  auto parsed = conf::Parse(ecfg_.dump());
+  auto parsed = conf::Parse(cni::Modes(), ecfg_.dump());
   if (!parsed.ok()) return fail("floor config: " + parsed.error().msg);
   floor_.cfg = *parsed;
   floor_.pod_netns = pod_;

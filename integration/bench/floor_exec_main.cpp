@@ -19,6 +19,7 @@
 #include <string>
 
 #include "base/json_parse.h"
+#include "cni/driver/registry.h"
 #include "cni/state/state.h"
 #include "conf/config.h"
 #include "integration/bench/floor.h"
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
   auto input = base::ParseJson(in, "stdin", 64);
   if (!input.ok() || !input->is_object() || !input->contains("config"))
     return Fail("stdin: {\"config\": ...}");
-  auto cfg = conf::Parse((*input)["config"].dump());
+  auto cfg = conf::Parse(cni::Modes(), (*input)["config"].dump());
   if (!cfg.ok()) return Fail("config: " + cfg.error().msg);
   bench::FloorSpec spec;
   spec.cfg = *cfg;

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <string>
 
+#include "cni/driver/registry.h"
 #include "conf/config.h"
 #include "integration/bench/floor.h"
 #include "integration/bench/spawn.h"
@@ -50,7 +51,7 @@ int main(int argc, char** argv) {
       try {
         bench::EnterNetns(topo.node());
         bench::FloorSpec spec;
-        auto cfg = conf::Parse(R"({"cniVersion":"1.0.0","name":"bench","type":"erdma-cni",
+        auto cfg = conf::Parse(cni::Modes(), R"({"cniVersion":"1.0.0","name":"bench","type":"erdma-cni",
             "device":{"name":"eth1"},"addresses":"inherit","dataDir":"/nonexistent"})");
         if (!cfg.ok()) throw std::runtime_error(cfg.error().msg);
         spec.cfg = *cfg;

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "cni/driver/registry.h"
 #include "conf/config.h"
 #include "integration/bench/calls.h"
 #include "integration/bench/children.h"
@@ -169,7 +170,7 @@ bool RunMeasurements(const Options& opt, const Topology& topo, Results& r) {
   }
   FloorSpec spec;
   {
-    auto parsed = conf::Parse(ecfg.dump());
+    auto parsed = conf::Parse(cni::Modes(), ecfg.dump());
     if (!parsed.ok()) {
       std::cerr << "erdma-bench: floor config: " << parsed.error().msg << "\n";
       return false;

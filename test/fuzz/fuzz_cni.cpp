@@ -49,6 +49,7 @@
 
 #include "base/log.h"
 #include "cni/command/run.h"
+#include "cni/driver/registry.h"
 #include "conf/config.h"
 #include "conf/version.h"
 #include "install/conflist.h"
@@ -115,7 +116,7 @@ std::string WithoutRemovedPlants(const std::string& before, const std::string& a
 
 // The stdin the plugin gets: a config that parses gets our dataDir and logFile.
 std::string Confine(const std::string& stdin_bytes) {
-  if (!conf::Parse(stdin_bytes, /*for_del=*/true).ok()) return stdin_bytes;
+  if (!conf::Parse(cni::Modes(), stdin_bytes, /*for_del=*/true).ok()) return stdin_bytes;
   // conf::Parse accepted it: a JSON object at most 64 levels deep.
   json j = json::parse(stdin_bytes);
   j["dataDir"] = g_dirs.data;

@@ -1,5 +1,6 @@
 // ADD and DEL against the in-memory fake kernel: rollback at every
 // failure point, exact restore on DEL, the lost-netns and name-taken cases.
+#include "cni/driver/registry.h"
 #include "test/unit/fake_node.h"
 
 namespace test_unit_add_del_test {
@@ -239,7 +240,7 @@ TEST_CASE("the 1.1.0 result names the RDMA device the pod got", "[engine][rdma]"
   std::string text = R"({"cniVersion":"1.1.0","name":"erdma","type":"erdma-cni","device":{"name":"eth1"},)"
                      R"("rdma":{},"dataDir":")" +
                      n.dir.path + "\"}";
-  auto cfg = conf::Parse(text);
+  auto cfg = conf::Parse(cni::Modes(), text);
   REQUIRE(cfg.ok());
   auto res = n.Add(*cfg, n.MakeEnv(cni::Command::kAdd));
   REQUIRE(res.ok());
@@ -373,7 +374,7 @@ TEST_CASE("device.rdma and an eRDMA device plugin ID select the paired netdev", 
     RdmaNode n;
     std::string text = std::string(R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni",)") + sel +
                        R"(,"rdma":{"netnsMode":"exclusive"},"dataDir":")" + n.dir.path + "\"}";
-    auto cfg = conf::Parse(text);
+    auto cfg = conf::Parse(cni::Modes(), text);
     REQUIRE(cfg.ok());
     REQUIRE(n.Add(*cfg, n.MakeEnv(cni::Command::kAdd)).ok());
     CHECK(n.world.NetnsOfLink(n.eth1) == n.pod_ns);
@@ -514,7 +515,7 @@ TEST_CASE("without SMC in the kernel onUnsupported warn sets nothing of SMC-R, d
 TEST_CASE("a bad annotation value is code 7 naming the annotation", "[engine][smcr]") {
   std::string text = R"({"cniVersion":"1.0.0","name":"n","type":"erdma-cni","device":{"name":"eth1"},)"
                      R"("args":{"cni":{"erdma-smcr":"yes"}}})";
-  auto cfg = conf::Parse(text);
+  auto cfg = conf::Parse(cni::Modes(), text);
   REQUIRE_FALSE(cfg.ok());
   CHECK(cfg.error().code == base::Code::kInvalidConfig);
   CHECK_THAT(cfg.error().msg, Catch::Contains("erdma-smcr"));
@@ -531,7 +532,7 @@ TEST_CASE("mode none applies SMC-R to the primary interface and passes prevResul
   std::string text = R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","mode":"none",)"
                      R"("device":{"name":"eth1"},"dataDir":")" +
                      n.dir.path + "\"" + kAnnotated + R"(,"prevResult":)" + prev.dump() + "}";
-  auto cfg = conf::Parse(text);
+  auto cfg = conf::Parse(cni::Modes(), text);
   REQUIRE(cfg.ok());
   cni::Env env = n.MakeEnv(cni::Command::kAdd);
   env.ifname = "eth0";
@@ -563,7 +564,7 @@ TEST_CASE("the node-wide UEID stays while another attachment uses it", "[engine]
   std::string text2 = R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","device":{"name":"eth2"},)"
                       R"("dataDir":")" +
                       n.dir.path + "\"" + smcr + "}";
-  auto cfg2 = conf::Parse(text2);
+  auto cfg2 = conf::Parse(cni::Modes(), text2);
   REQUIRE(cfg2.ok());
   REQUIRE(n.Add(cfg1, n.MakeEnv(cni::Command::kAdd, "c1")).ok());
   REQUIRE(n.Add(*cfg2, n.MakeEnv(cni::Command::kAdd, "c2", "/run/netns/pod2")).ok());

@@ -1,6 +1,7 @@
 // macvlan and ipvlan children against the fake kernel: made in the pod under
 // their final name, configured like a moved device, deleted on DEL, never
 // touching the parent; rollback at every failure point.
+#include "cni/driver/registry.h"
 #include "test/unit/fake_node.h"
 
 namespace test_unit_child_add_del_test {
@@ -310,7 +311,7 @@ TEST_CASE("in shared mode the parent's RDMA device serves the child and is named
       R"({"cniVersion":"1.1.0","name":"erdma","type":"erdma-cni","device":{"name":"eth1"},)"
       R"("mode":"ipvlan","ipam":{"type":"fake-ipam"},"rdma":{"netnsMode":"shared"},"dataDir":")" +
       n.dir.path + "\"}";
-  auto cfg = conf::Parse(text);
+  auto cfg = conf::Parse(cni::Modes(), text);
   REQUIRE(cfg.ok());
   auto res = n.Add(*cfg, n.MakeEnv(cni::Command::kAdd));
   REQUIRE(res.ok());

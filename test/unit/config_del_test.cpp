@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "cni/driver/registry.h"
 #include "conf/config.h"
 
 namespace test_unit_config_del_test {
@@ -16,7 +17,7 @@ base::Result<conf::Config> ParseForDel(const char* patch) {
   json j = json::parse(R"({"cniVersion": "1.0.0", "name": "erdma", "type": "erdma-cni",
                            "device": {"name": "eth1"}, "dataDir": "/run/erdma-cni"})");
   j.merge_patch(json::parse(patch));
-  return conf::Parse(j.dump(), /*for_del=*/true);
+  return conf::Parse(cni::Modes(), j.dump(), /*for_del=*/true);
 }
 
 bool Warned(const conf::Config& c, const std::string& prefix) {
@@ -97,7 +98,7 @@ TEST_CASE("DEL still fails on the keys that find its journal: name, dataDir, typ
   auto v = ParseForDel(R"({"cniVersion": "9.9.9"})");
   REQUIRE_FALSE(v.ok());
   CHECK(v.error().code == Code::kIncompatibleVersion);
-  CHECK_FALSE(conf::Parse("[]", true).ok());
+  CHECK_FALSE(conf::Parse(cni::Modes(), "[]", true).ok());
 }
 
 // DEL's two reads: ParseDelKeys, the journal's keys alone (a DEL with nothing of its own stops there), then
@@ -106,7 +107,7 @@ base::Result<conf::Config> ParseDelKeysOf(const char* patch) {
   json j = json::parse(R"({"cniVersion": "1.0.0", "name": "erdma", "type": "erdma-cni",
                            "device": {"name": "eth1"}, "dataDir": "/run/erdma-cni"})");
   j.merge_patch(json::parse(patch));
-  return conf::ParseDelKeys(j.dump());
+  return conf::ParseDelKeys(cni::Modes(), j.dump());
 }
 
 TEST_CASE(
@@ -177,7 +178,7 @@ TEST_CASE(
     json j = json::parse(R"({"cniVersion": "1.0.0", "name": "erdma", "type": "erdma-cni",
                              "device": {"name": "eth1"}})");
     j.merge_patch(json::parse(patch));
-    auto add = conf::Parse(j.dump());
+    auto add = conf::Parse(cni::Modes(), j.dump());
     REQUIRE_FALSE(add.ok());
     CHECK(add.error().code == Code::kInvalidConfig);
     CHECK_THAT(add.error().msg, Catch::StartsWith(key + ": "));
@@ -196,14 +197,14 @@ TEST_CASE("ParseDelKeys fails on every key that finds DEL's journal, as Parse fo
   auto v = ParseDelKeysOf(R"({"cniVersion": "9.9.9"})");
   REQUIRE_FALSE(v.ok());
   CHECK(v.error().code == Code::kIncompatibleVersion);
-  CHECK(conf::ParseDelKeys("[]").error().code == Code::kDecoding);
-  CHECK(conf::ParseDelKeys("{\"name\": ").error().code == Code::kDecoding);
+  CHECK(conf::ParseDelKeys(cni::Modes(), "[]").error().code == Code::kDecoding);
+  CHECK(conf::ParseDelKeys(cni::Modes(), "{\"name\": ").error().code == Code::kDecoding);
 }
 
 TEST_CASE("ADD and CHECK refuse what DEL only warns about") {
   json j = json::parse(R"({"cniVersion": "1.0.0", "name": "erdma", "type": "erdma-cni",
                            "device": {"name": "eth1"}, "mtu": "9000"})");
-  auto r = conf::Parse(j.dump());
+  auto r = conf::Parse(cni::Modes(), j.dump());
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.error().msg, Catch::StartsWith("mtu: "));
 }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "cni/driver/registry.h"
 #include "conf/config.h"
 
 namespace test_unit_config_keys_test {
@@ -21,7 +22,7 @@ json Base() {
 base::Result<conf::Config> ParsePatched(const char* patch) {
   json j = Base();
   j.merge_patch(json::parse(patch));
-  return conf::Parse(j.dump());
+  return conf::Parse(cni::Modes(), j.dump());
 }
 
 struct Unknown {
@@ -113,7 +114,7 @@ TEST_CASE("what CNI, the runtimes and Multus add stays accepted, and anything go
   json id = Base();
   id.erase("device");
   id["deviceID"] = "0000:3b:00.1";
-  CHECK(conf::Parse(id.dump()).ok());
+  CHECK(conf::Parse(cni::Modes(), id.dump()).ok());
 }
 
 TEST_CASE("a key set to null reads as unset, known or not") {
@@ -156,12 +157,14 @@ TEST_CASE("mode none with rdma.netnsMode exclusive is a config error") {
 }
 
 TEST_CASE("a conflist entry is checked like ADD except that the runtime may supply the device") {
-  CHECK(conf::ParseChainEntry(R"({"cniVersion": "1.0.0", "name": "n", "type": "erdma-cni"})").ok());
-  auto r =
-      conf::ParseChainEntry(R"({"cniVersion": "1.0.0", "name": "n", "type": "erdma-cni", "mdoe": "none"})");
+  CHECK(conf::ParseChainEntry(cni::Modes(), R"({"cniVersion": "1.0.0", "name": "n", "type": "erdma-cni"})")
+            .ok());
+  auto r = conf::ParseChainEntry(
+      cni::Modes(), R"({"cniVersion": "1.0.0", "name": "n", "type": "erdma-cni", "mdoe": "none"})");
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.error().msg, Catch::StartsWith("mdoe: not a key of erdma-cni; did you mean mode?"));
-  r = conf::ParseChainEntry(R"({"cniVersion": "1.0.0", "name": "n", "type": "erdma-cni", "mtu": "9000"})");
+  r = conf::ParseChainEntry(cni::Modes(),
+                            R"({"cniVersion": "1.0.0", "name": "n", "type": "erdma-cni", "mtu": "9000"})");
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.error().msg, Catch::StartsWith("mtu: "));
 }

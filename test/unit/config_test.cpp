@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "cni/driver/move.h"
+#include "cni/driver/registry.h"
 #include "conf/version.h"
 
 namespace test_unit_config_test {
@@ -27,7 +29,7 @@ json Base() {
 base::Result<Config> ParsePatched(const char* patch, bool for_del = false) {
   json j = Base();
   j.merge_patch(json::parse(patch));
-  return conf::Parse(j.dump(), for_del);
+  return conf::Parse(cni::Modes(), j.dump(), for_del);
 }
 
 struct Bad {
@@ -213,7 +215,7 @@ const std::vector<Good> kGoodValues = {
     {R"({"cniVersion": "1.1.0"})", [](const Config& c) { CHECK(c.cni_version == "1.1.0"); }},
     {R"({"name": "net_1.a-b"})", [](const Config& c) { CHECK(c.name == "net_1.a-b"); }},
     {R"({"type": "erdma"})", [](const Config& c) { CHECK(c.type == "erdma"); }},
-    {R"({"mode": "move"})", [](const Config& c) { CHECK(c.mode == conf::Mode::kMove); }},
+    {R"({"mode": "move"})", [](const Config& c) { CHECK(c.mode == &cni::kMoveMode); }},
     {R"({"device": {"name": "eth1"}})",
      [](const Config& c) {
        CHECK(c.device.by == DeviceSelector::By::kName);
@@ -311,13 +313,14 @@ TEST_CASE("parse accepts every good value and stores it") {
 }
 
 TEST_CASE("parse fills the documented defaults for a minimal config with a device") {
-  auto r = conf::Parse(R"({"cniVersion": "1.0.0", "name": "erdma", "device": {"name": "eth1"}})");
+  auto r =
+      conf::Parse(cni::Modes(), R"({"cniVersion": "1.0.0", "name": "erdma", "device": {"name": "eth1"}})");
   REQUIRE(r.ok());
   const Config& c = *r;
   CHECK(c.cni_version == "1.0.0");
   CHECK(c.name == "erdma");
   CHECK(c.type.empty());
-  CHECK(c.mode == conf::Mode::kMove);
+  CHECK(c.mode == &cni::kMoveMode);
   CHECK(c.if_name == "erdma0");
   CHECK_FALSE(c.mtu.has_value());
   CHECK(c.addresses == AddressMode::kInherit);
@@ -339,7 +342,7 @@ TEST_CASE("parse fills the documented defaults for a minimal config with a devic
 }
 
 TEST_CASE("parse for DEL accepts a minimal config without any device") {
-  auto r = conf::Parse(R"({"cniVersion": "0.4.0", "name": "erdma", "type": "erdma-cni"})",
+  auto r = conf::Parse(cni::Modes(), R"({"cniVersion": "0.4.0", "name": "erdma", "type": "erdma-cni"})",
                        /*for_del=*/true);
   REQUIRE(r.ok());
   CHECK(r->cni_version == "0.4.0");
@@ -348,31 +351,32 @@ TEST_CASE("parse for DEL accepts a minimal config without any device") {
 }
 
 TEST_CASE("parse for ADD refuses the same minimal config because no device is chosen") {
-  auto r = conf::Parse(R"({"cniVersion": "0.4.0", "name": "erdma", "type": "erdma-cni"})");
+  auto r = conf::Parse(cni::Modes(), R"({"cniVersion": "0.4.0", "name": "erdma", "type": "erdma-cni"})");
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == Code::kInvalidConfig);
   CHECK_THAT(r.error().msg, Catch::StartsWith("device: missing"));
 }
 
 TEST_CASE("parse for DEL still validates the keys DEL uses") {
-  auto r = conf::Parse(R"({"cniVersion": "1.0.0", "name": "erdma", "dataDir": "run"})", true);
+  auto r = conf::Parse(cni::Modes(), R"({"cniVersion": "1.0.0", "name": "erdma", "dataDir": "run"})", true);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == Code::kInvalidConfig);
 }
 
 TEST_CASE("parse picks the highest supported version from cniVersions") {
-  auto r = conf::Parse(R"({"cniVersions": ["0.4.0", "1.1.0", "9.9.9", "1.0.0"], "name": "n",
+  auto r = conf::Parse(cni::Modes(), R"({"cniVersions": ["0.4.0", "1.1.0", "9.9.9", "1.0.0"], "name": "n",
                            "device": {"name": "eth1"}})");
   REQUIRE(r.ok());
   CHECK(r->cni_version == "1.1.0");
 
-  r = conf::Parse(R"({"cniVersions": ["0.2.0", "0.3.1"], "name": "n", "device": {"name": "e"}})");
+  r = conf::Parse(cni::Modes(),
+                  R"({"cniVersions": ["0.2.0", "0.3.1"], "name": "n", "device": {"name": "e"}})");
   REQUIRE(r.ok());
   CHECK(r->cni_version == "0.3.1");
 }
 
 TEST_CASE("parse prefers cniVersion over cniVersions") {
-  auto r = conf::Parse(R"({"cniVersion": "0.4.0", "cniVersions": ["1.1.0"], "name": "n",
+  auto r = conf::Parse(cni::Modes(), R"({"cniVersion": "0.4.0", "cniVersions": ["1.1.0"], "name": "n",
                            "device": {"name": "eth1"}})");
   REQUIRE(r.ok());
   CHECK(r->cni_version == "0.4.0");
@@ -383,7 +387,7 @@ TEST_CASE("parse accepts every supported version") {
     INFO(v);
     json j = Base();
     j["cniVersion"] = v;
-    auto r = conf::Parse(j.dump());
+    auto r = conf::Parse(cni::Modes(), j.dump());
     REQUIRE(r.ok());
     CHECK(r->cni_version == v);
   }
@@ -392,9 +396,9 @@ TEST_CASE("parse accepts every supported version") {
 TEST_CASE("parse accepts a network name of 128 bytes and refuses 129") {
   json j = Base();
   j["name"] = std::string(128, 'n');
-  CHECK(conf::Parse(j.dump()).ok());
+  CHECK(conf::Parse(cni::Modes(), j.dump()).ok());
   j["name"] = std::string(129, 'n');
-  auto r = conf::Parse(j.dump());
+  auto r = conf::Parse(cni::Modes(), j.dump());
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == Code::kInvalidConfig);
 }
@@ -403,16 +407,16 @@ TEST_CASE("parse accepts a device ID of 256 bytes and refuses 257") {
   json j = Base();
   j.erase("device");
   j["deviceID"] = std::string(256, 'd');
-  CHECK(conf::Parse(j.dump()).ok());
+  CHECK(conf::Parse(cni::Modes(), j.dump()).ok());
   j["deviceID"] = std::string(257, 'd');
-  CHECK_FALSE(conf::Parse(j.dump()).ok());
+  CHECK_FALSE(conf::Parse(cni::Modes(), j.dump()).ok());
 }
 
 TEST_CASE("parse keeps the raw object including what ipam and the runtime's objects hold") {
   const char* text = R"({"cniVersion": "1.0.0", "name": "erdma", "device": {"name": "eth1"},
                          "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.9.0.0/24"}]]},
                          "capabilities": {"vendorThing": [1, "two", null]}})";
-  auto r = conf::Parse(text);
+  auto r = conf::Parse(cni::Modes(), text);
   REQUIRE(r.ok());
   CHECK(r->raw == json::parse(text));
 }
@@ -443,7 +447,7 @@ TEST_CASE("parse reports undecodable stdin as a decoding error without throwing"
   }));
   INFO(c.what);
   base::Result<Config> r = base::Error();
-  REQUIRE_NOTHROW(r = conf::Parse(c.bytes));
+  REQUIRE_NOTHROW(r = conf::Parse(cni::Modes(), c.bytes));
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == Code::kDecoding);
 }
@@ -451,7 +455,7 @@ TEST_CASE("parse reports undecodable stdin as a decoding error without throwing"
 TEST_CASE("parse refuses stdin larger than kMaxConfigBytes before decoding it") {
   json j = Base();
   j["args"]["padding"] = std::string(conf::kMaxConfigBytes, 'x');
-  auto r = conf::Parse(j.dump());
+  auto r = conf::Parse(cni::Modes(), j.dump());
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == Code::kDecoding);
   CHECK_THAT(r.error().msg, Catch::Contains("1048576"));
@@ -464,11 +468,11 @@ TEST_CASE("parse accepts stdin just under kMaxConfigBytes") {
   const size_t overhead = j.dump().size();
   j["args"]["padding"] = std::string(conf::kMaxConfigBytes - overhead, 'x');
   REQUIRE(j.dump().size() == conf::kMaxConfigBytes);
-  CHECK(conf::Parse(j.dump()).ok());
+  CHECK(conf::Parse(cni::Modes(), j.dump()).ok());
 }
 
 TEST_CASE("device.resource names the resource the kubelet is asked about") {
-  auto c = conf::Parse(R"({"cniVersion":"1.0.0","name":"n","type":"erdma-cni",
+  auto c = conf::Parse(cni::Modes(), R"({"cniVersion":"1.0.0","name":"n","type":"erdma-cni",
                           "device":{"resource":"aliyun/erdma"}})",
                        false);
   REQUIRE(c.ok());

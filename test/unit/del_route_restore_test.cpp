@@ -1,6 +1,7 @@
 // DEL puts the node's routes back next to other devices' routes of the same
 // destination and metric, on the fake node (test/kernel/plugin_routes_test.cpp
 // does it on the real kernel, multipath routes included).
+#include "cni/driver/registry.h"
 #include "test/unit/fake_node.h"
 
 namespace test_unit_del_route_restore_test {
@@ -15,10 +16,10 @@ struct AppendedNode : Node {
   int eth2 = AddEni("eth2", "00:16:3e:10:f8:b1", "10.9.0.20/24", 201, /*append_default=*/true);
   AppendedNode() { world.ClearCalls(); }
   conf::Config Eth2() {
-    auto cfg =
-        conf::Parse(R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","device":{"name":"eth2"},)"
-                    R"("dataDir":")" +
-                    dir.path + "\"}");
+    auto cfg = conf::Parse(
+        cni::Modes(), R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","device":{"name":"eth2"},)"
+                      R"("dataDir":")" +
+                          dir.path + "\"}");
     REQUIRE(cfg.ok());
     return *cfg;
   }

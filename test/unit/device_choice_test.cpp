@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "cni/device/choice.h"
+#include "cni/driver/registry.h"
 #include "cni/state/claim.h"
 #include "test/unit/fake_node.h"
 #include "test/unit/fake_sysfs.h"
@@ -18,8 +19,8 @@ using nlohmann::json;
 namespace {
 
 base::Result<conf::Config> ParseDevice(const std::string& device, const std::string& mode = "move") {
-  return conf::Parse(R"({"cniVersion":"1.0.0","name":"n","type":"erdma-cni","mode":")" + mode +
-                     R"(","device":)" + device + "}");
+  return conf::Parse(cni::Modes(), R"({"cniVersion":"1.0.0","name":"n","type":"erdma-cni","mode":")" + mode +
+                                       R"(","device":)" + device + "}");
 }
 
 }  // namespace
@@ -238,7 +239,7 @@ TEST_CASE(
                   {"type", "erdma-cni"},
                   {"device", {{"pool", {{"names", names}}}, {"count", "all"}}},
                   {"dataDir", node.dir.path}};
-  auto cfg = conf::Parse(c.dump());
+  auto cfg = conf::Parse(cni::Modes(), c.dump());
   REQUIRE(cfg.ok());
   cni::Env env = node.MakeEnv(cni::Command::kAdd);
   cni::Context ctx{*cfg, env, *node.host, node.opener, node.ipam};
@@ -252,7 +253,7 @@ TEST_CASE(
   json fewer = c;
   fewer["device"]["pool"]["names"] =
       json(std::vector<json>(names.begin(), names.begin() + conf::kMaxDevices));
-  auto cfg32 = conf::Parse(fewer.dump());
+  auto cfg32 = conf::Parse(cni::Modes(), fewer.dump());
   REQUIRE(cfg32.ok());
   cni::Context ctx32{*cfg32, env, *node.host, node.opener, node.ipam};
   auto all = cni::ChooseDevices(ctx32);

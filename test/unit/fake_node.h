@@ -16,6 +16,7 @@
 #include "cni/command/del.h"
 #include "cni/command/gc_status.h"
 #include "cni/core/context.h"
+#include "cni/driver/registry.h"
 #include "cni/state/state.h"
 #include "test/fake/fake_kernel.h"
 #include "test/fake/fake_opener.h"
@@ -121,7 +122,7 @@ struct Node {
     std::string text =
         R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","device":{"name":"eth1"},"dataDir":")" +
         dir.path + "\"" + extra + "}";
-    auto cfg = conf::Parse(text);
+    auto cfg = conf::Parse(cni::Modes(), text);
     REQUIRE(cfg.ok());
     return *cfg;
   }

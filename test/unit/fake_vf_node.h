@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cni/driver/registry.h"
 #include "test/unit/fake_node.h"
 #include "test/unit/fake_sysfs.h"
 
@@ -46,7 +47,7 @@ struct VfNode : Node {
     std::string text = R"({"cniVersion":")" + version +
                        R"(","name":"erdma","type":"erdma-cni","mode":"vf","device":)" + device +
                        R"(,"ipam":{"type":"fake-ipam"},"dataDir":")" + dir.path + "\"" + extra + "}";
-    auto cfg = conf::Parse(text);
+    auto cfg = conf::Parse(cni::Modes(), text);
     INFO(text);
     REQUIRE(cfg.ok());
     return *cfg;

@@ -1,9 +1,12 @@
-// conf/modes.cpp: the macvlan, ipvlan and vf blocks, the runtime MAC and GUID.
+// The macvlan, ipvlan and vf blocks (their drivers' options), the runtime MAC and GUID.
 #include <catch2/catch.hpp>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "cni/driver/child.h"
+#include "cni/driver/registry.h"
+#include "cni/driver/vf.h"
 #include "conf/config.h"
 
 namespace test_unit_modes_config_test {
@@ -11,15 +14,22 @@ namespace test_unit_modes_config_test {
 namespace {
 
 using base::Code;
-using conf::Mode;
 using nlohmann::json;
 
 base::Result<conf::Config> ParseWith(const char* patch) {
   json j = json::parse(R"({"cniVersion": "1.0.0", "name": "erdma", "type": "erdma-cni",
                            "device": {"name": "eth1"}})");
   j.merge_patch(json::parse(patch));
-  return conf::Parse(j.dump());
+  return conf::Parse(cni::Modes(), j.dump());
 }
+
+const cni::MacvlanOptions& Macvlan(const conf::Config& c) {
+  return conf::OptionsOf<cni::MacvlanOptions>(c.mode_options);
+}
+const cni::IpvlanOptions& Ipvlan(const conf::Config& c) {
+  return conf::OptionsOf<cni::IpvlanOptions>(c.mode_options);
+}
+const cni::VfOptions& Vf(const conf::Config& c) { return conf::OptionsOf<cni::VfOptions>(c.mode_options); }
 
 struct Bad {
   const char* patch;
@@ -84,9 +94,9 @@ TEST_CASE("mode options: every bad value is code 7 with a message naming the key
 TEST_CASE("mode options: macvlan defaults to bridge, takes IPAM's addresses, and no IPAM means none") {
   auto c = ParseWith(R"({"mode": "macvlan"})");
   REQUIRE(c.ok());
-  CHECK(c->mode == Mode::kMacvlan);
+  CHECK(c->mode == &cni::kMacvlanMode);
   CHECK(c->child());
-  CHECK(c->macvlan.mode == conf::MacvlanMode::kBridge);
+  CHECK(Macvlan(*c).mode == cni::MacvlanMode::kBridge);
   CHECK(c->addresses == conf::AddressMode::kNone);
   auto i = ParseWith(R"({"mode": "macvlan", "ipam": {"type": "host-local"}})");
   REQUIRE(i.ok());
@@ -106,24 +116,24 @@ TEST_CASE("mode options: the runtime's mac wins over args.cni and the config") {
 }
 
 TEST_CASE("mode options: every macvlan and ipvlan mode maps to the kernel's number") {
-  using M = conf::MacvlanMode;
+  using M = cni::MacvlanMode;
   for (auto [name, mode, num] :
        {std::tuple{"private", M::kPrivate, 1u}, std::tuple{"vepa", M::kVepa, 2u},
         std::tuple{"bridge", M::kBridge, 4u}, std::tuple{"passthru", M::kPassthru, 8u}}) {
     auto c = ParseWith((R"({"mode": "macvlan", "macvlan": {"mode": ")" + std::string(name) + "\"}}").c_str());
     REQUIRE(c.ok());
-    CHECK(c->macvlan.mode == mode);
-    CHECK(static_cast<uint32_t>(c->macvlan.mode) == num);
-    CHECK(std::string(conf::MacvlanModeName(mode)) == name);
+    CHECK(Macvlan(*c).mode == mode);
+    CHECK(static_cast<uint32_t>(Macvlan(*c).mode) == num);
+    CHECK(std::string(cni::MacvlanModeName(mode)) == name);
   }
   auto s =
       ParseWith(R"({"mode": "macvlan", "macvlan": {"mode": "source", "sourceMacs": ["02:00:00:00:00:0B"]}})");
   REQUIRE(s.ok());
-  CHECK(s->macvlan.source_macs == std::vector<std::string>{"02:00:00:00:00:0b"});
+  CHECK(Macvlan(*s).source_macs == std::vector<std::string>{"02:00:00:00:00:0b"});
   for (auto [name, num] : {std::pair{"l2", 0}, std::pair{"l3", 1}, std::pair{"l3s", 2}}) {
     auto c = ParseWith((R"({"mode": "ipvlan", "ipvlan": {"mode": ")" + std::string(name) + "\"}}").c_str());
     REQUIRE(c.ok());
-    CHECK(static_cast<int>(c->ipvlan.mode) == num);
+    CHECK(static_cast<int>(Ipvlan(*c).mode) == num);
   }
 }
 
@@ -132,17 +142,17 @@ TEST_CASE("mode options: vf settings are read and the GUID normalised") {
                          "spoofchk": false, "trust": true, "linkState": "enable", "minTxRate": 10,
                          "maxTxRate": 1000}, "runtimeConfig": {"infinibandGUID": "00:11:22:33:44:55:66:AA"}})");
   REQUIRE(c.ok());
-  CHECK(c->mode == Mode::kVf);
+  CHECK(c->mode == &cni::kVfMode);
   CHECK(c->mac == "02:00:00:00:00:0c");
-  CHECK(c->vf.vlan == 100u);
-  CHECK(c->vf.vlan_qos == 3u);
-  CHECK(c->vf.spoofchk == false);
-  CHECK(c->vf.trust == true);
-  CHECK(c->vf.link_state == conf::VfConfig::LinkState::kEnable);
-  CHECK(c->vf.min_tx_rate == 10u);
-  CHECK(c->vf.max_tx_rate == 1000u);
-  CHECK(c->vf.ib_guid == "00:11:22:33:44:55:66:aa");
-  CHECK(c->vf.any());
+  CHECK(Vf(*c).vlan == 100u);
+  CHECK(Vf(*c).vlan_qos == 3u);
+  CHECK(Vf(*c).spoofchk == false);
+  CHECK(Vf(*c).trust == true);
+  CHECK(Vf(*c).link_state == cni::VfOptions::LinkState::kEnable);
+  CHECK(Vf(*c).min_tx_rate == 10u);
+  CHECK(Vf(*c).max_tx_rate == 1000u);
+  CHECK(Vf(*c).ib_guid == "00:11:22:33:44:55:66:aa");
+  CHECK(Vf(*c).any());
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // leaves the journal, so that neither the rollback nor any later DEL owes it
 // an undo that could only fail (a read-only sysctl, an IPAM plugin that is
 // not there), while what did change is still undone.
+#include "cni/driver/registry.h"
 #include "test/unit/fake_node.h"
 
 namespace test_unit_no_stuck_attachment_test {
@@ -80,15 +81,16 @@ TEST_CASE(
 TEST_CASE("ipamTimeoutMs takes 100..300000 milliseconds and refuses anything else with code 7 naming it",
           "[config][ipam]") {
   auto parse = [](const std::string& v) {
-    return conf::Parse(R"({"cniVersion":"1.0.0","name":"n","type":"erdma-cni","device":{"name":"eth1"},)"
+    return conf::Parse(cni::Modes(),
+                       R"({"cniVersion":"1.0.0","name":"n","type":"erdma-cni","device":{"name":"eth1"},)"
                        R"("ipamTimeoutMs":)" +
-                       v + "}");
+                           v + "}");
   };
   auto ok = parse("1500");
   REQUIRE(ok.ok());
   CHECK(ok->ipam_timeout_ms == 1500);
-  auto absent =
-      conf::Parse(R"({"cniVersion":"1.0.0","name":"n","type":"erdma-cni","device":{"name":"eth1"}})");
+  auto absent = conf::Parse(
+      cni::Modes(), R"({"cniVersion":"1.0.0","name":"n","type":"erdma-cni","device":{"name":"eth1"}})");
   REQUIRE(absent.ok());
   CHECK(absent->ipam_timeout_ms == conf::kDefaultIpamTimeoutMs);
   for (const char* bad : {"0", "99", "300001", "-1", "\"1000\"", "1.5"}) {

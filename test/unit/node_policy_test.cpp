@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "cni/driver/registry.h"
 #include "conf/node.h"
 #include "test/unit/fake_node.h"
 
@@ -14,8 +15,9 @@ using base::Code;
 using conf::NodePolicy;
 
 conf::Config Parsed(const std::string& extra) {
-  auto c = conf::Parse(R"({"cniVersion":"1.0.0","name":"n","type":"erdma-cni","device":{"name":"eth1"})" +
-                       extra + "}");
+  auto c = conf::Parse(
+      cni::Modes(),
+      R"({"cniVersion":"1.0.0","name":"n","type":"erdma-cni","device":{"name":"eth1"})" + extra + "}");
   REQUIRE(c.ok());
   return *c;
 }
@@ -172,8 +174,9 @@ TEST_CASE(
   }
   // Listed in the node file: eth0 may go although it carries the default.
   const conf::Config cfg0 = *conf::Parse(
+      cni::Modes(),
       R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","device":{"name":"eth0"},"dataDir":")" +
-      n.dir.path + "\"}");
+          n.dir.path + "\"}");
   {
     cni::Context ctx{cfg0, env, *n.host, n.opener, n.ipam};
     ctx.node_policy = &policy;
@@ -188,8 +191,9 @@ TEST_CASE(
 TEST_CASE("move mode refuses the node's loopback device") {
   fakenode::Node n;
   const conf::Config cfg = *conf::Parse(
+      cni::Modes(),
       R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","device":{"name":"lo"},"dataDir":")" +
-      n.dir.path + "\"}");
+          n.dir.path + "\"}");
   n.world.AddLink(fake::World::kRoot, {0, "lo", "00:00:00:00:00:00", 65536, true, ""});
   const cni::Env env = n.MakeEnv(cni::Command::kAdd);
   NodePolicy policy;

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "cni/driver/registry.h"
+
 namespace test_unit_pod_request_test {
 
 using nlohmann::json;
@@ -16,7 +18,7 @@ conf::Config Parse(json c) {
   c["cniVersion"] = "1.0.0";
   c["name"] = "n";
   c["type"] = "erdma-cni";
-  auto parsed = conf::Parse(c.dump());
+  auto parsed = conf::Parse(cni::Modes(), c.dump());
   INFO(c.dump() << ": " << (parsed.ok() ? "" : parsed.error().msg));
   REQUIRE(parsed.ok());
   return *parsed;

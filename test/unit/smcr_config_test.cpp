@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "cni/driver/registry.h"
 #include "conf/config.h"
 #include "netlink/sysctl.h"
 
@@ -15,7 +16,7 @@ namespace {
 base::Result<conf::Config> ParseWith(const json& extra) {
   json c = {{"cniVersion", "1.0.0"}, {"name", "n"}, {"type", "erdma-cni"}, {"device", {{"name", "eth1"}}}};
   for (auto& [k, v] : extra.items()) c[k] = v;
-  return conf::Parse(c.dump());
+  return conf::Parse(cni::Modes(), c.dump());
 }
 
 }  // namespace

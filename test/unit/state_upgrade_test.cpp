@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cni/driver/registry.h"
 #include "cni/state/claim.h"
 #include "test/unit/fake_vf_node.h"
 
@@ -92,8 +93,8 @@ struct UpgradeNode : VfNode {
     return Everything() + (rdma ? rdma->Describe() : "") + smc.Describe() + opener.sysctls.Describe();
   }
   conf::Config Cfg() {
-    auto cfg = conf::Parse(R"({"cniVersion":"1.1.0","name":"erdma","type":"erdma-cni",)" + c.config +
-                           R"(,"dataDir":")" + dir.path + "\"}");
+    auto cfg = conf::Parse(cni::Modes(), R"({"cniVersion":"1.1.0","name":"erdma","type":"erdma-cni",)" +
+                                             c.config + R"(,"dataDir":")" + dir.path + "\"}");
     INFO(c.config);
     REQUIRE(cfg.ok());
     return *cfg;

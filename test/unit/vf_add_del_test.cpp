@@ -2,6 +2,7 @@
 // kernel does: VF settings through the PF before the VF's netdev moves like
 // an ENI, the old settings back on DEL, rollback at every kernel and PF call,
 // and a VF on vfio-pci that gets its settings and a pciID and moves nothing.
+#include "cni/driver/registry.h"
 #include "test/unit/fake_vf_node.h"
 
 namespace test_unit_vf_add_del_test {
@@ -91,7 +92,7 @@ TEST_CASE("a VF can be named by its netdev or by the device plugin's deviceID", 
   std::string text = R"({"cniVersion":"1.0.0","name":"erdma","type":"erdma-cni","mode":"vf",)"
                      R"("deviceID":"0000:3b:00.2","ipam":{"type":"fake-ipam"},"dataDir":")" +
                      n.dir.path + "\"}";
-  auto cfg = conf::Parse(text);
+  auto cfg = conf::Parse(cni::Modes(), text);
   REQUIRE(cfg.ok());
   auto res = n.Add(*cfg, n.MakeEnv(cni::Command::kAdd));
   REQUIRE(res.ok());
@@ -383,7 +384,7 @@ TEST_CASE("a VF on vfio-pci with no settings to change is still CHECKed and dele
   std::string text = R"({"cniVersion":"1.1.0","name":"erdma","type":"erdma-cni","mode":"vf",)"
                      R"("device":{"pci":"0000:3b:00.3"},"dataDir":")" +
                      n.dir.path + "\"}";
-  auto cfg = conf::Parse(text);
+  auto cfg = conf::Parse(cni::Modes(), text);
   REQUIRE(cfg.ok());
   auto res = n.Add(*cfg, n.MakeEnv(cni::Command::kAdd));
   REQUIRE(res.ok());
