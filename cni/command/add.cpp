@@ -207,10 +207,10 @@ class HoldGuard {
     const conf::Config& cfg = ctx_.cfg;
     const std::string mac = t.device ? t.device->mac : "";
     if (claim_) {
-      const StepVf* vf = FindStep<StepVf>(plan.node_steps);
-      Status s =
-          claim_->SetOwner(ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.hold_name,
-                                      mac, t.pci, vf && !vf->applied.empty() ? StepToJson(*vf) : json()});
+      std::vector<json> kept;
+      for (const Step& s : plan.claim_steps) kept.push_back(StepToJson(s));
+      Status s = claim_->SetOwner(ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_,
+                                             t.hold_name, mac, t.pci, std::move(kept)});
       owned_ = s.ok();  // from here the rollback's outcome decides
       return s;
     }
@@ -219,7 +219,7 @@ class HoldGuard {
     RETURN_IF_ERROR(store_.Save(path_, plan.state));
     return ShareParent(
         store_.DevicesDir(), store_.ChildrenDir(), t.hold_name,
-        ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.hold_name, mac, "", json()},
+        ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.hold_name, mac, "", {}},
         ctx_.lock_wait_ms);
   }
 

@@ -20,9 +20,11 @@ namespace cni {
 /// What ADD does, decided before anything changes: the state it journals into and its steps, in order.
 struct Plan {
   AttachmentState state;  ///< names, table, and what DEL restores of the device
-  /// First, on the node: the RDMA netns mode switch, a VF's settings
-  /// through its PF (the claim keeps those too).
+  /// First, on the node: the RDMA netns mode switch, a VF's settings through its PF.
   std::vector<Step> node_steps;
+  /// Of node_steps, those the device's claim keeps too, for the driver's ReturnClaimed (a DEL without a
+  /// readable state): a VF's settings through its PF.
+  std::vector<Step> claim_steps;
   conf::AddressMode addresses = conf::AddressMode::kNone;
   /// The steps that bring the link into the pod and configure it, given the
   /// addresses (IPAM's or inherited). Empty when nothing enters the pod.

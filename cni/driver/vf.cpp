@@ -133,6 +133,7 @@ class Vf : public Driver {
       Plan plan;
       plan.state = NewState(ctx, pod_name, 0);
       plan.state.origin.name = vf.sriov.pci;
+      if (!step.applied.empty()) plan.claim_steps.push_back(step);
       plan.node_steps.push_back(std::move(step));
       // Nothing to put them on: the application behind vfio-pci reads the addresses from the result.
       if (cfg.addresses == conf::AddressMode::kIpam) plan.addresses = conf::AddressMode::kIpam;
@@ -142,7 +143,10 @@ class Vf : public Driver {
       return plan;
     }
     Plan plan = PlanMoved(ctx, t, pod_name, table, true);
-    if (!step.applied.empty()) plan.node_steps.push_back(std::move(step));
+    if (!step.applied.empty()) {
+      plan.claim_steps.push_back(step);
+      plan.node_steps.push_back(std::move(step));
+    }
     plan.log_line = "attached " + of + "), netdev " + plan.log_line;
     return plan;
   }
@@ -150,8 +154,8 @@ class Vf : public Driver {
                        StepEnv& env) const override {
     // The claim keeps the VF step ADD planned, old settings included.
     std::optional<StepVf> vf_step;
-    if (owner.vf.is_object()) {
-      auto step = StepFromJson(owner.vf);
+    if (!owner.steps.empty()) {
+      auto step = StepFromJson(owner.steps.front());
       if (step.ok() && std::holds_alternative<StepVf>(*step) && ValidateStep(*step).ok())
         vf_step = std::get<StepVf>(*step);
       else

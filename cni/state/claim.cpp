@@ -107,7 +107,10 @@ std::optional<ClaimOwner> ParseOwner(const std::string& text, const std::string&
   o.device = get("device");
   o.mac = get("mac");
   o.pci = get("pci");
-  if (auto vf = j.find("vf"); vf != j.end() && vf->is_object()) o.vf = *vf;
+  if (auto steps = j.find("steps"); steps != j.end() && steps->is_array())
+    for (const json& s : *steps) o.steps.push_back(s);
+  else if (auto vf = j.find("vf"); vf != j.end() && vf->is_object())  // written by builds before "steps"
+    o.steps.push_back(*vf);
   if (std::string bad = BadOwner(o); !bad.empty()) {
     base::Log::Warn("ignoring the claim " + file + ": its \"" + bad +
                     "\" is not what erdma-cni writes; remove the file if no pod uses the device");
@@ -210,7 +213,7 @@ std::string OwnerText(const ClaimOwner& o) {
             {"ifName", o.if_name},  {"state", o.state_path},
             {"device", o.device},   {"mac", o.mac},
             {"pci", o.pci}};
-  if (o.vf.is_object()) j["vf"] = o.vf;
+  if (!o.steps.empty()) j["steps"] = o.steps;
   return j.dump();
 }
 

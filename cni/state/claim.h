@@ -21,9 +21,9 @@ struct ClaimOwner {
   std::string device;      ///< the device's node name
   std::string mac;
   std::string pci;
-  /// Mode vf: the VF step ADD planned (the PF, the VF and its old settings) as the state spells it, so that a
-  /// DEL without a readable state can put the settings back; null otherwise.
-  nlohmann::json vf;
+  /// The node steps ADD's driver had the claim keep (Plan::claim_steps; mode vf: its VF step, the PF, the VF
+  /// and its old settings), as the state spells them, so that a DEL without a readable state can undo them.
+  std::vector<nlohmann::json> steps;
   bool operator==(const ClaimOwner&) const = default;
 };
 

@@ -47,8 +47,7 @@ struct DataDir {
                         bool live) const {
     const std::string state = network + "/@" + cid + "@net1";
     if (live) REQUIRE(base::WriteFileAtomic(state, "{}").ok());
-    return cni::ClaimOwner{"erdma", cid, "net1", state, device, mac, "0000:3b:00." + device.substr(3),
-                           nullptr};
+    return cni::ClaimOwner{"erdma", cid, "net1", state, device, mac, "0000:3b:00." + device.substr(3), {}};
   }
   // Claims the device the way ADD does (the lock, then the owner).
   void Claim(const cni::ClaimOwner& o) const {

@@ -212,8 +212,8 @@ TEST_CASE(
     REQUIRE(base::WriteFileAtomic(held_state, "{}").ok());
     auto claim = cni::DeviceClaim::Lock(store.DevicesDir(), "eth3", 100);
     REQUIRE(claim.ok());
-    REQUIRE(claim->SetOwner({cfg.name, "holder", "net1", held_state, "eth3", "00:16:3e:10:f8:b2", "", json()})
-                .ok());
+    REQUIRE(
+        claim->SetOwner({cfg.name, "holder", "net1", held_state, "eth3", "00:16:3e:10:f8:b2", "", {}}).ok());
     std::string passed;
     auto c = cni::PoolCandidates(ctx, conf::DevicePool{{"eth3", "eth4", "other0"}, "", ""}, nullptr, &passed);
     REQUIRE(c.ok());

@@ -149,7 +149,7 @@ TEST_CASE("an unreadable state under the older name is this attachment's only wh
   {
     auto claim = cni::DeviceClaim::Lock(store.DevicesDir(), "eth1", 1000);
     REQUIRE(claim.ok());
-    REQUIRE(claim->SetOwner({"erdma", "p-q", "net1", legacy, "eth1", "00:16:3e:10:f8:b0", "", nullptr}).ok());
+    REQUIRE(claim->SetOwner({"erdma", "p-q", "net1", legacy, "eth1", "00:16:3e:10:f8:b0", "", {}}).ok());
   }
   found = store.LoadLocated("p-q", "net1", &path);
   CHECK(path == legacy);

@@ -176,7 +176,7 @@ std::vector<std::string> Holdings(UpgradeNode& n) {
     json owner = {{"network", h.owner.network}, {"containerID", h.owner.container_id},
                   {"ifName", h.owner.if_name},  {"state", h.owner.state_path},
                   {"device", h.owner.device},   {"mac", h.owner.mac},
-                  {"pci", h.owner.pci},         {"vf", h.owner.vf}};
+                  {"pci", h.owner.pci},         {"steps", h.owner.steps}};
     out.push_back(h.device + (h.share ? " share " : " claim ") + (h.live ? "live " : "stale ") +
                   owner.dump());
   }
