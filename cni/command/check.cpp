@@ -8,6 +8,7 @@
 #include "cni/command/group.h"
 #include "cni/command/pod_request.h"
 #include "cni/core/context.h"
+#include "cni/driver/driver.h"
 #include "cni/driver/rdma.h"
 #include "cni/journal/rdma_device.h"
 #include "cni/state/state.h"
@@ -82,8 +83,7 @@ Status Check(Context& ctx) {
     for (const Step& step : st.steps) RETURN_IF_ERROR(CheckStep(step, env));
     return base::Ok();
   };
-  // A VF bound to vfio-pci: there is no interface in the pod to look at.
-  if (const auto* vf = FindStep<StepVf>(st.steps); vf && vf->netdev.empty()) return check_steps();
+  if (!ctx.cfg.mode->driver().HasPodLink(st)) return check_steps();
 
   ASSIGN_OR_RETURN(auto pod, ctx.netns.Open(ctx.env.netns));
   ASSIGN_OR_RETURN(auto link, pod->FindLink(st.pod_if_name));

@@ -82,6 +82,12 @@ class Driver {
   /// (MoveClaimedHome); vf also puts back the settings ADD made through the PF, which the claim keeps.
   virtual base::Status ReturnClaimed(Context& ctx, const ClaimOwner& owner, const std::string& pod_name,
                                      StepEnv& env) const;
+  /// CHECK: whether attachment `st` has an interface in the pod to look at (a VF bound to vfio-pci has none:
+  /// only its steps are checked).
+  virtual bool HasPodLink(const AttachmentState& st) const {
+    (void)st;
+    return true;
+  }
   /// STATUS: whether the device `query` selects is there though it has no
   /// netdev on the node (a VF bound to vfio-pci).
   virtual bool PresentWithoutNetdev(const Context& ctx, const DeviceQuery& query) const {

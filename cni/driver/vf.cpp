@@ -174,6 +174,10 @@ class Vf : public Driver {
     ASSIGN_OR_RETURN(auto vfs, ctx.netns.OpenVf());
     return RestoreVf(*vf_step, ctx.host, vfs.get());
   }
+  bool HasPodLink(const AttachmentState& st) const override {
+    const auto* vf = FindStep<StepVf>(st.steps);
+    return !vf || !vf->netdev.empty();
+  }
   bool PresentWithoutNetdev(const Context& ctx, const DeviceQuery& query) const override {
     return !query.pci.empty() && FindVf(ctx.sysfs_root, query.pci, ctx.cfg.device.Describe()).ok();
   }
