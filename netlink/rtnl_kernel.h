@@ -57,6 +57,8 @@ struct ChildLinkSpec {
 
 /// The kinds of link AddChildLink makes.
 inline bool IsChildKind(std::string_view kind) { return kind == "macvlan" || kind == "ipvlan"; }
+/// The kinds IsChildKind accepts, for messages.
+inline constexpr const char* kChildKindList = "\"macvlan\" or \"ipvlan\"";
 
 struct AddrInfo {
   int ifindex = 0;

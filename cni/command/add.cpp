@@ -107,10 +107,12 @@ Result<Target> FindTarget(Context& ctx, const StateStore& store, const Driver& d
       cfg.device.by == conf::DeviceSelector::By::kDeviceId && !cfg.device.via.empty()) {
     // The device plugin handed out a slot of a device another pod holds.
     Error e = std::move(found).error();
-    e.msg += "; " + cfg.device.Describe() +
-             ": the device plugin gave this pod a device that another pod holds: let the pods share it "
-             "(mode macvlan or ipvlan, or rdma.netnsMode \"shared\"), or have the device plugin allocate "
-             "whole devices and choose from them";
+    e.msg +=
+        "; " + cfg.device.Describe() +
+        ": the device plugin gave this pod a device that another pod holds: let the pods share it (mode " +
+        conf::ModeList(cfg.modes, [](const conf::ModeSpec& s) { return s.child; }) +
+        ", or rdma.netnsMode \"shared\"), or have the device plugin allocate whole devices and choose "
+        "from them";
     return e;
   }
   if (!found.ok()) return std::move(found).error();

@@ -17,7 +17,7 @@ struct StepMove {  ///< device moved into the pod as pod_name; inverse: home as 
   std::string pod_name;
 };
 
-struct StepChild {  ///< macvlan/ipvlan child created in the pod as spec.name; inverse: deleted
+struct StepChild {  ///< a child link (netlink::IsChildKind) created in the pod as spec.name; inverse: deleted
   static constexpr const char* kOp = "child";
   std::string parent;           ///< the node device's name
   netlink::ChildLinkSpec spec;  ///< what was asked of the kernel (mtu is left to StepMtu)

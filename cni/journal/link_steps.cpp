@@ -25,7 +25,7 @@ Error NameTaken(const DeviceOrigin& o, const LinkInfo& holder) {
                    ") holds that name; rename or remove it and run DEL again (the state is kept)");
 }
 
-// The kernel's terse refusals of a new macvlan/ipvlan, explained: the
+// The kernel's terse refusals of a new child link, explained: the
 // explanation becomes the message, the kernel's words its details.
 Error ChildRefused(Error e, const StepChild& c) {
   constexpr uint32_t kPassthru = 8;  // MACVLAN_MODE_PASSTHRU
@@ -35,7 +35,7 @@ Error ChildRefused(Error e, const StepChild& c) {
           c.spec.kind + "` on the node, or list it in /etc/modules-load.d/)";
   } else if (e.sys_errno == EBUSY) {
     why = c.parent + " cannot take a " + c.spec.kind +
-          " child: it already has children of the other kind (macvlan and ipvlan cannot share a parent), "
+          " child: it already has children of another kind (children of two kinds cannot share a parent), "
           "or it is enslaved to a bridge or bond";
   } else if (e.sys_errno == EINVAL && c.spec.kind == "macvlan") {
     why =
@@ -113,7 +113,7 @@ Status Check(const StepMove&, CheckEnv&) { return base::Ok(); }  // the interfac
 void Fields(JsonFields& f, StepChild& s) {
   f("kind", s.spec.kind);
   if (f.reading() && f.status().ok() && !netlink::IsChildKind(s.spec.kind))
-    f.Refuse("child step kind must be macvlan or ipvlan");
+    f.Refuse(std::string("child step kind must be ") + netlink::kChildKindList);
   f("parent", s.parent)("parentIndex", s.spec.parent_index)("name", s.spec.name)("mac", s.spec.mac);
   f("mode", s.spec.mode)("sourceMacs", s.spec.source_macs);
 }
@@ -135,7 +135,7 @@ Status Validate(const StepChild& s, const StepSite& at) {
   RETURN_IF_ERROR(CheckIfName(at.field_prefix + "parent", s.parent));
   RETURN_IF_ERROR(CheckIfName(at.field_prefix + "name", s.spec.name));
   if (!netlink::IsChildKind(s.spec.kind))
-    return BadValue(at.field_prefix + "kind", s.spec.kind, "\"macvlan\" or \"ipvlan\"");
+    return BadValue(at.field_prefix + "kind", s.spec.kind, netlink::kChildKindList);
   if (!s.spec.mac.empty() && !IsMac(s.spec.mac))
     return BadValue(at.field_prefix + "mac", s.spec.mac, "a MAC or \"\"");
   for (const auto& m : s.spec.source_macs)

@@ -435,7 +435,7 @@ base::Error SharedError(const std::string& what, const std::string& device,
             sharers[i].network + ", interface " + sharers[i].if_name + ")";
   if (sharers.size() > 3) pods += "; and " + std::to_string(sharers.size() - 3) + " more";
   return base::Error(base::Code::kTryAgainLater,
-                     what + ": " + device + " is the parent of macvlan/ipvlan children of " +
+                     what + ": " + device + " is the parent of child links of " +
                          std::to_string(sharers.size()) +
                          (sharers.size() == 1 ? " attachment" : " attachments") + " (" + pods +
                          "); taking the whole device would strand them. It returns when " +

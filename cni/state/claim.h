@@ -100,9 +100,9 @@ std::optional<ClaimOwner> ClaimOf(const std::string& devices_dir, const std::str
 /// that attachment is deleted" (code 11).
 base::Error InUseError(const std::string& what, const ClaimOwner& owner);
 
-// Shares. Children (macvlan, ipvlan) share their parent, so they take no claim. But a mode that takes the
-// whole device (move, vf) must not take a parent that other pods' children hang from: the kernel allows it
-// and leaves the children on a device in another pod's netns. So each child attachment records a share,
+// Shares. Children (a child mode's links) share their parent, so they take no claim. But a mode that takes
+// the whole device (move, vf) must not take a parent that other pods' children hang from: the kernel allows
+// it and leaves the children on a device in another pod's netns. So each child attachment records a share,
 // <childrenDir>/<parent>/<name>, naming its owner like a claim does. Shares are made, checked and removed
 // only under the parent's claim lock; a share whose owner's state file is gone is stale.
 

@@ -61,7 +61,7 @@ TEST_CASE(
   const std::string pod1_before = kt::StableSnapshot(t.pod(1));
   kt::PluginResult move = kt::RunPlugin(kt::Call(t, "ADD", move_cid, "net1", move_config, 1));
   INFO("move ADD: " << kt::Describe(move));
-  kt::CheckError(move, 11, {"macvlan/ipvlan children"});
+  kt::CheckError(move, 11, {"is the parent of child links"});
   const std::string msg = move.json.value("msg", "");
   CHECK(msg.find(eni.name) != std::string::npos);
   CHECK(msg.find(child_cid) != std::string::npos);
