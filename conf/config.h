@@ -84,9 +84,9 @@ struct Config {
   /// The mode's own options (ModeSpec::parse; the driver reads them with OptionsOf), null when it has none.
   std::shared_ptr<const ModeOptions> mode_options;
   DeviceSelector device;  ///< the device the mode takes: moves, makes a child of, or hands over
-  std::optional<std::string>
-      mac;                   ///< the MAC the pod's interface gets (sets_mac modes: config, args, runtime)
-  bool runtime_mac = false;  ///< `mac` is the runtime's (runtimeConfig.mac, args.cni.mac)
+  /// The MAC the pod's interface gets (sets_mac modes): the mode block's, args.cni's or the runtime's.
+  std::optional<std::string> mac;
+  bool runtime_mac = false;        ///< `mac` is the runtime's (runtimeConfig.mac, args.cni.mac)
   std::string if_name = "erdma0";  ///< our interface's name when chained
   std::optional<uint32_t> mtu;
   AddressMode addresses = AddressMode::kInherit;
