@@ -76,7 +76,7 @@ check() {
 if [[ ${1:-} == --self-test ]]; then
   tmp="$(mktemp -d)"
   trap 'rm -rf "$tmp"' EXIT
-  mkdir -p "$tmp"/{base,conf,cni/core,cni/state,cni/journal,cni/driver,cni/command,cni/admin,cni/odd}
+  mkdir -p "$tmp"/{base,conf,cni/core,cni/state,cni/journal,cni/driver,cni/command,cni/admin,cni/odd,install}
   printf '#include "base/error.h"\n' >"$tmp/conf/good.cpp"
   printf '#include "cni/admin/diag.h"\n' >"$tmp/cni/command/up.cpp"
   printf '#include "ipam/ipam.h"\n' >"$tmp/conf/up.h"
@@ -86,16 +86,20 @@ if [[ ${1:-} == --self-test ]]; then
   printf '#include "cni/state/state.h"\n' >"$tmp/cni/core/up.h"
   printf '#include "cni/core/context.h"\n#include "cni/state/state.h"\n' >"$tmp/cni/driver/good.cpp"
   printf '#include "cni/core/context.h"\n' >"$tmp/cni/odd/new.cpp"
+  # The installer's main alone hands the plugin's modes over.
+  printf '#include "cni/driver/registry.h"\n' >"$tmp/install/main.cpp"
+  printf '#include "cni/driver/registry.h"\n' >"$tmp/install/up.cpp"
   if out="$(check "$tmp")"; then
     echo "FAIL: a tree whose conf/ includes ipam/ and whose cni/command/ includes cni/admin/ passed"
     exit 1
   fi
   for want in "conf/up.h (conf) includes ipam/ipam.h" "cni/command/up.cpp (command) includes cni/admin/diag.h" \
     "cni/state/up.h (state) includes cni/journal/steps.h" "cni/journal/up.cpp (journal) includes cni/driver/rdma.h" \
-    "cni/core/up.h (core) includes cni/state/state.h" "cni/odd/new.cpp (cni) includes cni/core/context.h"; do
+    "cni/core/up.h (core) includes cni/state/state.h" "cni/odd/new.cpp (cni) includes cni/core/context.h" \
+    "install/up.cpp (install) includes cni/driver/registry.h"; do
     grep -qF "$want" <<<"$out" || { echo "FAIL: not named: $want"; echo "$out"; exit 1; }
   done
-  if grep -q "good" <<<"$out"; then
+  if grep -q -e "good" -e "install/main.cpp" <<<"$out"; then
     echo "FAIL: an include that follows the layers was refused: $out"
     exit 1
   fi
