@@ -55,7 +55,7 @@ check check-a cni CHECK pa /run/netns/pa net1 "$(child macvlan '{"mode":"bridge"
 
 # ipvlan on a parent that has macvlan children: refused, explained, nothing left.
 ip netns add pc
-check_fails_with mixed-refused '"code":[0-9]+.*eth1 cannot take a ipvlan child: it already has children of the other kind' \
+check_fails_with mixed-refused '"code":[0-9]+.*eth1 cannot take a ipvlan child: it already has children of another kind' \
   cni ADD pc /run/netns/pc net1 "$(child ipvlan '{"mode":"l2"}' 10.9.0.103/24)"
 
 check del-a cni DEL pa /run/netns/pa net1 "$(child macvlan '{"mode":"bridge"}' 10.9.0.101/24)"
