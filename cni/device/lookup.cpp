@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <climits>
 #include <cstdlib>
@@ -126,18 +127,25 @@ base::Result<std::optional<netlink::LinkInfo>> FindDevice(netlink::Kernel& host,
 
 std::string PciAddressOf(const std::string& sysfs_root, const std::string& ifname) {
   const std::string link = sysfs_root + "/class/net/" + ifname + "/device";
-  const std::unique_ptr<char, decltype(&std::free)> real(::realpath(link.c_str(), nullptr), &std::free);
-  if (!real) return "";
-  std::string_view path(real.get());
   auto last = [](std::string_view p) {
     const size_t slash = p.rfind('/');
     return slash == std::string_view::npos ? p : p.substr(slash + 1);
   };
-  std::string_view base = last(path);
-  // A virtio netdev (an ENI on ECS, a NIC in a VM) belongs to virtio<n>, which sits below its PCI function.
+  // One readlink: a PCI netdev's link ends in its function, and a virtual one (veth, bridge) has none.
+  std::array<char, 4096> target{};
+  const ssize_t n = ::readlink(link.c_str(), target.data(), target.size() - 1);
+  if (n <= 0) return "";
+  std::string_view base = last(std::string_view(target.data(), static_cast<size_t>(n)));
+  std::unique_ptr<char, decltype(&std::free)> real(nullptr, &std::free);
+  // A virtio netdev (an ENI on ECS, a NIC in a VM) belongs to virtio<n>, which sits below its PCI function:
+  // the whole path says which.
   if (base.size() > 6 && base.starts_with("virtio") &&
-      std::all_of(base.begin() + 6, base.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    base = last(path.substr(0, path.size() - base.size() - 1));
+      std::all_of(base.begin() + 6, base.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    real.reset(::realpath(link.c_str(), nullptr));
+    if (!real) return "";
+    const std::string_view path(real.get());
+    base = last(path.substr(0, path.rfind('/')));
+  }
   const std::string pci(base);
   return LooksLikePci(pci) && pci.size() == 12 ? pci : "";
 }
