@@ -16,6 +16,7 @@
 #include "cni/core/context.h"
 #include "cni/driver/driver.h"
 #include "cni/journal/journal.h"
+#include "cni/journal/move_home.h"
 #include "cni/state/claim.h"
 #include "cni/state/device_info.h"
 #include "cni/state/state.h"
@@ -243,6 +244,52 @@ Status RemoveOrphanRules(netlink::Kernel& pod, uint32_t priority) {
   return base::Ok();
 }
 
+// DEL without a readable state: the claimed netdev `owner` names back on the node under its name and MAC,
+// from the pod (`pod_mac`: a MAC ADD gave it there, also recognised), unless it never left or nothing of it
+// moved. Its addresses and routes, which only the state knew, stay the node agent's to restore.
+Status MoveClaimedHome(Context& ctx, const ClaimOwner& owner, const std::string& pod_name, StepEnv& env,
+                       const std::string& pod_mac) {
+  // Claimed by its PCI address without a MAC (a VF bound to vfio-pci): no netdev moved.
+  if (owner.mac.empty() && owner.device == owner.pci) return base::Ok();
+  DeviceOrigin o;
+  o.name = owner.device;
+  o.mac = owner.mac;
+  o.up = true;  // a node's ENI is up; its addresses are the node agent's to restore
+  // An ADD that died before it moved anything: the device never left.
+  if (auto at_home = ctx.host.FindLink(o.name); at_home.ok() && *at_home && (*at_home)->mac == o.mac)
+    return base::Ok();
+  RETURN_IF_ERROR(MoveHome(o, pod_name, env, pod_mac));
+  base::Log::Warn("returned " + o.name + " to the node without its addresses and routes (only the " +
+                  "state knew them); the node agent or an operator must restore them");
+  return base::Ok();
+}
+
+// The node steps the claim kept (Plan::claim_steps: a VF's settings through its PF), undone by the journal as
+// DEL undoes them, whatever mode the config names by now. A step that does not read back stays as ADD made
+// it (the log says so).
+Status UndoClaimSteps(Context& ctx, const ClaimOwner& owner, StepEnv& env) {
+  AttachmentState kept;
+  for (const nlohmann::json& j : owner.steps) {
+    auto step = StepFromJson(j);
+    if (step.ok() && ValidateStep(*step).ok())
+      kept.steps.push_back(std::move(*step));
+    else
+      base::Log::Warn("a step the claim of " + owner.device + " keeps cannot be read; what it did stays");
+  }
+  if (kept.steps.empty()) return base::Ok();
+  std::unique_ptr<netlink::Vf> vfs;
+  if (FindStep<StepVf>(kept.steps)) {
+    auto v = ctx.netns.OpenVf();
+    if (!v.ok()) return std::move(v).error().WithContext("DEL needs rtnetlink to restore VF settings");
+    vfs = std::move(v).value();
+  }
+  env.host_vf = vfs.get();
+  std::vector<Error> errors = UndoSteps(kept, env);
+  env.host_vf = nullptr;
+  if (errors.empty()) return base::Ok();
+  return JoinErrors(errors, "the steps the claim of " + owner.device + " keeps");
+}
+
 // DEL with a state file that cannot be read (truncated, corrupt, from a newer erdma-cni), or missing while a
 // claim names it: do what the kernel, the claim and the config show, so that one bad file holds neither the
 // device nor the pod's deletion hostage. What only the state knew (the device's node addresses and routes, a
@@ -280,8 +327,10 @@ Status DelWithoutReadableState(Context& ctx, const StateStore& store, const std:
     }
   }
   if (owner) {
-    // The claim goes only when all is back, so that the next DEL can retry.
-    Status home = driver.ReturnClaimed(ctx, *owner, pod_name, env);
+    // The device home, then what the claim kept (as in DEL: a VF's settings come off through its PF once its
+    // netdev is home). The claim goes only when all is back, so that the next DEL can retry.
+    Status home = MoveClaimedHome(ctx, *owner, pod_name, env, PodMac(ctx).value_or(""));
+    if (home.ok()) home = UndoClaimSteps(ctx, *owner, env);
     if (home.ok()) claim->Remove();
     keep(std::move(home));
   }

@@ -6,7 +6,6 @@
 #include "base/log.h"
 #include "cni/device/rails.h"
 #include "cni/driver/plan.h"
-#include "cni/journal/move_home.h"
 #include "cni/state/claim.h"
 #include "conf/node.h"
 
@@ -27,26 +26,6 @@ AttachmentState NewState(const Context& ctx, const std::string& pod_name, uint32
   st.table = table;
   st.member_of = ctx.member_of;
   return st;
-}
-
-Status Driver::ReturnClaimed(Context& ctx, const ClaimOwner& owner, const std::string& pod_name,
-                             StepEnv& env) const {
-  return MoveClaimedHome(ctx, owner, pod_name, env, "");
-}
-
-Status MoveClaimedHome(Context& ctx, const ClaimOwner& owner, const std::string& pod_name, StepEnv& env,
-                       const std::string& pod_mac) {
-  DeviceOrigin o;
-  o.name = owner.device;
-  o.mac = owner.mac;
-  o.up = true;  // a node's ENI is up; its addresses are the node agent's to restore
-  // An ADD that died before it moved anything: the device never left.
-  if (auto at_home = ctx.host.FindLink(o.name); at_home.ok() && *at_home && (*at_home)->mac == o.mac)
-    return base::Ok();
-  RETURN_IF_ERROR(MoveHome(o, pod_name, env, pod_mac));
-  base::Log::Warn("returned " + o.name + " to the node without its addresses and routes (only the " +
-                  "state knew them); the node agent or an operator must restore them");
-  return base::Ok();
 }
 
 RdmaRecord RdmaRecordOf(const RdmaPlan& rdma) {

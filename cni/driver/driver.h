@@ -77,11 +77,6 @@ class Driver {
                                 const std::string& pod_name, std::vector<base::Error>& errors) const {
     (void)ctx, (void)store, (void)path, (void)env, (void)pod_name, (void)errors;
   }
-  /// DEL without a readable state, for the device this attachment's claim (`owner`) holds: puts it back from
-  /// the claim and the kernel. The default moves the netdev home under the claim's name and MAC
-  /// (MoveClaimedHome); vf also puts back the settings ADD made through the PF, which the claim keeps.
-  virtual base::Status ReturnClaimed(Context& ctx, const ClaimOwner& owner, const std::string& pod_name,
-                                     StepEnv& env) const;
   /// CHECK: whether attachment `st` has an interface in the pod to look at (a VF bound to vfio-pci has none:
   /// only its steps are checked).
   virtual bool HasPodLink(const AttachmentState& st) const {
@@ -120,12 +115,6 @@ std::vector<Step> RdmaNodeSteps(const RdmaPlan& rdma);
 /// addresses, link steps, RDMA, SMC-R, and the log line's "<device> as <pod name> (table N...)".
 Plan LinkPlan(const Context& ctx, const Target& t, const std::string& pod_name, uint32_t table, Step arrival,
               bool set_mac);
-
-/// DEL without a readable state: the claimed netdev `owner` names back on the node under its name and MAC,
-/// from the pod (`pod_mac`: a MAC ADD gave it there, also recognised), unless it never left. Its addresses
-/// and routes, which only the state knew, stay the node agent's to restore (the log says so).
-base::Status MoveClaimedHome(Context& ctx, const ClaimOwner& owner, const std::string& pod_name, StepEnv& env,
-                             const std::string& pod_mac);
 
 /// Finds the device a query selects on the node, or the error saying why it
 /// is not there (in use by another attachment: 11; not there: 5 or 110).

@@ -22,8 +22,8 @@ struct Plan {
   AttachmentState state;  ///< names, table, and what DEL restores of the device
   /// First, on the node: the RDMA netns mode switch, a VF's settings through its PF.
   std::vector<Step> node_steps;
-  /// Of node_steps, those the device's claim keeps too, for the driver's ReturnClaimed (a DEL without a
-  /// readable state): a VF's settings through its PF.
+  /// Of node_steps, those the device's claim keeps too, for a DEL without a readable state to undo: a VF's
+  /// settings through its PF.
   std::vector<Step> claim_steps;
   conf::AddressMode addresses = conf::AddressMode::kNone;
   /// The steps that bring the link into the pod and configure it, given the

@@ -6,7 +6,6 @@
 #include "cni/device/choice.h"
 #include "cni/driver/driver.h"
 #include "cni/driver/sriov.h"
-#include "cni/journal/vf_device.h"
 #include "cni/state/claim.h"
 
 namespace cni {
@@ -149,30 +148,6 @@ class Vf : public Driver {
     }
     plan.log_line = "attached " + of + "), netdev " + plan.log_line;
     return plan;
-  }
-  Status ReturnClaimed(Context& ctx, const ClaimOwner& owner, const std::string& pod_name,
-                       StepEnv& env) const override {
-    // The claim keeps the VF step ADD planned, old settings included.
-    std::optional<StepVf> vf_step;
-    if (!owner.steps.empty()) {
-      auto step = StepFromJson(owner.steps.front());
-      if (step.ok() && std::holds_alternative<StepVf>(*step) && ValidateStep(*step).ok())
-        vf_step = std::get<StepVf>(*step);
-      else
-        base::Log::Warn("the claim's VF settings cannot be read; they stay as ADD made them");
-    } else {
-      base::Log::Warn(
-          "VF settings ADD made through the PF stay as they are: the claim does not record their old "
-          "values (ADD changed none, or an older erdma-cni made it); `ip link show` on the PF lists them");
-    }
-    // A VF without a netdev (vfio-pci) is claimed by its PCI address: nothing of it moved. A netdev may carry
-    // the MAC the runtime asked for (DEL's config has it too): the move home recognises that as well.
-    if (!owner.mac.empty() || owner.device != owner.pci)
-      RETURN_IF_ERROR(MoveClaimedHome(ctx, owner, pod_name, env, PodMac(ctx).value_or("")));
-    // As in DEL: the settings come off through the PF once the netdev is home.
-    if (!vf_step) return base::Ok();
-    ASSIGN_OR_RETURN(auto vfs, ctx.netns.OpenVf());
-    return RestoreVf(*vf_step, ctx.host, vfs.get());
   }
   bool HasPodLink(const AttachmentState& st) const override {
     const auto* vf = FindStep<StepVf>(st.steps);

@@ -105,4 +105,37 @@ TEST_CASE(
   REQUIRE(n.Add(cfg, n.MakeEnv(cni::Command::kAdd, "c2")).ok());
 }
 
+TEST_CASE(
+    "DEL with an unreadable state puts the VF's settings back from the claim though the config no longer "
+    "names mode vf",
+    "[engine][vf][salvage]") {
+  for (const std::string& device : {kVfDevice, kVfioDevice}) {
+    INFO(device);
+    VfNode n;
+    const std::string pf_before = n.vfs.Describe();
+    const auto before = n.world.Snapshot();
+    REQUIRE(n.Add(n.VfConfig(device, R"(,"vf":{"vlan":100})"), n.MakeEnv(cni::Command::kAdd)).ok());
+    Garble(n);
+    // Edited since ADD: the same device, in mode move.
+    auto edited =
+        conf::Parse(cni::Modes(),
+                    R"({"cniVersion":"1.1.0","name":"erdma","type":"erdma-cni","mode":"move","device":)" +
+                        device + R"(,"ipam":{"type":"fake-ipam"},"dataDir":")" + n.dir.path + "\"}",
+                    /*for_del=*/true);
+    REQUIRE(edited.ok());
+    REQUIRE(n.Del(*edited, n.MakeEnv(cni::Command::kDel)).ok());
+    CHECK(n.vfs.Describe() == pf_before);
+    if (device == kVfioDevice) {
+      CHECK(fake::DiffSnapshots(before, n.world.Snapshot()) == "");
+    } else {
+      // Home by the claim's name and MAC (the claim does not know it was down: a node's ENI is up).
+      CHECK(n.world.NetnsOfLink(n.vf0) == fake::World::kRoot);
+      CHECK(n.world.LinkByIndex(n.vf0)->name == "ens1f0v0");
+      CHECK(n.world.LinkByIndex(n.vf0)->mac == "52:54:00:aa:00:02");
+    }
+    CHECK(n.ipam.leases == 0);
+    CHECK(n.StateFiles() == std::vector<std::string>{"/erdma/@c1@net1.unreadable"});
+  }
+}
+
 }  // namespace test_unit_vf_del_test
