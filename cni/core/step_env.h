@@ -60,8 +60,8 @@ struct CheckEnv {
   std::vector<netlink::RouteInfo> routes = {};
   std::vector<netlink::RuleInfo> rules = {};
   std::unique_ptr<netlink::Sysctl> sysctl = nullptr;  ///< the pod's, once a StepSysctl asked
-  std::optional<std::vector<netlink::PnetEntry>> pnet =
-      std::nullopt;  ///< the pod's table, once a StepPnet asked
+  /// The pod's SMC pnet table, once a StepPnet asked.
+  std::optional<std::vector<netlink::PnetEntry>> pnet = std::nullopt;
 };
 
 /// Where ValidateState found a step: what its messages name it by, and the state's table.
