@@ -32,14 +32,32 @@ size_t Utf8Length(std::string_view s, size_t i) {
   return n;
 }
 
+constexpr char kHex[] = "0123456789abcdef";
+
 void AppendHex(std::string& out, uint8_t c) {
-  static constexpr char kHex[] = "0123456789abcdef";
   out.append("\\x");
   out.push_back(kHex[c >> 4]);
   out.push_back(kHex[c & 0xF]);
 }
 
 }  // namespace
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string HexWithColons(const uint8_t* bytes, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    if (i) out += ':';
+    out += kHex[bytes[i] >> 4];
+    out += kHex[bytes[i] & 0xf];
+  }
+  return out;
+}
 
 std::string EscapeForDisplay(std::string_view s) {
   std::string out;

@@ -3,6 +3,8 @@
 // an escape sequence to a terminal.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -13,5 +15,10 @@ namespace base {
 /// \xNN. Printable ASCII and valid UTF-8 otherwise pass unchanged; the result is unambiguous (a backslash in
 /// the input becomes \\).
 std::string EscapeForDisplay(std::string_view s);
+
+/// The value of an ASCII hex digit in either case (no locale); -1 for any other byte.
+int HexValue(char c);
+/// `n` bytes as lower-case hex pairs separated by ':' ("00:16:3e:10:f8:b0").
+std::string HexWithColons(const uint8_t* bytes, size_t n);
 
 }  // namespace base

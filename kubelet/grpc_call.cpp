@@ -50,20 +50,14 @@ struct Call {
   uint32_t close_error = 0;
 };
 
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // grpc-message is percent-encoded on the wire (PROTOCOL-HTTP2.md).
 std::string PercentDecode(std::string_view s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
     int hi = 0;
     int lo = 0;
-    if (s[i] == '%' && i + 2 < s.size() && (hi = HexDigit(s[i + 1])) >= 0 && (lo = HexDigit(s[i + 2])) >= 0) {
+    if (s[i] == '%' && i + 2 < s.size() && (hi = base::HexValue(s[i + 1])) >= 0 &&
+        (lo = base::HexValue(s[i + 2])) >= 0) {
       out.push_back(static_cast<char>(hi * 16 + lo));
       i += 2;
     } else {
@@ -163,13 +157,6 @@ class StayOnThisCpu {
   bool pinned_ = false;
 };
 
-struct SessionDeleter {
-  void operator()(nghttp2_session* s) const { nghttp2_session_del(s); }
-};
-struct CallbacksDeleter {
-  void operator()(nghttp2_session_callbacks* c) const { nghttp2_session_callbacks_del(c); }
-};
-
 nghttp2_nv Header(std::string_view name, std::string_view value) {
   // nghttp2 copies neither; the views outlive nghttp2_submit_request, which
   // copies them into its own header block (NGHTTP2_NV_FLAG_NONE).
@@ -230,7 +217,8 @@ base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::str
 
   nghttp2_session_callbacks* raw_callbacks = nullptr;
   if (nghttp2_session_callbacks_new(&raw_callbacks) != 0) return Error(Code::kInternal, "out of memory");
-  std::unique_ptr<nghttp2_session_callbacks, CallbacksDeleter> callbacks(raw_callbacks);
+  std::unique_ptr<nghttp2_session_callbacks, decltype(&nghttp2_session_callbacks_del)> callbacks(
+      raw_callbacks, nghttp2_session_callbacks_del);
   nghttp2_session_callbacks_set_send_callback(callbacks.get(), OnSend);
   nghttp2_session_callbacks_set_on_header_callback(callbacks.get(), OnHeader);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks.get(), OnData);
@@ -239,7 +227,7 @@ base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::str
   if (nghttp2_session_client_new(&raw_session, callbacks.get(), &call) != 0) {
     return Error(Code::kInternal, "out of memory");
   }
-  std::unique_ptr<nghttp2_session, SessionDeleter> session(raw_session);
+  std::unique_ptr<nghttp2_session, decltype(&nghttp2_session_del)> session(raw_session, nghttp2_session_del);
 
   // A window as large as the largest reply accepted, so that the server
   // never waits for a WINDOW_UPDATE in the middle of a reply.

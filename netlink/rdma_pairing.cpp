@@ -9,18 +9,13 @@
 #include <functional>
 #include <system_error>
 
+#include "base/escape.h"
+
 namespace netlink {
 namespace {
 
 using Rule = std::function<std::optional<PairMatch>(const LinkInfo&, const std::vector<RdmaDevice>&,
                                                     const std::vector<RdmaPort>&, const std::string&)>;
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 /// Reads `groups` groups of `digits` hex digits separated by ':' into bytes.
 template <size_t N>
@@ -33,7 +28,7 @@ std::optional<std::array<uint8_t, N>> ParseHexGroups(std::string_view text, size
       if (text[i] != ':') return std::nullopt;
       continue;
     }
-    const int v = HexDigit(text[i]);
+    const int v = base::HexValue(text[i]);
     if (v < 0) return std::nullopt;
     out[nibble / 2] = static_cast<uint8_t>(out[nibble / 2] | (nibble % 2 ? v : v << 4));
     ++nibble;

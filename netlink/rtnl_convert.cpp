@@ -9,8 +9,17 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/escape.h"
+
 namespace netlink::rtnl {
 namespace {
+
+// IFA_F_* flags a caller can ask for in RTM_NEWADDR. ListAddrs reports only these, so what AddAddr added
+// lists back as equal; the kernel's own state bits (permanent, tentative, secondary, deprecated, ...) are
+// left out.
+constexpr uint32_t kSettableAddrFlags = 0x02 /*NODAD*/ | 0x04 /*OPTIMISTIC*/ | 0x10 /*HOMEADDRESS*/ |
+                                        0x100 /*MANAGETEMPADDR*/ | 0x200 /*NOPREFIXROUTE*/ |
+                                        0x400 /*MCAUTOJOIN*/;
 
 base::Error Invalid(const std::string& why) {
   return base::Error(base::Code::kKernel, std::strerror(EINVAL), why, EINVAL);
@@ -36,28 +45,20 @@ IpPrefix PrefixOf(const nl_addr* a, int family) {
 
 std::string FamilyName(int family) { return family == AF_INET6 ? "inet6" : "inet"; }
 
-}  // namespace
-
+// "aa:bb:cc:dd:ee:ff" in lower case; "" for a null or empty address.
 std::string FormatHwAddr(const nl_addr* a) {
   if (!a) return "";
-  const auto* bytes = static_cast<const uint8_t*>(nl_addr_get_binary_addr(a));
-  const unsigned len = nl_addr_get_len(a);
-  std::string out;
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (unsigned i = 0; i < len; ++i) {
-    if (i) out += ':';
-    out += kHex[bytes[i] >> 4];
-    out += kHex[bytes[i] & 0xf];
-  }
-  return out;
+  return base::HexWithColons(static_cast<const uint8_t*>(nl_addr_get_binary_addr(a)), nl_addr_get_len(a));
 }
 
+// An nl_addr holding `a` with prefix length `len`; null when out of memory.
 nl::AddrPtr ToNlAddr(const IpAddress& a, int len) {
   nl::AddrPtr out(nl_addr_build(a.family, a.bytes.data(), a.ByteLength()));
   if (out) nl_addr_set_prefixlen(out.get(), len);
   return out;
 }
 
+// The IPv4/IPv6 address in `a`; nullopt for null or another family.
 std::optional<IpAddress> FromNlAddr(const nl_addr* a) {
   if (!a) return std::nullopt;
   IpAddress out;
@@ -66,6 +67,8 @@ std::optional<IpAddress> FromNlAddr(const nl_addr* a) {
   std::memcpy(out.bytes.data(), nl_addr_get_binary_addr(a), out.ByteLength());
   return out;
 }
+
+}  // namespace
 
 LinkInfo ToLinkInfo(rtnl_link* link) {
   LinkInfo info;

@@ -12,20 +12,6 @@
 
 namespace netlink::rtnl {
 
-/// IFA_F_* flags a caller can ask for in RTM_NEWADDR. ListAddrs reports only
-/// these, so what AddAddr added lists back as equal; the kernel's own state
-/// bits (permanent, tentative, secondary, deprecated, ...) are left out.
-inline constexpr uint32_t kSettableAddrFlags = 0x02 /*NODAD*/ | 0x04 /*OPTIMISTIC*/ | 0x10 /*HOMEADDRESS*/ |
-                                               0x100 /*MANAGETEMPADDR*/ | 0x200 /*NOPREFIXROUTE*/ |
-                                               0x400 /*MCAUTOJOIN*/;
-
-/// "aa:bb:cc:dd:ee:ff" in lower case; "" for a null or empty address.
-std::string FormatHwAddr(const nl_addr* a);
-/// An nl_addr holding `a` with prefix length `len`; null when out of memory.
-nl::AddrPtr ToNlAddr(const IpAddress& a, int len);
-/// The IPv4/IPv6 address in `a`; nullopt for null or another family.
-std::optional<IpAddress> FromNlAddr(const nl_addr* a);
-
 LinkInfo ToLinkInfo(rtnl_link* link);
 /// nullopt for families other than IPv4/IPv6.
 std::optional<AddrInfo> ToAddrInfo(rtnl_addr* addr);
@@ -43,7 +29,6 @@ base::Result<nl::RulePtr> MakeRule(const RuleInfo& info);
 std::string Describe(const AddrInfo& a);
 /// "10.0.0.0/24 via 10.0.0.1 dev 5 table 200 metric 100"; a multipath route
 /// lists its legs: "10.0.0.0/24 nexthop via 10.0.0.1 dev 5 weight 1 nexthop ..."
-
 std::string Describe(const RouteInfo& r);
 /// "inet priority 200 from 10.0.0.5/32 table 200"
 std::string Describe(const RuleInfo& r);
