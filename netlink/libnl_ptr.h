@@ -45,7 +45,6 @@ using CbPtr = std::unique_ptr<nl_cb, CbPut>;
 using AddrPtr = std::unique_ptr<nl_addr, AddrPut>;
 using NexthopPtr = std::unique_ptr<rtnl_nexthop, NexthopFree>;
 using ObjectPtr = std::unique_ptr<nl_object, ObjectPut>;
-using LinkPtr = std::unique_ptr<rtnl_link, ObjectPut>;
 using RtAddrPtr = std::unique_ptr<rtnl_addr, ObjectPut>;
 using RoutePtr = std::unique_ptr<rtnl_route, ObjectPut>;
 using RulePtr = std::unique_ptr<rtnl_rule, ObjectPut>;

@@ -163,18 +163,12 @@ bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path, co
   }
   // A handle that leads to the recorded device and inode: ours keeps it
   // alive, another's (the number reused) proves ours gone.
-  std::optional<bool> verdict;
   auto found = [&](const std::string& handle, const std::string& what) {
-    if (Confirm(handle, *id) == Match::kReused) {
-      why.clear();
-      verdict = false;
-    } else {
-      why = what;
-      verdict = true;
-    }
-    return true;
+    const bool ours = Confirm(handle, *id) == Match::kOurs;
+    why = ours ? what : "";
+    return ours;
   };
-  if (!path.empty() && SameNs(path, *id) && found(path, "its path " + path)) return *verdict;
+  if (!path.empty() && SameNs(path, *id)) return found(path, "its path " + path);
   auto pids = Numbers(proc_root);
   why = proc_root + " cannot be listed";
   if (!pids) return true;
@@ -184,18 +178,18 @@ bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path, co
     const std::string dir = proc_root + "/" + pid;
     // setns() moves one thread: every thread's namespace counts. A task
     // that exits meanwhile simply has nothing left to look at.
-    if (SameNs(dir + "/ns/net", *id) && found(dir + "/ns/net", "task " + pid)) return *verdict;
+    if (SameNs(dir + "/ns/net", *id)) return found(dir + "/ns/net", "task " + pid);
     if (auto tids = Numbers(dir + "/task"))
       for (const std::string& tid : *tids) {
         const std::string ns = dir + "/task/" + tid + "/ns/net";
-        if (tid != pid && SameNs(ns, *id) && found(ns, "task " + tid)) return *verdict;
+        if (tid != pid && SameNs(ns, *id)) return found(ns, "task " + tid);
       }
     if (auto fds = Numbers(dir + "/fd")) {
       std::optional<TaskSockets> sockets;  // opened at the task's first socket
       for (const std::string& fd : *fds) {
         const std::string link = dir + "/fd/" + fd;
         const Fd kind = FdRefersTo(link, tag, *id);
-        if (kind == Fd::kRefers && found(link, "a descriptor of task " + pid)) return *verdict;
+        if (kind == Fd::kRefers) return found(link, "a descriptor of task " + pid);
         if (kind != Fd::kSocket || proc_root != "/proc") continue;
         if (!sockets) sockets.emplace(static_cast<pid_t>(std::stoul(pid)));
         std::string failed;
@@ -217,9 +211,9 @@ bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path, co
     if (::stat((dir + "/ns/mnt").c_str(), &mnt) != 0 || !mount_namespaces.insert(mnt.st_ino).second) continue;
     auto table = base::ReadKernelFile(dir + "/mountinfo", 16 << 20);
     if (!table.ok()) continue;
-    for (const std::string& point : NsMounts(*table, tag))
-      if (found(dir + "/root" + point, "a mount at " + point + " in the mount namespace of task " + pid))
-        return *verdict;
+    if (const auto points = NsMounts(*table, tag); !points.empty())
+      return found(dir + "/root" + points.front(),
+                   "a mount at " + points.front() + " in the mount namespace of task " + pid);
   }
   why.clear();
   return false;

@@ -81,6 +81,18 @@ std::optional<std::string> IndexAttrs(const uint8_t* base, size_t off, size_t en
   });
 }
 
+std::optional<std::string> CopyMessage(std::span<const uint8_t> msg, size_t headers, Bytes& out) {
+  nlmsghdr hdr{};
+  if (msg.size() < sizeof hdr) return std::to_string(msg.size()) + " bytes, shorter than a header";
+  std::memcpy(&hdr, msg.data(), sizeof hdr);
+  if (hdr.nlmsg_len < std::max(headers, sizeof hdr) || hdr.nlmsg_len > msg.size()) {
+    return "nlmsg_len " + std::to_string(hdr.nlmsg_len) + " with " + std::to_string(msg.size()) +
+           " bytes at hand" + (headers > sizeof hdr ? " (headers need " + std::to_string(headers) + ")" : "");
+  }
+  out.assign(msg.begin(), msg.begin() + hdr.nlmsg_len);
+  return std::nullopt;
+}
+
 std::string AttrString(const nlattr* attr) {
   if (!attr) return {};
   // Validated: NUL-terminated within its payload.

@@ -60,7 +60,6 @@ class Request {
 /// and the kernel's nla_policy idea, checked by libnl's nla_validate). Integers are exact: a u32 of 2 or 8
 /// bytes is as wrong as one of 3.
 constexpr nla_policy PolicyU8() { return {NLA_U8, 1, 1}; }
-constexpr nla_policy PolicyU16() { return {NLA_U16, 2, 2}; }
 constexpr nla_policy PolicyU32() { return {NLA_U32, 4, 4}; }
 constexpr nla_policy PolicyU64() { return {NLA_U64, 8, 8}; }
 /// At least one byte, the last a NUL.
@@ -84,6 +83,12 @@ std::optional<std::string> WalkAttrs(const uint8_t* base, size_t off, size_t end
 /// others are skipped. "attribute T has a bad payload (N bytes)" for one that fails.
 std::optional<std::string> IndexAttrs(const uint8_t* base, size_t off, size_t end,
                                       std::span<const nla_policy> policy, std::span<const nlattr*> tb);
+
+/// Copies the message at the start of `msg` (nlmsg_len bytes, at least `headers`) into `out`: the caller's
+/// bytes need not be aligned for nlattr, and libnl's nla_* must not step outside them. The problem otherwise:
+/// "N bytes, shorter than a header" or "nlmsg_len L with N bytes at hand" (" (headers need H)" added when
+/// `headers` is more than nlmsghdr).
+std::optional<std::string> CopyMessage(std::span<const uint8_t> msg, size_t headers, Bytes& out);
 
 /// The payload of a string attribute validated with PolicyString(); empty for nullptr.
 std::string AttrString(const nlattr* attr);

@@ -6,10 +6,7 @@
 
 #include <array>
 #include <cerrno>
-#include <cinttypes>
 #include <cstdio>
-#include <cstring>
-#include <optional>
 
 #include "netlink/kernel_name.h"
 #include "netlink/raw_message.h"
@@ -62,24 +59,16 @@ struct Attrs {
   std::string Str(uint16_t type) const { return raw::AttrString(tb[type]); }
 };
 
-/// Checks the header of one message of type `op` (or `alt_op`) and indexes
-/// its attributes. The message is copied first: the caller's bytes need not
-/// be aligned for nlmsghdr, and libnl's nla_* must not step outside them.
+/// Checks the header of one message of type `op` (or `alt_op`) and indexes its attributes in a copy of it.
 Result<Attrs> ParseMessage(std::span<const uint8_t> msg, const char* what, uint16_t op, uint16_t alt_op = 0) {
-  nlmsghdr hdr{};
-  if (msg.size() < sizeof hdr) {
-    return Malformed(std::string(what) + ": " + std::to_string(msg.size()) + " bytes, shorter than a header");
-  }
-  std::memcpy(&hdr, msg.data(), sizeof hdr);
-  if (hdr.nlmsg_len < sizeof hdr || hdr.nlmsg_len > msg.size()) {
-    return Malformed(std::string(what) + ": nlmsg_len " + std::to_string(hdr.nlmsg_len) + " with " +
-                     std::to_string(msg.size()) + " bytes at hand");
-  }
-  if (hdr.nlmsg_type != MessageType(op) && (alt_op == 0 || hdr.nlmsg_type != MessageType(alt_op))) {
-    return Malformed(std::string(what) + ": unexpected message type " + std::to_string(hdr.nlmsg_type));
-  }
   Attrs a;
-  a.storage.assign(msg.begin(), msg.begin() + hdr.nlmsg_len);
+  if (auto problem = raw::CopyMessage(msg, NLMSG_HDRLEN, a.storage)) {
+    return Malformed(std::string(what) + ": " + *problem);
+  }
+  const uint16_t type = reinterpret_cast<const nlmsghdr*>(a.storage.data())->nlmsg_type;
+  if (type != MessageType(op) && (alt_op == 0 || type != MessageType(alt_op))) {
+    return Malformed(std::string(what) + ": unexpected message type " + std::to_string(type));
+  }
   // NLDEV messages have no family header: attributes follow nlmsghdr.
   if (auto problem = raw::IndexAttrs(a.storage.data(), NLMSG_HDRLEN, a.storage.size(), kPolicy, a.tb)) {
     return Malformed(std::string(what) + ": " + *problem);

@@ -31,7 +31,6 @@ inline const char* NetnsModeName(NetnsMode mode) {
 /// IB port states (enum ib_port_state) and physical states as NLDEV reports them.
 inline constexpr uint8_t kPortStateDown = 1;
 inline constexpr uint8_t kPortStateActive = 4;
-inline constexpr uint8_t kPhysStateDisabled = 3;
 inline constexpr uint8_t kPhysStateLinkUp = 5;
 
 /// One RDMA device (an RDMA_NLDEV_CMD_GET dump entry).

@@ -3,7 +3,6 @@
 #include <linux/netlink.h>
 
 #include <cerrno>
-#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -37,14 +36,8 @@ class RdmaSocket final : public Rdma {
 
   Result<std::vector<RdmaDevice>> ListDevices() override {
     const std::string what = "RDMA_NLDEV_CMD_GET dump";
-    ASSIGN_OR_RETURN(std::vector<Bytes> messages,
-                     sock_.DumpBytes(what, [](uint32_t seq) { return nldev::BuildDeviceDump(seq); }));
-    std::vector<RdmaDevice> out;
-    for (const Bytes& m : messages) {
-      ASSIGN_OR_RETURN(RdmaDevice d, WithWhat(nldev::ParseDevice(m), what));
-      out.push_back(std::move(d));
-    }
-    return out;
+    return sock_.DumpParsed<RdmaDevice>(
+        what, [](uint32_t seq) { return nldev::BuildDeviceDump(seq); }, nldev::ParseDevice);
   }
 
   Result<std::vector<RdmaPort>> ListPorts() override {
@@ -54,20 +47,18 @@ class RdmaSocket final : public Rdma {
       const std::string what =
           "RDMA_NLDEV_CMD_PORT_GET dump dev " + std::to_string(d.index) + " (" + d.name + ")";
       // The kernel dumps ports one device at a time.
-      auto messages = sock_.DumpBytes(what, [&](uint32_t seq) { return nldev::BuildPortDump(seq, d.index); });
-      if (!messages.ok()) {
+      auto ports = sock_.DumpParsed<RdmaPort>(
+          what, [&](uint32_t seq) { return nldev::BuildPortDump(seq, d.index); }, nldev::ParsePort);
+      if (!ports.ok()) {
         // nldev answers EINVAL for an index it cannot see: the device went
         // away (or left this namespace) between the two dumps.
-        if (messages.error().sys_errno == EINVAL) {
+        if (ports.error().sys_errno == EINVAL) {
           ASSIGN_OR_RETURN(bool still_there, HasDevice(d.index));
           if (!still_there) continue;
         }
-        return std::move(messages).error();
+        return std::move(ports).error();
       }
-      for (const Bytes& m : *messages) {
-        ASSIGN_OR_RETURN(RdmaPort p, WithWhat(nldev::ParsePort(m), what));
-        out.push_back(std::move(p));
-      }
+      out.insert(out.end(), ports->begin(), ports->end());
     }
     return out;
   }

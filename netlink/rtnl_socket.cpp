@@ -48,6 +48,20 @@ bool ImpossibleName(std::string_view name) {
   return name.empty() || name.size() >= IFNAMSIZ || name.find('\0') != std::string_view::npos;
 }
 
+/// An RTM_*LINK request (REQUEST|ACK and `nlflags`) whose ifinfomsg has the link's index and flag change.
+Result<nl::MsgPtr> LinkRequest(const std::string& what, int type, int nlflags, int index, unsigned flags = 0,
+                               unsigned change = 0) {
+  nl::MsgPtr msg(nlmsg_alloc_simple(type, NLM_F_REQUEST | NLM_F_ACK | nlflags));
+  if (!msg) return BuildError(what, ENOMEM);
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_index = index;
+  ifi.ifi_flags = flags;
+  ifi.ifi_change = change;
+  if (nlmsg_append(msg.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO) < 0) return BuildError(what, EMSGSIZE);
+  return msg;
+}
+
 /// An NLM_F_DUMP request of `type` with `header` as its fixed part (all
 /// zero but the family: every table, every link). Null when out of memory.
 template <typename Header>
@@ -148,13 +162,9 @@ class RtnlKernel final : public Kernel {
       if (!parsed) return BuildError(what, EINVAL);
       sources.push_back(*parsed);
     }
-    nl::MsgPtr msg(nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL));
-    if (!msg) return BuildError(what, ENOMEM);
-    ifinfomsg ifi{};
-    ifi.ifi_family = AF_UNSPEC;
+    ASSIGN_OR_RETURN(nl::MsgPtr msg, LinkRequest(what, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0));
     nl_msg* m = msg.get();
     auto put = [&]() -> int {
-      if (nlmsg_append(m, &ifi, sizeof ifi, NLMSG_ALIGNTO) < 0) return -1;
       if (nla_put_string(m, IFLA_IFNAME, spec.name.c_str()) < 0 ||
           nla_put_u32(m, IFLA_LINK, static_cast<uint32_t>(spec.parent_index)) < 0 ||
           nla_put_u32(m, IFLA_NET_NS_FD, static_cast<uint32_t>(target.NetnsFd())) < 0)
@@ -188,12 +198,7 @@ class RtnlKernel final : public Kernel {
 
   Status DeleteLink(int index) override {
     const std::string what = "RTM_DELLINK dev " + std::to_string(index);
-    nl::MsgPtr msg(nlmsg_alloc_simple(RTM_DELLINK, NLM_F_REQUEST | NLM_F_ACK));
-    if (!msg) return BuildError(what, ENOMEM);
-    ifinfomsg ifi{};
-    ifi.ifi_family = AF_UNSPEC;
-    ifi.ifi_index = index;
-    if (nlmsg_append(msg.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO) < 0) return BuildError(what, EMSGSIZE);
+    ASSIGN_OR_RETURN(nl::MsgPtr msg, LinkRequest(what, RTM_DELLINK, 0, index));
     return sock_.Request(what, std::move(msg));
   }
 
@@ -322,22 +327,11 @@ class RtnlKernel final : public Kernel {
   static constexpr const char* kDumpRoutes = "RTM_GETROUTE dump";
   static constexpr const char* kDumpRules = "RTM_GETRULE dump";
 
-  template <typename T>
-  static Result<T> WithWhat(Result<T> r, const std::string& what) {
-    if (r.ok()) return r;
-    return std::move(r).error().WithContext(what);
-  }
-
   /// One RTM_GETLINK by index or name. Not rtnl_link_get_kernel: it swaps in its own error callback, which
   /// loses the errno and extack text, and asks for VF details nobody here reads.
   Result<std::optional<LinkInfo>> GetLink(int index, const std::string& name, const std::string& what) {
-    nl::MsgPtr msg(nlmsg_alloc_simple(RTM_GETLINK, NLM_F_REQUEST | NLM_F_ACK));
-    if (!msg) return BuildError(what, ENOMEM);
-    ifinfomsg ifi{};
-    ifi.ifi_family = AF_UNSPEC;
-    ifi.ifi_index = index;
-    if (nlmsg_append(msg.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO) < 0 ||
-        (!name.empty() && nla_put_string(msg.get(), IFLA_IFNAME, name.c_str()) < 0) ||
+    ASSIGN_OR_RETURN(nl::MsgPtr msg, LinkRequest(what, RTM_GETLINK, 0, index));
+    if ((!name.empty() && nla_put_string(msg.get(), IFLA_IFNAME, name.c_str()) < 0) ||
         nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0) {
       return BuildError(what, EMSGSIZE);
     }
@@ -409,15 +403,8 @@ class RtnlKernel final : public Kernel {
   /// the index and flag change, then whatever attributes `put` adds.
   Status SetLink(const std::string& what, int index, unsigned flags, unsigned change,
                  const std::function<int(nl_msg*)>& put) {
-    nl::MsgPtr msg(nlmsg_alloc_simple(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK));
-    if (!msg) return BuildError(what, ENOMEM);
-    ifinfomsg ifi{};
-    ifi.ifi_family = AF_UNSPEC;
-    ifi.ifi_index = index;
-    ifi.ifi_flags = flags;
-    ifi.ifi_change = change;
-    if (nlmsg_append(msg.get(), &ifi, sizeof ifi, NLMSG_ALIGNTO) < 0 || (put && put(msg.get()) < 0))
-      return BuildError(what, EMSGSIZE);
+    ASSIGN_OR_RETURN(nl::MsgPtr msg, LinkRequest(what, RTM_NEWLINK, 0, index, flags, change));
+    if (put && put(msg.get()) < 0) return BuildError(what, EMSGSIZE);
     return sock_.Request(what, std::move(msg));
   }
 

@@ -6,8 +6,6 @@
 
 #include <array>
 #include <cerrno>
-#include <cstring>
-#include <optional>
 
 #include "netlink/raw_message.h"
 
@@ -72,34 +70,25 @@ const Policy kUeidPolicy = [] {
   return p;
 }();
 
-/// Checks the headers of one message of type `type` and generic netlink command `cmd`, and indexes its
-/// top-level attributes `policy` names. The message is copied first: the caller's bytes need not be aligned
-/// for nlmsghdr, and libnl's nla_* must not step outside them.
+/// Checks the headers of one message of type `type` and generic netlink command `cmd`, and indexes (in a copy
+/// of it) its top-level attributes `policy` names.
 Result<Attrs> ParseMessage(std::span<const uint8_t> msg, const char* what, uint16_t type, uint8_t cmd,
                            const Policy& policy) {
   constexpr size_t kHeaders = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(genlmsghdr));
-  nlmsghdr hdr{};
-  if (msg.size() < sizeof hdr) {
-    return Malformed(std::string(what) + ": " + std::to_string(msg.size()) + " bytes, shorter than a header");
+  Attrs a;
+  if (auto problem = raw::CopyMessage(msg, kHeaders, a.storage)) {
+    return Malformed(std::string(what) + ": " + *problem);
   }
-  std::memcpy(&hdr, msg.data(), sizeof hdr);
-  if (hdr.nlmsg_len < kHeaders || hdr.nlmsg_len > msg.size()) {
-    return Malformed(std::string(what) + ": nlmsg_len " + std::to_string(hdr.nlmsg_len) + " with " +
-                     std::to_string(msg.size()) + " bytes at hand (headers need " + std::to_string(kHeaders) +
-                     ")");
-  }
-  if (hdr.nlmsg_type != type) {
-    return Malformed(std::string(what) + ": unexpected message type " + std::to_string(hdr.nlmsg_type) +
+  const auto* hdr = reinterpret_cast<const nlmsghdr*>(a.storage.data());
+  if (hdr->nlmsg_type != type) {
+    return Malformed(std::string(what) + ": unexpected message type " + std::to_string(hdr->nlmsg_type) +
                      " (expected " + std::to_string(type) + ")");
   }
-  genlmsghdr genl{};
-  std::memcpy(&genl, msg.data() + NLMSG_HDRLEN, sizeof genl);
-  if (genl.cmd != cmd) {
-    return Malformed(std::string(what) + ": unexpected command " + std::to_string(genl.cmd) + " (expected " +
+  const auto* genl = static_cast<const genlmsghdr*>(nlmsg_data(hdr));
+  if (genl->cmd != cmd) {
+    return Malformed(std::string(what) + ": unexpected command " + std::to_string(genl->cmd) + " (expected " +
                      std::to_string(cmd) + ")");
   }
-  Attrs a;
-  a.storage.assign(msg.begin(), msg.begin() + hdr.nlmsg_len);
   if (auto problem = raw::IndexAttrs(a.storage.data(), kHeaders, a.storage.size(), policy, a.tb)) {
     return Malformed(std::string(what) + ": " + *problem);
   }

@@ -3,7 +3,6 @@
 #include <net/if.h>
 
 #include <cerrno>
-#include <optional>
 #include <string>
 
 #include "netlink/kernel_name.h"

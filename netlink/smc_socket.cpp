@@ -48,15 +48,9 @@ class SmcSocket final : public Smc {
 
   Result<std::vector<PnetEntry>> ListPnet() override {
     const std::string what = "listing the SMC pnet table";
-    ASSIGN_OR_RETURN(std::vector<Bytes> messages, sock_.DumpBytes(what, [this](uint32_t seq) {
-      return smcnl::BuildPnetDump(seq, pnet_family_);
-    }));
-    std::vector<PnetEntry> out;
-    for (const Bytes& m : messages) {
-      ASSIGN_OR_RETURN(PnetEntry e, WithWhat(smcnl::ParsePnetEntry(m, pnet_family_), what));
-      out.push_back(std::move(e));
-    }
-    return out;
+    return sock_.DumpParsed<PnetEntry>(
+        what, [this](uint32_t seq) { return smcnl::BuildPnetDump(seq, pnet_family_); },
+        [this](const Bytes& m) { return smcnl::ParsePnetEntry(m, pnet_family_); });
   }
 
   Status AddPnet(const PnetEntry& entry) override {
@@ -90,15 +84,9 @@ class SmcSocket final : public Smc {
   Result<std::vector<std::string>> ListUeids() override {
     const std::string what = "listing SMC user EIDs";
     if (!HasUeid()) return NoUeid(what);
-    ASSIGN_OR_RETURN(std::vector<Bytes> messages, sock_.DumpBytes(what, [this](uint32_t seq) {
-      return smcnl::BuildUeidDump(seq, gen_family_);
-    }));
-    std::vector<std::string> out;
-    for (const Bytes& m : messages) {
-      ASSIGN_OR_RETURN(std::string u, WithWhat(smcnl::ParseUeid(m, gen_family_), what));
-      out.push_back(std::move(u));
-    }
-    return out;
+    return sock_.DumpParsed<std::string>(
+        what, [this](uint32_t seq) { return smcnl::BuildUeidDump(seq, gen_family_); },
+        [this](const Bytes& m) { return smcnl::ParseUeid(m, gen_family_); });
   }
 
   Status AddUeid(std::string ueid) override {

@@ -209,8 +209,6 @@ base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::stri
       return SysError(what, NlErrorToErrno(err), std::string("nl_connect: libnl: ") + nl_geterror(err));
     }
   }
-  // Only an answer with the VF list can outgrow the fixed buffer; libnl then peeks at each datagram to size
-  // it. Elsewhere a datagram that does not fit is EMSGSIZE, never cut short.
   if (large_answers) {
     nl_socket_enable_msg_peek(sk.get());
   } else {

@@ -79,6 +79,17 @@ class Socket {
   base::Status Command(const std::string& what, const Builder& build);
   /// The data messages of an NLM_F_DUMP request, restarted as Dump() is.
   base::Result<std::vector<raw::Bytes>> DumpBytes(const std::string& what, const Builder& build);
+  /// DumpBytes, each message read by `parse` (a codec's parser; its error with `what` in front).
+  template <typename T, typename Parse>
+  base::Result<std::vector<T>> DumpParsed(const std::string& what, const Builder& build, const Parse& parse) {
+    ASSIGN_OR_RETURN(std::vector<raw::Bytes> messages, DumpBytes(what, build));
+    std::vector<T> out;
+    for (const raw::Bytes& m : messages) {
+      ASSIGN_OR_RETURN(T v, WithWhat(parse(m), what));
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
 
   // --- generic netlink -------------------------------------------------------
 

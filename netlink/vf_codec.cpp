@@ -7,9 +7,9 @@
 
 #include <array>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
+#include "base/escape.h"
 #include "netlink/raw_message.h"
 
 namespace netlink::vfmsg {
@@ -27,33 +27,16 @@ Error Malformed(const std::string& why) {
 
 Error BadRequest(const std::string& why) { return Error(base::Code::kKernel, why, {}, EINVAL); }
 
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 /// "aa:bb:..." of exactly `n` bytes.
 std::optional<std::vector<uint8_t>> ParseHexBytes(std::string_view s, size_t n) {
   if (n == 0 || s.size() != n * 3 - 1) return std::nullopt;
   std::vector<uint8_t> out;
   for (size_t i = 0; i < n; ++i) {
     if (i > 0 && s[i * 3 - 1] != ':') return std::nullopt;
-    const int hi = HexDigit(s[i * 3]);
-    const int lo = HexDigit(s[i * 3 + 1]);
+    const int hi = base::HexValue(s[i * 3]);
+    const int lo = base::HexValue(s[i * 3 + 1]);
     if (hi < 0 || lo < 0) return std::nullopt;
     out.push_back(static_cast<uint8_t>(hi * 16 + lo));
-  }
-  return out;
-}
-
-std::string FormatHexBytes(const uint8_t* p, size_t n) {
-  std::string out;
-  char buf[4];
-  for (size_t i = 0; i < n; ++i) {
-    std::snprintf(buf, sizeof buf, i ? ":%02x" : "%02x", p[i]);
-    out += buf;
   }
   return out;
 }
@@ -103,6 +86,12 @@ Run PayloadOf(const uint8_t* base, const nlattr* attr) {
   return {off, off + static_cast<size_t>(nla_len(attr))};
 }
 
+/// An attribute holding the kernel struct `v` as it is.
+template <typename T>
+void PutStruct(raw::Request& r, uint16_t type, const T& v) {
+  r.PutBytes(type, &v, sizeof v);
+}
+
 std::optional<bool> Setting(uint32_t v) {
   if (v == kUnknown) return std::nullopt;
   return v != 0;
@@ -119,7 +108,7 @@ Result<VfState> ParseVfInfo(const uint8_t* base, const nlattr* info, size_t addr
   VfState vf;
   const auto mac = Struct<ifla_vf_mac>(tb[IFLA_VF_MAC]);
   vf.vf = mac.vf;
-  if (addr_len == kEthAlen) vf.mac = FormatHexBytes(mac.mac, kEthAlen);
+  if (addr_len == kEthAlen) vf.mac = base::HexWithColons(mac.mac, kEthAlen);
   if (const nlattr* a = tb[IFLA_VF_VLAN]) {
     const auto v = Struct<ifla_vf_vlan>(a);
     vf.vlan = v.vlan;
@@ -146,7 +135,7 @@ Result<VfState> ParseVfInfo(const uint8_t* base, const nlattr* info, size_t addr
 std::string FormatGuid(uint64_t guid) {
   std::array<uint8_t, 8> b{};
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(guid >> (56 - 8 * i));
-  return FormatHexBytes(b.data(), b.size());
+  return base::HexWithColons(b.data(), b.size());
 }
 
 std::optional<uint64_t> ParseGuid(std::string_view text) {
@@ -195,33 +184,19 @@ Result<Bytes> BuildSetVf(uint32_t seq, int pf_index, const VfSettings& s) {
       ifla_vf_mac m{};
       m.vf = s.vf;
       std::memcpy(m.mac, mac->data(), mac->size());
-      r.PutBytes(IFLA_VF_MAC, &m, sizeof m);
+      PutStruct(r, IFLA_VF_MAC, m);
     }
-    if (s.vlan) {
-      ifla_vf_vlan v{s.vf, s.vlan->vlan, s.vlan->qos};
-      r.PutBytes(IFLA_VF_VLAN, &v, sizeof v);
-    }
-    if (s.rate) {
-      ifla_vf_rate v{s.vf, s.rate->min_tx_rate, s.rate->max_tx_rate};
-      r.PutBytes(IFLA_VF_RATE, &v, sizeof v);
-    }
-    if (s.spoofchk) {
-      ifla_vf_spoofchk v{s.vf, *s.spoofchk ? 1u : 0u};
-      r.PutBytes(IFLA_VF_SPOOFCHK, &v, sizeof v);
-    }
-    if (s.trust) {
-      ifla_vf_trust v{s.vf, *s.trust ? 1u : 0u};
-      r.PutBytes(IFLA_VF_TRUST, &v, sizeof v);
-    }
-    if (s.link_state) {
-      ifla_vf_link_state v{s.vf, *s.link_state};
-      r.PutBytes(IFLA_VF_LINK_STATE, &v, sizeof v);
-    }
+    if (s.vlan) PutStruct(r, IFLA_VF_VLAN, ifla_vf_vlan{s.vf, s.vlan->vlan, s.vlan->qos});
+    if (s.rate) PutStruct(r, IFLA_VF_RATE, ifla_vf_rate{s.vf, s.rate->min_tx_rate, s.rate->max_tx_rate});
+    if (s.spoofchk) PutStruct(r, IFLA_VF_SPOOFCHK, ifla_vf_spoofchk{s.vf, *s.spoofchk ? 1u : 0u});
+    if (s.trust) PutStruct(r, IFLA_VF_TRUST, ifla_vf_trust{s.vf, *s.trust ? 1u : 0u});
+    if (s.link_state) PutStruct(r, IFLA_VF_LINK_STATE, ifla_vf_link_state{s.vf, *s.link_state});
     if (node_guid) {
+      // Built member by member: ifla_vf_guid has padding, which stays zero.
       ifla_vf_guid g{};
       g.vf = s.vf;
       g.guid = *node_guid;
-      r.PutBytes(IFLA_VF_IB_NODE_GUID, &g, sizeof g);
+      PutStruct(r, IFLA_VF_IB_NODE_GUID, g);
     }
     r.EndNest(info);
   }
@@ -230,7 +205,7 @@ Result<Bytes> BuildSetVf(uint32_t seq, int pf_index, const VfSettings& s) {
     ifla_vf_guid g{};
     g.vf = s.vf;
     g.guid = *port_guid;
-    r.PutBytes(IFLA_VF_IB_PORT_GUID, &g, sizeof g);
+    PutStruct(r, IFLA_VF_IB_PORT_GUID, g);
     r.EndNest(info);
   }
   r.EndNest(list);
@@ -240,20 +215,15 @@ Result<Bytes> BuildSetVf(uint32_t seq, int pf_index, const VfSettings& s) {
 }
 
 Result<std::vector<VfState>> ParseVfList(std::span<const uint8_t> msg) {
-  nlmsghdr hdr{};
-  if (msg.size() < sizeof hdr)
-    return Malformed("RTM_NEWLINK: " + std::to_string(msg.size()) + " bytes, shorter than a header");
-  std::memcpy(&hdr, msg.data(), sizeof hdr);
-  if (hdr.nlmsg_len < sizeof hdr || hdr.nlmsg_len > msg.size())
-    return Malformed("RTM_NEWLINK: nlmsg_len " + std::to_string(hdr.nlmsg_len) + " with " +
-                     std::to_string(msg.size()) + " bytes at hand");
-  if (hdr.nlmsg_type != RTM_NEWLINK)
-    return Malformed("expected RTM_NEWLINK, got message type " + std::to_string(hdr.nlmsg_type));
+  Bytes storage;
+  if (auto problem = raw::CopyMessage(msg, NLMSG_HDRLEN, storage))
+    return Malformed("RTM_NEWLINK: " + *problem);
+  const auto* hdr = reinterpret_cast<const nlmsghdr*>(storage.data());
+  if (hdr->nlmsg_type != RTM_NEWLINK)
+    return Malformed("expected RTM_NEWLINK, got message type " + std::to_string(hdr->nlmsg_type));
   constexpr size_t kAttrsAt = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifinfomsg));
-  if (hdr.nlmsg_len < kAttrsAt)
-    return Malformed("RTM_NEWLINK of " + std::to_string(hdr.nlmsg_len) + " bytes has no whole ifinfomsg");
-  // Copied: the caller's bytes need not be aligned for nlattr, and libnl's nla_* must not step outside them.
-  const Bytes storage(msg.begin(), msg.begin() + hdr.nlmsg_len);
+  if (hdr->nlmsg_len < kAttrsAt)
+    return Malformed("RTM_NEWLINK of " + std::to_string(hdr->nlmsg_len) + " bytes has no whole ifinfomsg");
   const uint8_t* base = storage.data();
 
   std::array<const nlattr*, kLinkAttrs> tb{};
