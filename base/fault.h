@@ -1,22 +1,13 @@
 // Fault points for the reliability tests: named places before and after every mutating step of ADD and DEL
 // where a test can make the plugin fail, or die, without a rebuild. Compiled in only with the CMake option
 // ERDMA_CNI_FAULT_HOOKS (on in the test build, off for a release); without it Point() is an inline no-op and
-// the binary reads no variable.
-//
-// Test interface (environment of the plugin process):
-//   ERDMA_CNI_FAULT=<point>          e.g. "after:addr#1", "before:state-write#3"
-//   ERDMA_CNI_FAULT_ACTION=fail|kill  fail: the point returns an error (code 108);
-//                                     kill: the process SIGKILLs itself there
-//   ERDMA_CNI_FAULT_TRACE=<file>     append every point passed, one per line
-// A point's name is "<when>:<what>#<n>": when = before|after (ADD steps and state writes) or
-// undo-before|undo-after (rollback and DEL); what = the journal step's op ("move", "child", "addr", ...),
-// "state-write", "state-remove", "share-write" or "stale-recover" (an ADD finishing a lost DEL); n counts the
-// passes of that when:what in this process from 1.
+// the binary reads no variable. The environment that drives them: docs/reliability.md, "Fault injection". A
+// point is "<when>:<what>#<n>", `what` a journal step's op or "state-write", "state-remove", "share-write",
+// "stale-recover"; a failing point returns code 108, ERDMA_CNI_FAULT_ACTION=kill SIGKILLs the process there.
 #pragma once
 
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "base/error.h"
 

@@ -351,10 +351,6 @@ Result<std::vector<std::string>> ListPrivate(const std::string& dir, unsigned ch
 
 constexpr int kNoDir = ENOENT;
 
-}  // namespace
-
-namespace {
-
 // Walks `path` again, whatever was checked before, and keeps the result.
 Status Recheck(const std::string& path, bool create) {
   const std::string key = Normalized(path);
@@ -412,11 +408,6 @@ Status WriteFileAtomic(const std::string& path, const std::string& data, unsigne
   }
 }
 
-Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes) {
-  FileId id;
-  return ReadFileNoFollow(path, max_bytes, &id);
-}
-
 Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes, FileId* id) {
   for (bool again = true;; again = false) {
     ASSIGN_OR_RETURN(Entry at, Split(path));
@@ -433,7 +424,8 @@ Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes, 
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return SysError("stat " + path, errno);
     if (!S_ISREG(st.st_mode)) return Error(Code::kIo, path + " is not a regular file");
-    *id = FileId{static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino)};
+    if (id)
+      *id = FileId{static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino)};
     return ReadRest(fd.get(), path, max_bytes);
   }
 }
@@ -451,36 +443,27 @@ Status LinkFile(const std::string& from, const std::string& to, bool replace) {
     ASSIGN_OR_RETURN(Entry src, Split(from));
     ASSIGN_OR_RETURN(Entry dst, Split(to));
     if (!src.dir || !dst.dir) return SysError("link " + from + " as " + to, kNoDir);
-    if (!replace) {
-      if (::linkat(src.fd(), src.name.c_str(), dst.fd(), dst.name.c_str(), 0) == 0 || errno == EEXIST)
-        return Ok();
-      const int err = errno;
-      if (again && (src.Gone(err) || dst.Gone(err))) continue;
-      return SysError("link " + from + " as " + to, err);
-    }
     // Most often there is nothing to replace: one linkat.
     if (::linkat(src.fd(), src.name.c_str(), dst.fd(), dst.name.c_str(), 0) == 0) return Ok();
-    if (errno != EEXIST) {
-      const int err = errno;
-      if (again && (src.Gone(err) || dst.Gone(err))) continue;
-      return SysError("link " + from + " as " + to, err);
+    if (errno == EEXIST) {
+      if (!replace) return Ok();
+      // Already a link of the same file: rename(2) of one link over another of the same file does nothing.
+      if (const auto id = FileIdOf(from); id && id == FileIdOf(to)) return Ok();
+      // A file already at the temp name (a crashed writer of the same pid) goes first.
+      const std::string tmp = dst.name + ".tmp." + std::to_string(::getpid());
+      ::unlinkat(dst.fd(), tmp.c_str(), 0);
+      if (::linkat(src.fd(), src.name.c_str(), dst.fd(), tmp.c_str(), 0) == 0) {
+        const int renamed = ::renameat(dst.fd(), tmp.c_str(), dst.fd(), dst.name.c_str());
+        const int err = errno;
+        // Gone with the rename, unless `to` had become a link of the same file meanwhile.
+        ::unlinkat(dst.fd(), tmp.c_str(), 0);
+        if (renamed != 0) return SysError("rename " + to + ".tmp", err);
+        return Ok();
+      }
     }
-    // Already a link of the same file: rename(2) of one link over another of the same file does nothing.
-    if (const auto id = FileIdOf(from); id && id == FileIdOf(to)) return Ok();
-    // A file already at the temp name (a crashed writer of the same pid) goes first.
-    const std::string tmp = dst.name + ".tmp." + std::to_string(::getpid());
-    ::unlinkat(dst.fd(), tmp.c_str(), 0);
-    if (::linkat(src.fd(), src.name.c_str(), dst.fd(), tmp.c_str(), 0) != 0) {
-      const int err = errno;
-      if (again && (src.Gone(err) || dst.Gone(err))) continue;
-      return SysError("link " + from + " as " + to, err);
-    }
-    const int renamed = ::renameat(dst.fd(), tmp.c_str(), dst.fd(), dst.name.c_str());
     const int err = errno;
-    // Gone with the rename, unless `to` had become a link of the same file meanwhile.
-    ::unlinkat(dst.fd(), tmp.c_str(), 0);
-    if (renamed != 0) return SysError("rename " + to + ".tmp", err);
-    return Ok();
+    if (again && (src.Gone(err) || dst.Gone(err))) continue;
+    return SysError("link " + from + " as " + to, err);
   }
 }
 

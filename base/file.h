@@ -52,17 +52,14 @@ Status EnsurePrivateDirs(const std::string& path);
 /// Writes `data` to `path` via `path.tmp.<pid>` (created O_EXCL) and renameat(2); `mode` whatever the umask.
 Status WriteFileAtomic(const std::string& path, const std::string& data, unsigned mode = 0600);
 
-/// Reads a regular file of at most `max_bytes` without following a symlink.
-/// ENOENT gives an Error with sys_errno == ENOENT (callers test for it).
-Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes);
-
 /// Which file a path led to: its device and inode numbers.
 struct FileId {
   unsigned long long dev = 0, ino = 0;
   bool operator==(const FileId&) const = default;
 };
-/// ReadFileNoFollow that also says which file it read (`*id`).
-Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes, FileId* id);
+/// Reads a regular file of at most `max_bytes` without following a symlink; `*id`, when given, says which
+/// file it read. ENOENT gives an Error with sys_errno == ENOENT (callers test for it).
+Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes, FileId* id = nullptr);
 /// The file at `path` (not following a symlink); nullopt when there is none or it cannot be told.
 std::optional<FileId> FileIdOf(const std::string& path);
 

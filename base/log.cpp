@@ -5,6 +5,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <string>
 
@@ -35,15 +37,8 @@ LogState& State() {
   return s;
 }
 
-const char* LevelName(LogLevel l) {
-  switch (l) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarn: return "warn";
-    case LogLevel::kError: return "error";
-  }
-  return "?";
-}
+// By LogLevel's value.
+constexpr std::array<std::string_view, 4> kLevelNames = {"debug", "info", "warn", "error"};
 
 }  // namespace
 
@@ -53,16 +48,9 @@ std::string Cut(std::string_view s, size_t max) {
 }
 
 bool ParseLogLevel(std::string_view s, LogLevel* out) {
-  if (s == "debug")
-    *out = LogLevel::kDebug;
-  else if (s == "info")
-    *out = LogLevel::kInfo;
-  else if (s == "warn")
-    *out = LogLevel::kWarn;
-  else if (s == "error")
-    *out = LogLevel::kError;
-  else
-    return false;
+  const auto it = std::find(kLevelNames.begin(), kLevelNames.end(), s);
+  if (it == kLevelNames.end()) return false;
+  *out = static_cast<LogLevel>(it - kLevelNames.begin());
   return true;
 }
 
@@ -74,6 +62,23 @@ namespace {
 bool IsOurLog(const struct stat& st) {
   return S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && st.st_nlink == 1;
 }
+
+// Opens (creating it) the log file `name` in the directory open at `dir`; its size in `*size`. An error when
+// it is not ours.
+Result<UniqueFd> OpenLog(int dir, const std::string& name, uint64_t* size) {
+  // O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of
+  // hanging the plugin; regular files ignore the flag.
+  ASSIGN_OR_RETURN(UniqueFd fd,
+                   OpenNoSymlinks(name, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOCTTY, 0600, dir));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !IsOurLog(st))
+    return Error(Code::kIo, "not a regular file of ours with a single link");
+  *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+// What a file of `size` bytes may still take under the cap `max_bytes`.
+uint64_t Room(uint64_t max_bytes, uint64_t size) { return max_bytes > size ? max_bytes - size : 0; }
 
 void CannotLog(const std::string& path, const std::string& why) {
   const std::string line =
@@ -99,28 +104,19 @@ void Log::Configure(const std::string& path, LogLevel level, uint64_t max_bytes)
   // its rotation then stay inside that directory (openat, renameat).
   auto dir = OpenNoSymlinks(dir_path, O_PATH | O_DIRECTORY);
   if (!dir.ok()) return CannotLog(path, dir.error().msg);
-  // O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of
-  // hanging the plugin; regular files ignore the flag.
-  auto open_log = [&] {
-    return OpenNoSymlinks(name, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOCTTY, 0600, dir->get());
-  };
-  auto fd = open_log();
+  uint64_t size = 0;
+  auto fd = OpenLog(dir->get(), name, &size);
   if (!fd.ok()) return CannotLog(path, fd.error().msg);
-  struct stat st {};
-  if (::fstat(fd->get(), &st) != 0 || !IsOurLog(st))
-    return CannotLog(path, "not a regular file of ours with a single link");
-  if (max_bytes > 0 && static_cast<uint64_t>(st.st_size) >= max_bytes) {
+  if (max_bytes > 0 && size >= max_bytes) {
     // Size cap: the full file becomes <path>.1 (replacing the previous one) and a new one starts. rename() is
     // atomic; two plugins rotating at once cost at most one old generation, never a torn line.
     const std::string old = name + ".1";
     if (::renameat(dir->get(), name.c_str(), dir->get(), old.c_str()) == 0) {
-      fd = open_log();
+      fd = OpenLog(dir->get(), name, &size);
       if (!fd.ok()) return CannotLog(path, fd.error().msg);
-      if (::fstat(fd->get(), &st) != 0 || !IsOurLog(st))
-        return CannotLog(path, "not a regular file of ours with a single link");
     }
   }
-  s.room = max_bytes > static_cast<uint64_t>(st.st_size) ? max_bytes - static_cast<uint64_t>(st.st_size) : 0;
+  s.room = Room(max_bytes, size);
   s.fd = std::move(*fd);
   s.dir = std::move(*dir);
   s.name = name;
@@ -146,17 +142,14 @@ void AppendCapped(LogState& s, const std::string& line) {
     s.rotated = true;
     const std::string old = s.name + ".1";
     if (::renameat(s.dir.get(), s.name.c_str(), s.dir.get(), old.c_str()) == 0) {
-      auto fd =
-          OpenNoSymlinks(s.name, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOCTTY, 0600, s.dir.get());
-      struct stat st {};
-      if (!fd.ok() || ::fstat(fd->get(), &st) != 0 || !IsOurLog(st)) {
+      uint64_t size = 0;
+      auto fd = OpenLog(s.dir.get(), s.name, &size);
+      if (!fd.ok()) {
         s.fd.Reset();
         return;
       }
       s.fd = std::move(*fd);
-      s.room = s.max_bytes > static_cast<uint64_t>(st.st_size)
-                   ? s.max_bytes - static_cast<uint64_t>(st.st_size)
-                   : 0;
+      s.room = Room(s.max_bytes, size);
       return AppendCapped(s, line);
     }
   }
@@ -182,7 +175,11 @@ void Log::Write(LogLevel level, std::string_view msg) {
                 utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, ts.tv_nsec / 1000000);
   std::string line;
   line.reserve(64 + s.tag.size() + msg.size());
-  line.append(stamp).append(" ").append(LevelName(level)).append(" [").append(std::to_string(getpid()));
+  line.append(stamp)
+      .append(" ")
+      .append(kLevelNames[static_cast<size_t>(level)])
+      .append(" [")
+      .append(std::to_string(getpid()));
   line.append("] ");
   // Tags and messages carry the runtime's, the kernel's and pods' text:
   // escaped, a newline in K8S_POD_NAME cannot start a forged line.
