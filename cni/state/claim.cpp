@@ -60,11 +60,8 @@ bool IndexBuilt(const std::string& devices_dir) {
   return base::PathExists(IndexDir(devices_dir) + "/" + kIndexBuilt);
 }
 
-// The directory of a claim file's path, and its name.
-std::pair<std::string, std::string> SplitClaimPath(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return {path.substr(0, slash), path.substr(slash + 1)};
-}
+// The directory of a claim file's path.
+std::string DirOf(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
 // Why a claim or share read from disk cannot be used ("" = it can). A claim
 // names the device DEL returns and the state file whose existence keeps the
@@ -86,6 +83,20 @@ std::string BadOwner(const ClaimOwner& o) {
   return "";
 }
 
+// The members of a claim's (or a share's) JSON object, by key.
+constexpr std::pair<const char*, std::string ClaimOwner::*> kOwnerKeys[] = {
+    {"network", &ClaimOwner::network}, {"containerID", &ClaimOwner::container_id},
+    {"ifName", &ClaimOwner::if_name},  {"state", &ClaimOwner::state_path},
+    {"device", &ClaimOwner::device},   {"mac", &ClaimOwner::mac},
+    {"pci", &ClaimOwner::pci}};
+
+std::string OwnerText(const ClaimOwner& o) {
+  json j = json::object();
+  for (const auto& [key, member] : kOwnerKeys) j[key] = o.*member;
+  if (!o.steps.empty()) j["steps"] = o.steps;
+  return j.dump();
+}
+
 std::optional<ClaimOwner> ParseOwner(const std::string& text, const std::string& file) {
   if (text.empty()) return std::nullopt;
   auto parsed = base::ParseJson(text, "claim " + file);
@@ -96,17 +107,8 @@ std::optional<ClaimOwner> ParseOwner(const std::string& text, const std::string&
   }
   const json& j = *parsed;
   ClaimOwner o;
-  auto get = [&](const char* k) {
-    auto it = j.find(k);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  o.network = get("network");
-  o.container_id = get("containerID");
-  o.if_name = get("ifName");
-  o.state_path = get("state");
-  o.device = get("device");
-  o.mac = get("mac");
-  o.pci = get("pci");
+  for (const auto& [key, member] : kOwnerKeys)
+    if (auto it = j.find(key); it != j.end() && it->is_string()) o.*member = it->get<std::string>();
   if (auto steps = j.find("steps"); steps != j.end() && steps->is_array())
     for (const json& s : *steps) o.steps.push_back(s);
   else if (auto vf = j.find("vf"); vf != j.end() && vf->is_object())  // written by builds before "steps"
@@ -131,10 +133,6 @@ std::optional<ClaimOwner> IndexedOwner(const std::string& devices_dir, const std
   if (!owner || base::FileIdOf(devices_dir + "/" + owner->device) != id) return std::nullopt;
   return owner;
 }
-
-}  // namespace
-
-namespace {
 
 // A claim is a file this plugin made in devices/: its links are that name and the index's entries for it
 // (and an entry on its way in, `<key>.tmp.<pid>`, there too). A link from anywhere else on the file system,
@@ -168,6 +166,78 @@ base::Status CheckClaimLinks(const DeviceClaim& claim, const std::string& path, 
                          ": another link to it was made outside erdma-cni, and root would write through it" +
                          fix,
                      "", kHostileState);
+}
+
+// Removes the index entries of `owner` that are links of the claim file open at `fd`, but for the keys in
+// `keep`: another claim may have taken a key over since, and the keys a new owner shares stay.
+void DropIndexEntries(const std::string& claim_path, int fd, const ClaimOwner& owner,
+                      const std::vector<std::string>& keep = {}) {
+  const std::string index = IndexDir(DirOf(claim_path));
+  for (const std::string& key : IndexKeys(owner)) {
+    if (std::find(keep.begin(), keep.end(), key) != keep.end()) continue;
+    if (base::Status s = base::RemoveFileIfSame(index + "/" + key, fd); !s.ok())
+      base::Log::Warn("left the claims' index entry " + key + ": " + s.error().msg);
+  }
+}
+
+// Every readable claim, without locking: (file name, owner).
+std::vector<std::pair<std::string, ClaimOwner>> ReadClaims(const std::string& devices_dir) {
+  std::vector<std::pair<std::string, ClaimOwner>> out;
+  auto files = base::ListFiles(devices_dir);
+  if (!files.ok()) return out;
+  for (const auto& f : *files) {
+    auto text = base::ReadFileNoFollow(devices_dir + "/" + f, kMaxClaimBytes);
+    if (!text.ok()) continue;
+    if (auto owner = ParseOwner(*text, devices_dir + "/" + f)) out.emplace_back(f, std::move(*owner));
+  }
+  return out;
+}
+
+// Every claim that names an owner, read once without locking, for MatchClaim.
+std::vector<ClaimOwner> ReadClaimOwners(const std::string& devices_dir) {
+  const base::phase::Scope phase("claim");
+  std::vector<ClaimOwner> out;
+  for (auto& [file, owner] : ReadClaims(devices_dir)) out.push_back(std::move(owner));
+  return out;
+}
+
+// FindClaim against claims read already: the first live one that names the device.
+std::optional<ClaimOwner> MatchClaim(const std::vector<ClaimOwner>& owners, const std::string& name,
+                                     const std::string& mac, const std::string& pci) {
+  const base::phase::Scope phase("claim");
+  for (const auto& owner : owners) {
+    // Liveness (a stat of the owner's state) only for a claim of the device.
+    if (((!name.empty() && owner.device == name) || (!mac.empty() && owner.mac == mac) ||
+         (!pci.empty() && owner.pci == pci)) &&
+        ClaimIsLive(owner))
+      return owner;
+  }
+  return std::nullopt;
+}
+
+// Under the parent's lock: the lock file goes when nobody owns the parent
+// (our Lock made it, or a stale claim left it empty).
+void ReleaseParentLock(DeviceClaim& lock) {
+  if (!lock.Owner()) lock.Remove();
+}
+
+// Under the parent's claim lock: its share directory goes if it is left empty. `sweep` (GC) first drops its
+// stale shares; without it the other shares are not read (a DEL's: a stale one is dropped by the next ADD
+// that would take the whole parent, or by GC). Without the lock (another ADD or DEL holds it too long) it
+// warns and leaves both.
+void TidyParent(const std::string& devices_dir, const std::string& children_dir, const std::string& parent,
+                int wait_ms, bool sweep) {
+  auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
+  if (!lock.ok()) {
+    base::Log::Warn(std::string(sweep ? "GC: not sweeping the shares of " : "left the share directory of ") +
+                    parent + ": " + lock.error().msg);
+    return;
+  }
+  if (sweep)
+    (void)LiveShares(children_dir, parent);
+  else
+    base::RemoveDirIfEmpty(children_dir + "/" + parent);
+  ReleaseParentLock(*lock);
 }
 
 }  // namespace
@@ -206,35 +276,6 @@ std::optional<ClaimOwner> DeviceClaim::Owner() const {
   return ParseOwner(text, lock_.path());
 }
 
-namespace {
-
-std::string OwnerText(const ClaimOwner& o) {
-  json j = {{"network", o.network}, {"containerID", o.container_id},
-            {"ifName", o.if_name},  {"state", o.state_path},
-            {"device", o.device},   {"mac", o.mac},
-            {"pci", o.pci}};
-  if (!o.steps.empty()) j["steps"] = o.steps;
-  return j.dump();
-}
-
-}  // namespace
-
-namespace {
-
-// Removes the index entries of `owner` that are links of the claim file open at `fd`, but for the keys in
-// `keep`: another claim may have taken a key over since, and the keys a new owner shares stay.
-void DropIndexEntries(const std::string& claim_path, int fd, const ClaimOwner& owner,
-                      const std::vector<std::string>& keep = {}) {
-  const std::string index = IndexDir(SplitClaimPath(claim_path).first);
-  for (const std::string& key : IndexKeys(owner)) {
-    if (std::find(keep.begin(), keep.end(), key) != keep.end()) continue;
-    if (base::Status s = base::RemoveFileIfSame(index + "/" + key, fd); !s.ok())
-      base::Log::Warn("left the claims' index entry " + key + ": " + s.error().msg);
-  }
-}
-
-}  // namespace
-
 base::Status DeviceClaim::SetOwner(const ClaimOwner& o) {
   const base::phase::Scope phase("claim");
   const std::string text = OwnerText(o);
@@ -242,7 +283,7 @@ base::Status DeviceClaim::SetOwner(const ClaimOwner& o) {
   const std::vector<std::string> keys = IndexKeys(o);
   // The index's entries first: a lookup through them reads this file, so they may name it before it names
   // its owner, never after.
-  const std::string index = IndexDir(SplitClaimPath(lock_.path()).first);
+  const std::string index = IndexDir(DirOf(lock_.path()));
   if (base::Status s = base::EnsurePrivateDirs(index); !s.ok())
     return std::move(s).error().WithContext("indexing the claim " + lock_.path());
   for (const std::string& key : keys)
@@ -275,43 +316,6 @@ void DeviceClaim::Clear() {
     return;
   }
   if (owner) DropIndexEntries(lock_.path(), lock_.fd(), *owner);
-}
-
-namespace {
-
-// Every readable claim, without locking: (file name, owner).
-std::vector<std::pair<std::string, ClaimOwner>> ReadClaims(const std::string& devices_dir) {
-  std::vector<std::pair<std::string, ClaimOwner>> out;
-  auto files = base::ListFiles(devices_dir);
-  if (!files.ok()) return out;
-  for (const auto& f : *files) {
-    auto text = base::ReadFileNoFollow(devices_dir + "/" + f, kMaxClaimBytes);
-    if (!text.ok()) continue;
-    if (auto owner = ParseOwner(*text, devices_dir + "/" + f)) out.emplace_back(f, std::move(*owner));
-  }
-  return out;
-}
-
-}  // namespace
-
-std::vector<ClaimOwner> ReadClaimOwners(const std::string& devices_dir) {
-  const base::phase::Scope phase("claim");
-  std::vector<ClaimOwner> out;
-  for (auto& [file, owner] : ReadClaims(devices_dir)) out.push_back(std::move(owner));
-  return out;
-}
-
-std::optional<ClaimOwner> MatchClaim(const std::vector<ClaimOwner>& owners, const std::string& name,
-                                     const std::string& mac, const std::string& pci) {
-  const base::phase::Scope phase("claim");
-  for (const auto& owner : owners) {
-    // Liveness (a stat of the owner's state) only for a claim of the device.
-    if (((!name.empty() && owner.device == name) || (!mac.empty() && owner.mac == mac) ||
-         (!pci.empty() && owner.pci == pci)) &&
-        ClaimIsLive(owner))
-      return owner;
-  }
-  return std::nullopt;
 }
 
 base::Status EnsureClaimIndex(const std::string& devices_dir) {
@@ -380,16 +384,6 @@ base::Error InUseError(const std::string& what, const ClaimOwner& o) {
                                                      "); it returns when that attachment is deleted");
 }
 
-namespace {
-
-// Under the parent's lock: the lock file goes when nobody owns the parent
-// (our Lock made it, or a stale claim left it empty).
-void ReleaseParentLock(DeviceClaim& lock) {
-  if (!lock.Owner()) lock.Remove();
-}
-
-}  // namespace
-
 base::Status ShareParent(const std::string& devices_dir, const std::string& children_dir,
                          const std::string& parent, const ClaimOwner& owner, int wait_ms) {
   auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
@@ -442,29 +436,6 @@ base::Error SharedError(const std::string& what, const std::string& device,
                          "they are deleted; or give this network a device of its own");
 }
 
-namespace {
-
-// Under the parent's claim lock: its share directory goes if it is left empty. `sweep` (GC) first drops its
-// stale shares; without it the other shares are not read (a DEL's: a stale one is dropped by the next ADD
-// that would take the whole parent, or by GC). Without the lock (another ADD or DEL holds it too long) it
-// warns and leaves both.
-void TidyParent(const std::string& devices_dir, const std::string& children_dir, const std::string& parent,
-                int wait_ms, bool sweep) {
-  auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
-  if (!lock.ok()) {
-    base::Log::Warn(std::string(sweep ? "GC: not sweeping the shares of " : "left the share directory of ") +
-                    parent + ": " + lock.error().msg);
-    return;
-  }
-  if (sweep)
-    (void)LiveShares(children_dir, parent);
-  else
-    base::RemoveDirIfEmpty(children_dir + "/" + parent);
-  ReleaseParentLock(*lock);
-}
-
-}  // namespace
-
 void DropShares(const std::string& devices_dir, const std::string& children_dir,
                 const std::string& state_path, int wait_ms, const std::string& locked_parent) {
   auto parents = base::ListDirs(children_dir);
@@ -489,17 +460,17 @@ void SweepShares(const std::string& devices_dir, const std::string& children_dir
 
 std::vector<HoldRecord> ListHolds(const std::string& devices_dir, const std::string& children_dir) {
   std::vector<HoldRecord> out;
-  for (auto& [file, owner] : ReadClaims(devices_dir)) {
-    const bool live = ClaimIsLive(owner);
-    out.push_back(HoldRecord{file, false, std::move(owner), live});
-  }
+  // A share is listed under its parent's name, a claim under its file's.
+  auto add = [&out](const std::string& dir, const std::string* parent) {
+    for (auto& [file, owner] : ReadClaims(dir)) {
+      const bool live = ClaimIsLive(owner);
+      out.push_back(HoldRecord{parent ? *parent : file, parent != nullptr, std::move(owner), live});
+    }
+  };
+  add(devices_dir, nullptr);
   auto parents = base::ListDirs(children_dir);
   if (!parents.ok()) return out;
-  for (const auto& parent : *parents)
-    for (auto& [file, owner] : ReadClaims(children_dir + "/" + parent)) {
-      const bool live = ClaimIsLive(owner);
-      out.push_back(HoldRecord{parent, true, std::move(owner), live});
-    }
+  for (const auto& parent : *parents) add(children_dir + "/" + parent, &parent);
   return out;
 }
 

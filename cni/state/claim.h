@@ -83,13 +83,6 @@ class ClaimLookup {
 std::optional<ClaimOwner> FindClaim(const std::string& devices_dir, const std::string& name,
                                     const std::string& mac, const std::string& pci);
 
-/// Every claim that names an owner, read once without locking, for MatchClaim.
-std::vector<ClaimOwner> ReadClaimOwners(const std::string& devices_dir);
-
-/// FindClaim against claims read already: the first live one that names the device.
-std::optional<ClaimOwner> MatchClaim(const std::vector<ClaimOwner>& owners, const std::string& name,
-                                     const std::string& mac, const std::string& pci);
-
 /// True when `owner` still holds the device: its state file exists.
 bool ClaimIsLive(const ClaimOwner& owner);
 
