@@ -42,16 +42,6 @@ bool PlaceHoldsState(const RecordPlace& place, const std::string& container_id, 
   return false;
 }
 
-std::string RecordText(const std::string& container_id, const std::string& if_name,
-                       const RecordPlace& place) {
-  return json{{"containerID", container_id},
-              {"ifName", if_name},
-              {"dataDir", place.data_dir},
-              {"network", place.network}}
-             .dump() +
-         "\n";
-}
-
 Result<std::optional<RecordPlace>> ParseRecord(const std::string& text, const std::string& path,
                                                const std::string& container_id, const std::string& if_name) {
   if (text.empty()) return std::optional<RecordPlace>();
@@ -90,7 +80,12 @@ Result<AttachmentRecord> AttachmentRecord::Begin(const std::string& dir, const s
                                            " already exists in network " + (*old)->network + " of dataDir " +
                                            (*old)->data_dir + " (" + lock.path() + "); run DEL for it first");
   // Anything else is this ADD's now: an unreadable record, or one whose state is gone, is replaced.
-  const std::string text = RecordText(container_id, if_name, place);
+  const std::string text = json{{"containerID", container_id},
+                                {"ifName", if_name},
+                                {"dataDir", place.data_dir},
+                                {"network", place.network}}
+                               .dump() +
+                           "\n";
   if (::lseek(lock.fd(), 0, SEEK_SET) != 0 || ::ftruncate(lock.fd(), 0) != 0)
     return base::SysError("truncate " + lock.path(), errno);
   RETURN_IF_ERROR(base::WriteAll(lock.fd(), text, lock.path()));

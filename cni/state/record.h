@@ -82,9 +82,8 @@ struct FoundRecord {
 };
 std::vector<FoundRecord> RecordsOf(const std::string& dir, const std::string& container_id);
 
-/// The record's text for `place`, and its reading: kState naming `path` and the fix for anything ADD never
-/// writes (one schema for both, so that what ADD records DEL can read).
-std::string RecordText(const std::string& container_id, const std::string& if_name, const RecordPlace& place);
+/// A record's reading: kState naming `path` and the fix for anything ADD never writes (the schema Begin
+/// writes, so that what ADD records DEL can read).
 base::Result<std::optional<RecordPlace>> ParseRecord(const std::string& text, const std::string& path,
                                                      const std::string& container_id,
                                                      const std::string& if_name);
