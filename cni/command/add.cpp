@@ -54,10 +54,7 @@ Result<json> RunIpamAdd(Context& ctx, Journal& journal, StepEnv& env, const Step
 // state and returns `err`; otherwise keeps the state for DEL (code 102).
 Error RollBack(Error err, AttachmentState& st, StepEnv& env, Journal& journal, const StateStore& store,
                const std::string& path) {
-  // The device-info file, written last, goes first.
-  std::vector<Error> undo;
-  if (Status s = RemoveDeviceInfo(st.device_info); !s.ok()) undo.push_back(std::move(s).error());
-  for (Error& e : UndoSteps(st, env)) undo.push_back(std::move(e));
+  std::vector<Error> undo = UndoSteps(st, env);
   if (!undo.empty()) {
     (void)journal.Persist();
     Error joined = JoinErrors(undo, "rollback");
@@ -285,11 +282,7 @@ Result<std::vector<Step>> PlanPodSmcr(Context& ctx, const SmcrTarget& target, Po
   env.pod_sysctl = h.sysctl.get();
   env.pod_smc = h.smc.get();
   env.ueid_in_use = [store, path](const std::string& ueid) { return UeidUsedElsewhere(store, path, ueid); };
-  std::unique_ptr<netlink::Smc> node_smc;
-  if (target.node_port_check) {
-    auto n = ctx.netns.OpenSmc("");
-    if (n.ok()) node_smc = std::move(n).value();
-  }
+  std::unique_ptr<netlink::Smc> node_smc = target.node_port_check ? OrNull(ctx.netns.OpenSmc("")) : nullptr;
   ASSIGN_OR_RETURN(auto facts, ReadSmcr(ctx.cfg, target, *h.sysctl, h.smc.get(),
                                         smc_error ? &*smc_error : nullptr, node_smc.get(), env.ueid_in_use));
   return PlanSmcr(ctx.cfg, target, facts);

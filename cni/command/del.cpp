@@ -18,7 +18,6 @@
 #include "cni/journal/journal.h"
 #include "cni/journal/move_home.h"
 #include "cni/state/claim.h"
-#include "cni/state/device_info.h"
 #include "cni/state/state.h"
 #include "ipam/negotiate.h"
 
@@ -46,11 +45,20 @@ bool HoldsOurLink(const AttachmentState& st, netlink::Kernel& pod) {
   return false;
 }
 
+// The node's VF handle into `vfs` when the journal `st` set VF settings through a PF.
+Status OpenVfFor(Context& ctx, const AttachmentState& st, std::unique_ptr<netlink::Vf>& vfs) {
+  if (!FindStep<StepVf>(st.steps)) return base::Ok();
+  auto v = ctx.netns.OpenVf();
+  if (!v.ok()) return std::move(v).error().WithContext("DEL needs rtnetlink to restore VF settings");
+  vfs = std::move(v).value();
+  return base::Ok();
+}
+
 // The pod netns, or null when it is gone, and the path it was opened by. CNI_NETNS may be empty (containerd's
 // second DEL), gone while the netns ADD recorded lives on, or another live netns than ADD's. Both are opened
 // and the one holding our link is used, so that the device is never left in a netns nobody will DEL again.
-// The node's own netns is never taken for the pod's.
-// The pod's netns handle (null: it is gone); `owned` keeps it alive when the invocation shares none.
+// The node's own netns is never taken for the pod's. `owned` keeps the handle alive when the invocation
+// shares none.
 netlink::Kernel* OpenPod(Context& ctx, const AttachmentState& st, std::string& path,
                          std::unique_ptr<netlink::Kernel>& owned) {
   std::vector<std::string> candidates;
@@ -77,20 +85,16 @@ netlink::Kernel* OpenPod(Context& ctx, const AttachmentState& st, std::string& p
     return nullptr;
   }
   // With one netns left it is the one, whatever it holds: no question to ask.
-  size_t pick = 0;
-  if (live.size() > 1) {
-    for (size_t i = 0; i < live.size(); ++i)
-      if (HoldsOurLink(st, *live[i].pod)) {
-        pick = i;
-        break;
-      }
-  }
-  if (live[pick].path != candidates.front())
-    base::Log::Info("undoing in the netns recorded at ADD, " + live[pick].path + ", not in CNI_NETNS " +
+  auto it = live.size() == 1 ? live.begin() : std::find_if(live.begin(), live.end(), [&](const Live& l) {
+    return HoldsOurLink(st, *l.pod);
+  });
+  Live& pick = it == live.end() ? live.front() : *it;
+  if (pick.path != candidates.front())
+    base::Log::Info("undoing in the netns recorded at ADD, " + pick.path + ", not in CNI_NETNS " +
                     candidates.front() + ": it holds " + st.pod_if_name + " or is the only one left");
-  path = live[pick].path;
-  owned = std::move(live[pick].owned);
-  return live[pick].pod;
+  path = pick.path;
+  owned = std::move(pick.owned);
+  return pick.pod;
 }
 
 }  // namespace
@@ -145,10 +149,7 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
     auto h = NodeRdma(ctx, host_rdma_owned);
     if (!h.ok()) return Error(h.error()).WithContext("DEL needs RDMA netlink to return " + st.rdma_device);
     host_rdma = *h;
-    if (pod) {
-      auto p = ctx.netns.OpenRdma(netns_path);
-      if (p.ok()) pod_rdma = std::move(p).value();
-    }
+    if (pod) pod_rdma = OrNull(ctx.netns.OpenRdma(netns_path));
   }
   StepEnv env{
       .host = ctx.host, .pod = pod, .ipam = &ctx.ipam, .host_rdma = host_rdma, .pod_rdma = pod_rdma.get()};
@@ -156,17 +157,10 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   std::unique_ptr<netlink::Sysctl> pod_sysctl;
   std::unique_ptr<netlink::Smc> pod_smc, host_smc;
   const bool has_ueid = FindStep<StepUeid>(st.steps);
-  if (pod && FindStep<StepSysctl>(st.steps)) {
-    auto s = ctx.netns.OpenSysctl(netns_path);
-    if (s.ok()) pod_sysctl = std::move(s).value();
-  }
-  if (pod && (FindStep<StepPnet>(st.steps) || has_ueid)) {
-    auto s = ctx.netns.OpenSmc(netns_path);
-    if (s.ok()) pod_smc = std::move(s).value();
-  }
+  if (pod && FindStep<StepSysctl>(st.steps)) pod_sysctl = OrNull(ctx.netns.OpenSysctl(netns_path));
+  if (pod && (FindStep<StepPnet>(st.steps) || has_ueid)) pod_smc = OrNull(ctx.netns.OpenSmc(netns_path));
   if (has_ueid) {
-    auto s = ctx.netns.OpenSmc("");
-    if (s.ok()) host_smc = std::move(s).value();
+    host_smc = OrNull(ctx.netns.OpenSmc(""));
     env.ueid_in_use = [&store, &path](const std::string& ueid) {
       return UeidUsedElsewhere(store, path, ueid);
     };
@@ -176,17 +170,10 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   env.host_smc = host_smc.get();
   // Settings of an SR-IOV VF go back through its PF, on the node.
   std::unique_ptr<netlink::Vf> host_vf;
-  if (FindStep<StepVf>(st.steps)) {
-    auto v = ctx.netns.OpenVf();
-    if (!v.ok()) return std::move(v).error().WithContext("DEL needs rtnetlink to restore VF settings");
-    host_vf = std::move(v).value();
-  }
+  RETURN_IF_ERROR(OpenVfFor(ctx, st, host_vf));
   env.host_vf = host_vf.get();
   base::phase::Begin("steps");
-  // The device-info file, written last, goes first.
-  std::vector<Error> errors;
-  if (Status s = RemoveDeviceInfo(st.device_info); !s.ok()) errors.push_back(std::move(s).error());
-  for (Error& e : UndoSteps(st, env)) errors.push_back(std::move(e));
+  std::vector<Error> errors = UndoSteps(st, env);
   if (!errors.empty()) {
     Code code = Code::kDelIncomplete;
     bool ipam = false;
@@ -278,11 +265,7 @@ Status UndoClaimSteps(Context& ctx, const ClaimOwner& owner, StepEnv& env) {
   }
   if (kept.steps.empty()) return base::Ok();
   std::unique_ptr<netlink::Vf> vfs;
-  if (FindStep<StepVf>(kept.steps)) {
-    auto v = ctx.netns.OpenVf();
-    if (!v.ok()) return std::move(v).error().WithContext("DEL needs rtnetlink to restore VF settings");
-    vfs = std::move(v).value();
-  }
+  RETURN_IF_ERROR(OpenVfFor(ctx, kept, vfs));
   env.host_vf = vfs.get();
   std::vector<Error> errors = UndoSteps(kept, env);
   env.host_vf = nullptr;
@@ -300,10 +283,7 @@ Status DelWithoutReadableState(Context& ctx, const StateStore& store, const std:
                   "); DEL works from the device claim, the config and what the kernel shows");
   const std::string pod_name = PodIfName(ctx);
   std::unique_ptr<netlink::Kernel> pod;
-  if (!ctx.env.netns.empty()) {
-    auto p = ctx.netns.Open(ctx.env.netns);
-    if (p.ok()) pod = std::move(p).value();
-  }
+  if (!ctx.env.netns.empty()) pod = OrNull(ctx.netns.Open(ctx.env.netns));
   StepEnv env{.host = ctx.host, .pod = pod.get()};
   std::vector<Error> errors;
   auto keep = [&](Status s) {
@@ -406,12 +386,7 @@ Status Del(Context& ctx) {
       base::Log::Warn("group state " + group_path + " cannot be used (" + group.error().msg +
                       "); DEL finds its members by memberOf and keeps the file as " + aside);
       RETURN_IF_ERROR(base::RenameFile(group_path, aside.substr(aside.rfind('/') + 1)));
-      AttachmentState st;
-      st.network = ctx.cfg.name;
-      st.container_id = ctx.env.container_id;
-      st.if_name = ctx.env.ifname;
-      st.pod_if_name = ctx.env.ifname;
-      st.netns = ctx.env.netns;
+      AttachmentState st = NewState(ctx, ctx.env.ifname, 0);
       st.group = true;
       return DeleteGroup(ctx, store, group_path, st);
     }

@@ -57,12 +57,6 @@ class Member {
   ipam::Executor& ipam_;
 };
 
-size_t IndexOf(const AttachmentState& st, const StepMember& m) {
-  for (size_t i = 0; i < st.steps.size(); ++i)
-    if (const auto* s = std::get_if<StepMember>(&st.steps[i]); s && s->pod_name == m.pod_name) return i;
-  return st.steps.size();
-}
-
 // The members of the group `st`: its journal's; when it lists none, every state of this network that says
 // it is one (memberOf).
 std::vector<StepMember> MembersOf(const StateStore& store, const AttachmentState& st) {
@@ -87,9 +81,11 @@ std::vector<StepMember> MembersOf(const StateStore& store, const AttachmentState
   return members;
 }
 
-// DEL of each member, last first; the ones undone leave the journal.
+// The group's device-info file (written last, it goes first), then the DEL of each member, last first; the
+// ones undone leave the journal.
 std::vector<Error> UndoMembers(Context& ctx, const std::vector<StepMember>& members, AttachmentState& st) {
   std::vector<Error> errors;
+  if (Status s = RemoveDeviceInfo(st.device_info); !s.ok()) errors.push_back(std::move(s).error());
   for (auto it = members.rbegin(); it != members.rend(); ++it) {
     const StepMember& m = *it;
     Status s = base::fault::Point("undo-before", StepMember::kOp);
@@ -104,8 +100,11 @@ std::vector<Error> UndoMembers(Context& ctx, const std::vector<StepMember>& memb
       errors.push_back(std::move(s).error().WithContext("undo " + Describe(m)));
       continue;
     }
-    if (size_t i = IndexOf(st, m); i < st.steps.size())
-      st.steps.erase(st.steps.begin() + static_cast<long>(i));
+    auto undone = std::find_if(st.steps.begin(), st.steps.end(), [&](const Step& s) {
+      const auto* other = std::get_if<StepMember>(&s);
+      return other && other->pod_name == m.pod_name;
+    });
+    if (undone != st.steps.end()) st.steps.erase(undone);
   }
   return errors;
 }
@@ -117,9 +116,7 @@ Error RollBackGroup(Context& ctx, const StateStore& store, const std::string& pa
   base::Log::Error("ADD failed: " + err.msg + "; rolling back the group's members");
   std::vector<StepMember> members;
   for (const Step& s : st.steps) members.push_back(std::get<StepMember>(s));
-  std::vector<Error> undo;
-  if (Status s = RemoveDeviceInfo(st.device_info); !s.ok()) undo.push_back(std::move(s).error());
-  for (Error& e : UndoMembers(ctx, members, st)) undo.push_back(std::move(e));
+  std::vector<Error> undo = UndoMembers(ctx, members, st);
   if (undo.empty()) {
     (void)store.Remove(path);
     return err;
@@ -240,9 +237,7 @@ Result<json> AddChosen(Context& ctx, std::optional<kubelet::PodAllocation> answe
 Status DeleteGroup(Context& ctx, const StateStore& store, const std::string& path,
                    const AttachmentState& st) {
   AttachmentState left = st;
-  std::vector<Error> errors;
-  if (Status s = RemoveDeviceInfo(st.device_info); !s.ok()) errors.push_back(std::move(s).error());
-  for (Error& e : UndoMembers(ctx, MembersOf(store, st), left)) errors.push_back(std::move(e));
+  std::vector<Error> errors = UndoMembers(ctx, MembersOf(store, st), left);
   if (!errors.empty()) {
     (void)store.Save(path, left);
     return JoinErrors(errors, "DEL of the group " + st.container_id + "/" + st.if_name);
@@ -270,10 +265,7 @@ Status CheckGroup(Context& ctx, const AttachmentState& st) {
   for (const Step& s : st.steps) {
     const auto& m = std::get<StepMember>(s);
     Member member(ctx, st, m.pod_name, 0, nullptr, ctx.cfg.prev_result);
-    if (Status c = Check(member.ctx()); !c.ok()) {
-      Error e = std::move(c).error();
-      return std::move(e).WithContext(m.pod_name);
-    }
+    if (Status c = Check(member.ctx()); !c.ok()) return std::move(c).error().WithContext(m.pod_name);
   }
   return base::Ok();
 }

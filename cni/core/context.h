@@ -109,6 +109,12 @@ inline const std::optional<std::string>& PodMac(const Context& ctx) {
   return ctx.requests ? ctx.requests->mac : ctx.cfg.mac;
 }
 
+/// The handle `opened` holds; null when it could not be opened (a netns that is gone, a kernel without SMC).
+template <class T>
+std::unique_ptr<T> OrNull(base::Result<std::unique_ptr<T>> opened) {
+  return opened.ok() ? std::move(opened).value() : nullptr;
+}
+
 /// The handle of the netns at `path`: the invocation's cached one (opened on first use), else one opened
 /// into `owned`. Errors as NetnsOpener::Open's.
 base::Result<netlink::Kernel*> OpenNetns(Context& ctx, const std::string& path,

@@ -4,6 +4,7 @@
 
 #include "base/fault.h"
 #include "base/log.h"
+#include "cni/state/device_info.h"
 
 namespace cni {
 
@@ -59,6 +60,8 @@ void Journal::DropLast() {
 
 std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
   std::vector<Error> errors;
+  // The device-info file, written last, goes first.
+  if (Status s = RemoveDeviceInfo(state.device_info); !s.ok()) errors.push_back(std::move(s).error());
   // A moved device goes home and a child is deleted: either way the link's
   // own addresses and routes leave with it.
   const bool moved = FindStep<StepMove>(state.steps) || FindStep<StepChild>(state.steps);

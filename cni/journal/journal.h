@@ -31,17 +31,15 @@ class Journal {
   /// itself (IPAM ADD) whose error says it changed nothing.
   void DropLast();
 
-  const std::string& path() const { return path_; }
-
  private:
   const StateStore& store_;
   std::string path_;
   AttachmentState& state_;
 };
 
-/// Runs the inverse of every step of `state` in reverse order. Returns every
-/// error (empty = all undone). Steps on the moved device itself are left to
-/// the move home, which takes the pod-side configuration with it.
+/// Removes the device-info file of `state` (RemoveDeviceInfo), then runs the inverse of every step in reverse
+/// order. Returns every error (empty = all undone). Steps on the moved device itself are left to the move
+/// home, which takes the pod-side configuration with it.
 std::vector<base::Error> UndoSteps(const AttachmentState& state, StepEnv& env);
 
 /// Joins errors into one, with the first error's code.
