@@ -47,18 +47,6 @@ int Fail(std::string& out, const std::string& version, const Error& e) {
   return 1;
 }
 
-const char* CommandName(Command c) {
-  switch (c) {
-    case Command::kAdd: return "ADD";
-    case Command::kDel: return "DEL";
-    case Command::kCheck: return "CHECK";
-    case Command::kVersion: return "VERSION";
-    case Command::kGc: return "GC";
-    case Command::kStatus: return "STATUS";
-  }
-  return "?";
-}
-
 class RealBackend : public Backend {
  public:
   base::Result<std::unique_ptr<netlink::Kernel>> OpenHost() override {
@@ -274,6 +262,7 @@ int Dispatch(Invocation& run, const conf::Config& cfg, std::string& out, Backend
               .cache = &cache,
               .requests = run.requests ? &*run.requests : nullptr};
   backend.Prepare(ctx);
+  auto done = [&](const base::Status& s) { return s.ok() ? 0 : Fail(out, version, s.error()); };
 
   switch (env.command) {
     case Command::kAdd: {
@@ -301,18 +290,9 @@ int Dispatch(Invocation& run, const conf::Config& cfg, std::string& out, Backend
       if (run.record) run.record->Remove();
       return 0;
     }
-    case Command::kCheck: {
-      auto s = Check(ctx);
-      return s.ok() ? 0 : Fail(out, version, s.error());
-    }
-    case Command::kGc: {
-      auto s = Gc(ctx);
-      return s.ok() ? 0 : Fail(out, version, s.error());
-    }
-    case Command::kStatus: {
-      auto s = StatusCmd(ctx);
-      return s.ok() ? 0 : Fail(out, version, s.error());
-    }
+    case Command::kCheck: return done(Check(ctx));
+    case Command::kGc: return done(Gc(ctx));
+    case Command::kStatus: return done(StatusCmd(ctx));
     case Command::kVersion: break;
   }
   return 0;

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <iterator>
 #include <set>
 #include <utility>
 
@@ -14,6 +15,8 @@ using base::Code;
 using base::Error;
 
 constexpr const char* kCommands = "ADD, DEL, CHECK, VERSION, GC, STATUS";
+// CNI_COMMAND's values, in the order of enum Command.
+constexpr const char* kCommandNames[] = {"ADD", "DEL", "CHECK", "VERSION", "GC", "STATUS"};
 
 Error InvalidEnv(std::string msg) { return Error(Code::kInvalidEnv, std::move(msg)); }
 
@@ -42,12 +45,8 @@ std::string Quoted(std::string_view s) {
 base::Result<Command> ParseCommand(const Getenv& getenv) {
   auto v = Lookup(getenv, "CNI_COMMAND");
   if (!v || v->empty()) return InvalidEnv(std::string("CNI_COMMAND: missing; must be one of ") + kCommands);
-  if (*v == "ADD") return Command::kAdd;
-  if (*v == "DEL") return Command::kDel;
-  if (*v == "CHECK") return Command::kCheck;
-  if (*v == "VERSION") return Command::kVersion;
-  if (*v == "GC") return Command::kGc;
-  if (*v == "STATUS") return Command::kStatus;
+  for (size_t i = 0; i < std::size(kCommandNames); ++i)
+    if (*v == kCommandNames[i]) return static_cast<Command>(i);
   return InvalidEnv("CNI_COMMAND: " + Quoted(*v) + " is not supported; must be one of " + kCommands);
 }
 
@@ -78,6 +77,8 @@ base::Result<std::vector<std::string>> ParsePath(const std::optional<std::string
 }
 
 }  // namespace
+
+const char* CommandName(Command c) { return kCommandNames[static_cast<size_t>(c)]; }
 
 std::string Env::PodName() const {
   auto ns = args.find("K8S_POD_NAMESPACE");

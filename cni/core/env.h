@@ -12,6 +12,8 @@
 namespace cni {
 
 enum class Command { kAdd, kDel, kCheck, kVersion, kGc, kStatus };
+/// The command as CNI_COMMAND names it ("ADD", ...).
+const char* CommandName(Command c);
 
 struct Env {
   Command command = Command::kVersion;
