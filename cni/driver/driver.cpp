@@ -28,12 +28,10 @@ AttachmentState NewState(const Context& ctx, const std::string& pod_name, uint32
   return st;
 }
 
-RdmaRecord RdmaRecordOf(const RdmaPlan& rdma) {
-  std::string device = rdma.pair ? rdma.pair->device.name : rdma.soft_name;
-  if (device.empty()) return {};
-  return {device, netlink::NetnsModeName(rdma.mode)};
-}
+namespace {
 
+// The steps that bring a link into the pod (`arrival`: the move or the child's creation) and configure it
+// with `ips`, then its RDMA device.
 std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, const std::optional<std::string>& mac,
                             uint32_t table, const RdmaPlan& rdma, const std::vector<ipam::IpConfig>& ips) {
   std::vector<Step> steps{std::move(arrival)};
@@ -52,6 +50,8 @@ std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, const std::op
   }
   return steps;
 }
+
+}  // namespace
 
 Status ResolveTargetRdma(Context& ctx, const RdmaAccess& rdma, Target& t) {
   const std::string soft_name = "rxe_" + ctx.env.container_id.substr(0, 12) + "_" + PodIfName(ctx);
@@ -82,9 +82,9 @@ Plan LinkPlan(const Context& ctx, const Target& t, const std::string& pod_name, 
                      rdma = t.rdma](const std::vector<ipam::IpConfig>& ips) {
     return LinkSteps(cfg, arrival, mac, table, rdma, ips);
   };
-  const RdmaRecord rdma = RdmaRecordOf(t.rdma);
-  plan.rdma_device = rdma.device;
-  plan.rdma_mode = rdma.mode;
+  // The RDMA device the link steps pair or make, and its mode ("" when none).
+  plan.rdma_device = t.rdma.pair ? t.rdma.pair->device.name : t.rdma.soft_name;
+  if (!plan.rdma_device.empty()) plan.rdma_mode = netlink::NetnsModeName(t.rdma.mode);
   if (cfg.smcr_wanted) plan.smcr = SmcrTarget{pod_name, t.device->mac, true, false};
   plan.log_line =
       t.device->name + " as " + pod_name + " (table " + std::to_string(table) +

@@ -73,36 +73,21 @@ class Driver {
 
   /// DEL without a readable state (del.cpp): undoes what only this mode
   /// knows, from the config and the kernel, appending what failed.
-  virtual void UndoWithoutState(Context& ctx, const StateStore& store, const std::string& path, StepEnv& env,
-                                const std::string& pod_name, std::vector<base::Error>& errors) const {
-    (void)ctx, (void)store, (void)path, (void)env, (void)pod_name, (void)errors;
-  }
+  virtual void UndoWithoutState(Context& /*ctx*/, const StateStore& /*store*/, const std::string& /*path*/,
+                                StepEnv& /*env*/, const std::string& /*pod_name*/,
+                                std::vector<base::Error>& /*errors*/) const {}
   /// CHECK: whether attachment `st` has an interface in the pod to look at (a VF bound to vfio-pci has none:
   /// only its steps are checked).
-  virtual bool HasPodLink(const AttachmentState& st) const {
-    (void)st;
-    return true;
-  }
+  virtual bool HasPodLink(const AttachmentState& /*st*/) const { return true; }
   /// STATUS: whether the device `query` selects is there though it has no
   /// netdev on the node (a VF bound to vfio-pci).
-  virtual bool PresentWithoutNetdev(const Context& ctx, const DeviceQuery& query) const {
-    (void)ctx, (void)query;
+  virtual bool PresentWithoutNetdev(const Context& /*ctx*/, const DeviceQuery& /*query*/) const {
     return false;
   }
 };
 
 /// The state every plan starts from: the attachment's names.
 AttachmentState NewState(const Context& ctx, const std::string& pod_name, uint32_t table);
-
-/// The steps that bring a link into the pod (`arrival`: the move or the
-/// child's creation) and configure it with `ips`, then its RDMA device.
-std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, const std::optional<std::string>& mac,
-                            uint32_t table, const RdmaPlan& rdma, const std::vector<ipam::IpConfig>& ips);
-/// The RDMA device the link steps pair or make, and its mode, as the state records them ("" when none).
-struct RdmaRecord {
-  std::string device, mode;
-};
-RdmaRecord RdmaRecordOf(const RdmaPlan& rdma);
 
 /// The RDMA plan of the device a link mode takes (`t.device`): its pairing
 /// and netns mode, or the Soft-RoCE device to make for it (ResolveRdma).

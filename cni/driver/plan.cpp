@@ -32,21 +32,18 @@ base::Result<uint32_t> ChooseTable(const conf::Routing& routing, const std::vect
 }
 
 std::vector<RouteInfo> RestorableRoutes(const std::vector<RouteInfo>& via_device) {
-  std::vector<RouteInfo> out;
-  for (const auto& r : via_device) {
-    if (r.protocol == netlink::kProtoKernel || r.table == netlink::kTableLocal) continue;
-    if (r.family() == AF_INET6 && (r.dst.addr.IsLinkLocal() || r.dst.addr.bytes[0] == 0xff)) continue;
-    out.push_back(r);
-  }
+  std::vector<RouteInfo> out = via_device;
+  std::erase_if(out, [](const RouteInfo& r) {
+    return r.protocol == netlink::kProtoKernel || r.table == netlink::kTableLocal ||
+           (r.family() == AF_INET6 && (r.dst.addr.IsLinkLocal() || r.dst.addr.bytes[0] == 0xff));
+  });
   return out;
 }
 
 std::vector<AddrInfo> RestorableAddrs(const std::vector<AddrInfo>& addrs) {
-  std::vector<AddrInfo> out;
-  for (const auto& a : addrs) {
-    if (a.local.addr.family == AF_INET6 && a.local.addr.IsLinkLocal()) continue;
-    out.push_back(a);
-  }
+  std::vector<AddrInfo> out = addrs;
+  std::erase_if(
+      out, [](const AddrInfo& a) { return a.local.addr.family == AF_INET6 && a.local.addr.IsLinkLocal(); });
   return out;
 }
 

@@ -96,14 +96,12 @@ Result<SriovVf> FindVf(const std::string& sysfs_root, const std::string& pci, co
     return Error(Code::kDeviceNotFound, key + ": VF " + pci + " is not among the virtfn links of its PF " +
                                             vf.pf_pci + "; is SR-IOV being reconfigured (sriov_numvfs)?");
 
-  std::vector<std::string> pf_nets = Entries(pf_dir + "/net");
-  for (const std::string& n : pf_nets) {
-    if (!IsRepresentor(pf_dir + "/net", n)) {
-      vf.pf_netdev = n;
-      break;
-    }
-  }
-  if (vf.pf_netdev.empty() && !pf_nets.empty()) vf.pf_netdev = pf_nets.front();
+  // The uplink, else (every netdev a representor) the first.
+  const std::vector<std::string> pf_nets = Entries(pf_dir + "/net");
+  auto uplink = std::find_if(pf_nets.begin(), pf_nets.end(),
+                             [&](const std::string& n) { return !IsRepresentor(pf_dir + "/net", n); });
+  if (uplink == pf_nets.end()) uplink = pf_nets.begin();
+  if (uplink != pf_nets.end()) vf.pf_netdev = *uplink;
   std::vector<std::string> vf_nets = Entries(dir + "/net");
   if (!vf_nets.empty()) vf.netdev = vf_nets.front();
   vf.driver = LinkBase(dir + "/driver").value_or("");
