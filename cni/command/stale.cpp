@@ -32,8 +32,9 @@ class IpamFor {
   ipam::Executor& exec_;
 };
 
-}  // namespace
-
+// Why the attachment `st` is provably dead: its netns recorded at ADD is gone (NetnsOpener::MayExist), and a
+// device it moved (move, vf) is back on the node (FindHome). A child dies with its netns; a VF without a
+// netdev never left. "" when it may be alive or the node cannot be read: never touched then.
 std::string WhyStale(Context& ctx, const AttachmentState& st) {
   std::string kept_by;
   if (ctx.netns.MayExist(st.netns, st.netns_id, &kept_by)) {
@@ -44,15 +45,11 @@ std::string WhyStale(Context& ctx, const AttachmentState& st) {
   std::string why = "its pod netns " + (st.netns.empty() ? std::string("(none recorded)") : st.netns) +
                     (st.netns_id ? " is gone (no task, descriptor, socket or mount keeps it)"
                                  : " no longer exists (an older state: checked by path only)");
-  const StepMove* move = nullptr;
-  std::string pod_mac;
-  for (const Step& s : st.steps) {
-    if (const auto* m = std::get_if<StepMove>(&s)) move = m;
-    if (const auto* m = std::get_if<StepMac>(&s)) pod_mac = m->mac;
-  }
+  const StepMove* move = FindStep<StepMove>(st.steps);
+  const StepMac* pod_mac = FindStep<StepMac>(st.steps);
   // A child went with its netns; a VF on vfio-pci never left the node.
   if (!move) return why;
-  auto home = FindHome(st.origin, move->pod_name, ctx.host, pod_mac);
+  auto home = FindHome(st.origin, move->pod_name, ctx.host, pod_mac ? pod_mac->mac : "");
   if (!home.ok() || !*home) {
     base::Log::Info("container " + st.container_id + " (interface " + st.if_name +
                     ") lost its pod netns, but " + st.origin.name +
@@ -62,6 +59,8 @@ std::string WhyStale(Context& ctx, const AttachmentState& st) {
   return why + " and " + st.origin.name + " is back on the node" +
          ((*home)->name == st.origin.name ? "" : " as " + (*home)->name);
 }
+
+}  // namespace
 
 Result<bool> RecoverStale(Context& ctx, const std::string& data_dir, const ClaimOwner& owner,
                           const LockedClaim* locked) {

@@ -13,11 +13,6 @@
 
 namespace cni {
 
-/// Why the attachment `st` is provably dead: its netns recorded at ADD is gone (NetnsOpener::MayExist), and a
-/// device it moved (move, vf) is back on the node (FindHome). A child dies with its netns; a VF without a
-/// netdev never left. "" when it may be alive or the node cannot be read: never touched then.
-std::string WhyStale(Context& ctx, const AttachmentState& st);
-
 /// When `owner` (the holder of a claim or share in `data_dir`) is provably dead: finishes its DEL under
 /// `locked` (null: DeleteAttachment locks as DEL does; GC), logs one line naming the old container, and
 /// returns true; also true when its state is gone already. False, touching nothing, when it may be alive or

@@ -240,19 +240,16 @@ base::Result<std::optional<LinkInfo>> FindHome(const DeviceOrigin& o, const std:
 
 Status MoveHome(const DeviceOrigin& o, const std::string& pod_name, StepEnv& env,
                 const std::string& pod_mac) {
-  auto ours = [&](const LinkInfo& l) { return Ours(o, pod_mac, l); };
-  auto came_back = [&](const LinkInfo& l) { return CameBack(o, pod_name, pod_mac, l); };
-
   // The node name must be free (or already ours) before anything moves.
   ASSIGN_OR_RETURN(auto at_home, env.host.FindLink(o.name));
-  if (at_home && ours(*at_home)) {
+  if (at_home && Ours(o, pod_mac, *at_home)) {
     base::Log::Info("device " + o.name + " is already on the node");
     return RestoreOnHost(o, env.host);
   }
 
   if (env.pod) {
     auto in_pod = env.pod->FindLink(pod_name);
-    if (in_pod.ok() && *in_pod && ours(**in_pod)) {
+    if (in_pod.ok() && *in_pod && Ours(o, pod_mac, **in_pod)) {
       if (at_home) return NameTaken(o, *at_home);
       Status s = env.pod->MoveLink(**in_pod, env.host, o.name);
       if (!s.ok()) {
@@ -272,7 +269,7 @@ Status MoveHome(const DeviceOrigin& o, const std::string& pod_name, StepEnv& env
   std::optional<LinkInfo> returned;
   ASSIGN_OR_RETURN(auto links, env.host.ListLinks());
   for (const auto& l : links)
-    if (came_back(l)) returned = l;
+    if (CameBack(o, pod_name, pod_mac, l)) returned = l;
   if (returned) {
     if (at_home) return NameTaken(o, *at_home);
     Status renamed = env.host.RenameLink(returned->index, o.name);
