@@ -93,16 +93,34 @@ const json* JsonFields::In(const char* key) {
   return &*it;
 }
 
-JsonFields& JsonFields::operator()(const char* key, std::string& v) {
+template <class T>
+JsonFields& JsonFields::Plain(const char* key, T& v, bool (json::*is)() const noexcept, const char* must) {
   if (!reading()) {
     Put(key, v);
   } else if (const json* j = In(key)) {
-    if (!j->is_string())
-      Wrong(key, "must be a string");
+    if (!(j->*is)())
+      Wrong(key, must);
     else
-      v = j->get<std::string>();
+      v = j->get<T>();
   }
   return *this;
+}
+
+template <class T>
+JsonFields& JsonFields::Parsed(const char* key, T& v, const char* what) {
+  std::string text = reading() ? std::string() : v.ToString();
+  (*this)(key, text);
+  if (!reading() || !status_.ok()) return *this;
+  auto parsed = T::Parse(text);
+  if (!parsed)
+    Wrong(key, what + text);
+  else
+    v = *parsed;
+  return *this;
+}
+
+JsonFields& JsonFields::operator()(const char* key, std::string& v) {
+  return Plain(key, v, &json::is_string, "must be a string");
 }
 
 template <class U>
@@ -140,15 +158,7 @@ JsonFields& JsonFields::operator()(const char* key, int& v) {
 }
 
 JsonFields& JsonFields::operator()(const char* key, bool& v) {
-  if (!reading()) {
-    Put(key, v);
-  } else if (const json* j = In(key)) {
-    if (!j->is_boolean())
-      Wrong(key, "must be a boolean");
-    else
-      v = j->get<bool>();
-  }
-  return *this;
+  return Plain(key, v, &json::is_boolean, "must be a boolean");
 }
 
 JsonFields& JsonFields::operator()(const char* key, json& v) {
@@ -160,27 +170,11 @@ JsonFields& JsonFields::operator()(const char* key, json& v) {
 }
 
 JsonFields& JsonFields::operator()(const char* key, netlink::IpPrefix& v) {
-  std::string text = reading() ? std::string() : v.ToString();
-  (*this)(key, text);
-  if (!reading() || !status_.ok()) return *this;
-  auto p = netlink::IpPrefix::Parse(text);
-  if (!p)
-    Wrong(key, "is not a CIDR: " + text);
-  else
-    v = *p;
-  return *this;
+  return Parsed(key, v, "is not a CIDR: ");
 }
 
 JsonFields& JsonFields::operator()(const char* key, netlink::IpAddress& v) {
-  std::string text = reading() ? std::string() : v.ToString();
-  (*this)(key, text);
-  if (!reading() || !status_.ok()) return *this;
-  auto a = netlink::IpAddress::Parse(text);
-  if (!a)
-    Wrong(key, "is not an IP address: " + text);
-  else
-    v = *a;
-  return *this;
+  return Parsed(key, v, "is not an IP address: ");
 }
 
 JsonFields& JsonFields::operator()(const char* key, std::vector<std::string>& v) {

@@ -70,7 +70,6 @@ class JsonFields {
   bool Has(const char* key, bool present) const { return reading() ? in_->contains(key) : present; }
   /// The member `key` being read (null on error or when writing).
   const nlohmann::json* In(const char* key);
-  nlohmann::json* Out() { return out_; }
 
  private:
   explicit JsonFields(std::string* text) : text_(text) {}
@@ -84,6 +83,12 @@ class JsonFields {
   void NestedArray(const char* key, size_t n, const std::function<void(JsonFields&, size_t)>& each);
   template <class U>
   JsonFields& Unsigned(const char* key, U& v);
+  /// A member whose JSON type `is` tells, read with get<T>().
+  template <class T>
+  JsonFields& Plain(const char* key, T& v, bool (nlohmann::json::*is)() const noexcept, const char* must);
+  /// A member written as its ToString() text and read back with T::Parse; `what` names the type it must be.
+  template <class T>
+  JsonFields& Parsed(const char* key, T& v, const char* what);
 
   nlohmann::json* out_ = nullptr;
   const nlohmann::json* in_ = nullptr;
