@@ -60,7 +60,6 @@ void Fields(JsonFields& f, netlink::RuleInfo& r) {
   f("priority", r.priority)("table", r.table)("src", r.src);
 }
 
-// ipam: {"type", "config"}
 void Fields(JsonFields& f, StepIpam& s) {
   f("type", s.type)("config", s.config);
   if (f.reading() && f.status().ok() && !s.config.is_object()) f.Refuse("ipam step config must be an object");
@@ -99,7 +98,6 @@ Status Check(const StepIpam& s, CheckEnv& env) {
   return base::Ok();
 }
 
-// addr: {"addr"}
 void Fields(JsonFields& f, StepAddr& s) { f("addr", s.addr); }
 std::string Describe(const StepAddr& s) { return "add address " + s.addr.local.ToString(); }
 Status Apply(const StepAddr& s, const AttachmentState&, StepEnv& env) {
@@ -119,7 +117,6 @@ void BindPodIndex(StepAddr& s, int pod_index) {
   if (pod_index != 0 && s.addr.ifindex == 0) s.addr.ifindex = pod_index;
 }
 
-// route: {"route"}
 void Fields(JsonFields& f, StepRoute& s) { f("route", s.route); }
 std::string Describe(const StepRoute& s) {
   std::string d = "add route " + (s.route.dst.IsDefault() ? std::string("default") : s.route.dst.ToString());
@@ -150,7 +147,6 @@ void BindPodIndex(StepRoute& s, int pod_index) {
   if (pod_index != 0 && s.route.oif == 0) s.route.oif = pod_index;
 }
 
-// rule: {"rule"}
 void Fields(JsonFields& f, StepRule& s) { f("rule", s.rule); }
 std::string Describe(const StepRule& s) {
   return "add rule priority " + std::to_string(s.rule.priority) + " from " +

@@ -88,7 +88,6 @@ bool IsMac(const std::string& m) { return conf::NormalizeMac(m).has_value(); }
 
 }  // namespace
 
-// move: {"name"}
 void Fields(JsonFields& f, StepMove& s) { f("name", s.pod_name); }
 std::string Describe(const StepMove& s) { return "move into pod as " + s.pod_name; }
 Status Apply(const StepMove& s, const AttachmentState& state, StepEnv& env) {
@@ -109,7 +108,6 @@ Status Validate(const StepMove& s, const StepSite& at) {
 }
 Status Check(const StepMove&, CheckEnv&) { return base::Ok(); }  // the interface is checked by name
 
-// child: {"kind", "parent", "parentIndex", "name", "mac", "mode", "sourceMacs"}
 void Fields(JsonFields& f, StepChild& s) {
   f("kind", s.spec.kind);
   if (f.reading() && f.status().ok() && !netlink::IsChildKind(s.spec.kind))
@@ -149,7 +147,6 @@ Status Check(const StepChild& s, CheckEnv& env) {
                   s.spec.kind + " child of " + s.parent);
 }
 
-// mtu: {"mtu"}
 void Fields(JsonFields& f, StepMtu& s) { f("mtu", s.mtu); }
 std::string Describe(const StepMtu& s) { return "set mtu " + std::to_string(s.mtu); }
 Status Apply(const StepMtu& s, const AttachmentState&, StepEnv& env) {
@@ -160,7 +157,6 @@ Status Undo(const StepMtu&, const UndoEnv&, StepEnv&) { return base::Ok(); }  //
 Status Validate(const StepMtu&, const StepSite&) { return base::Ok(); }
 Status Check(const StepMtu&, CheckEnv&) { return base::Ok(); }  // the result's MTU is checked, not ours
 
-// up: {}
 void Fields(JsonFields&, StepUp&) {}
 std::string Describe(const StepUp&) { return "set link up"; }
 Status Apply(const StepUp&, const AttachmentState&, StepEnv& env) {
@@ -171,7 +167,6 @@ Status Undo(const StepUp&, const UndoEnv&, StepEnv&) { return base::Ok(); }
 Status Validate(const StepUp&, const StepSite&) { return base::Ok(); }
 Status Check(const StepUp&, CheckEnv&) { return base::Ok(); }  // CHECK wants every interface up
 
-// mac: {"mac"}
 void Fields(JsonFields& f, StepMac& s) { f("mac", s.mac); }
 std::string Describe(const StepMac& s) { return "set mac " + s.mac; }
 Status Apply(const StepMac& s, const AttachmentState&, StepEnv& env) {

@@ -30,7 +30,6 @@ std::optional<netlink::NetnsMode> ModeNamed(const std::string& name) {
 
 }  // namespace
 
-// rdma-mode: {"mode", "old"}
 void Fields(JsonFields& f, StepRdmaMode& s) { f("mode", s.mode)("old", s.old); }
 std::string Describe(const StepRdmaMode& s) {
   return "switch the RDMA netns mode from " + s.old + " to " + s.mode;
@@ -61,7 +60,6 @@ Status Validate(const StepRdmaMode& s, const StepSite& at) {
 }
 Status Check(const StepRdmaMode&, CheckEnv&) { return base::Ok(); }
 
-// rdma-move: {"device"}
 void Fields(JsonFields& f, StepRdmaMove& s) { f("device", s.device); }
 std::string Describe(const StepRdmaMove& s) { return "move RDMA device " + s.device + " into the pod"; }
 Status Apply(const StepRdmaMove& s, const AttachmentState&, StepEnv& env) {
@@ -76,7 +74,6 @@ Status Validate(const StepRdmaMove& s, const StepSite& at) { return ValidDevice(
 // The state's RDMA device is checked as a whole (shared mode journals no step).
 Status Check(const StepRdmaMove&, CheckEnv&) { return base::Ok(); }
 
-// rdma-soft: {"device"}
 void Fields(JsonFields& f, StepSoftRdma& s) { f("device", s.device); }
 std::string Describe(const StepSoftRdma& s) { return "create Soft-RoCE device " + s.device; }
 Status Apply(const StepSoftRdma& s, const AttachmentState& state, StepEnv& env) {

@@ -13,7 +13,6 @@ using base::Code;
 using base::Error;
 using base::Status;
 
-// pnet: {"pnetId", "eth", "ib", "ibPort"}
 void Fields(JsonFields& f, StepPnet& s) {
   f("pnetId", s.entry.pnet_id)("eth", s.entry.eth_name)("ib", s.entry.ib_name)("ibPort", s.entry.ib_port);
 }
@@ -52,7 +51,6 @@ Status Check(const StepPnet& s, CheckEnv& env) {
                   " is missing in the pod");
 }
 
-// ueid: {"ueid"}
 void Fields(JsonFields& f, StepUeid& s) { f("ueid", s.ueid); }
 std::string Describe(const StepUeid& s) { return "SMC UEID " + s.ueid; }
 Status Apply(const StepUeid& s, const AttachmentState&, StepEnv& env) {

@@ -27,7 +27,6 @@ Error SysctlRefused(const StepSysctl& step, Error e) {
 
 }  // namespace
 
-// sysctl: {"name", "value", "old"}
 void Fields(JsonFields& f, StepSysctl& s) { f("name", s.name)("value", s.value)("old", s.old); }
 std::string Describe(const StepSysctl& s) {
   return "sysctl " + s.name + "=" + s.value + " (was " + s.old + ")";

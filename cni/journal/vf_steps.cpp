@@ -23,7 +23,6 @@ void Fields(JsonFields& f, netlink::VfSettings& v) {
   f("nodeGuid", v.node_guid)("portGuid", v.port_guid);
 }
 
-// vf: {"pf", "pfIndex", "pci", "netdev", "netdevMac", "applied", "old"}
 void Fields(JsonFields& f, StepVf& s) {
   f("pf", s.pf)("pfIndex", s.pf_index)("pci", s.pci)("netdev", s.netdev)("netdevMac", s.netdev_mac);
   f("applied", s.applied)("old", s.old);
