@@ -35,10 +35,8 @@ constexpr conf::Level kIpvlanLevel{"ipvlan", kIpvlanKeys};
 Result<conf::ParsedMode> ParseMacvlan(const conf::ModeInput& in) {
   auto o = std::make_shared<MacvlanOptions>();
   conf::ParsedMode out;
-  if (!in.block) {
-    out.options = std::move(o);
-    return out;
-  }
+  out.options = o;
+  if (!in.block) return out;
   const json& b = *in.block;
   if (!b.is_object()) return Invalid("macvlan: must be an object, e.g. {\"mode\": \"passthru\"}");
   RETURN_IF_ERROR(conf::RefuseUnknown(b, kMacvlanLevel));
@@ -75,7 +73,6 @@ Result<conf::ParsedMode> ParseMacvlan(const conf::ModeInput& in) {
     return Invalid(
         "macvlan.sourceMacs: mode \"source\" receives only from the listed senders; list at least one MAC");
   }
-  out.options = std::move(o);
   return out;
 }
 
