@@ -66,7 +66,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct Dirs {
-  std::string root, sysfs, data, log;
+  std::string root, sysfs, data, log, attachments;
 };
 
 Dirs g_dirs;
@@ -86,14 +86,15 @@ void RemoveRoot() {
   std::abort();
 }
 
-// The regular files under the data dir and their sizes.
+// The regular files under the data dir and the attachment records, and their sizes.
 std::string DataFiles() {
   std::string out;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(g_dirs.data, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (!it->is_regular_file(ec)) continue;
-    out += it->path().string() + " " + std::to_string(it->file_size(ec)) + "\n";
+  for (const std::string& dir : {g_dirs.data, g_dirs.attachments}) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); it.increment(ec)) {
+      if (!it->is_regular_file(ec)) continue;
+      out += it->path().string() + " " + std::to_string(it->file_size(ec)) + "\n";
+    }
   }
   return out;
 }
@@ -353,6 +354,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   g_dirs.sysfs = g_dirs.root + "/sys";
   g_dirs.data = g_dirs.root + "/data";
   g_dirs.log = g_dirs.root + "/erdma-cni.log";
+  g_dirs.attachments = g_dirs.root + "/attachments";
   fuzz::MakeSysfs(g_dirs.sysfs);
   std::atexit(RemoveRoot);
   fuzz::ForbidKernelAccess();
@@ -371,7 +373,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         first = &s.invocation;
         break;
       }
-    fuzz::Node node(fuzz::ParseNodeOptions(first->env), g_dirs.sysfs);
+    fuzz::Node node(fuzz::ParseNodeOptions(first->env), g_dirs.sysfs, g_dirs.attachments);
     for (const auto& s : sections) {
       switch (s.kind) {
         case fuzz::Section::Kind::kInvocation: RunOne(node, s.invocation); break;
@@ -388,6 +390,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   g_planted.clear();
   std::error_code ec;
   fs::remove_all(g_dirs.data, ec);
+  fs::remove_all(g_dirs.attachments, ec);
   fs::remove(g_dirs.log, ec);
   return 0;
 }

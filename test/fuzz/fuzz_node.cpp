@@ -148,7 +148,8 @@ void MakeSysfs(const std::string& root) {
                                r / "class/net/ens1f0v0/device", ec);
 }
 
-Node::Node(const NodeOptions& opts, std::string sysfs_root) : sysfs_root_(std::move(sysfs_root)) {
+Node::Node(const NodeOptions& opts, std::string sysfs_root, std::string attachments_dir)
+    : sysfs_root_(std::move(sysfs_root)), attachments_dir_(std::move(attachments_dir)) {
   using fake::World;
   auto host = world_.Kernel(World::kRoot);
   world_.AddLink(World::kRoot, {0, "lo", "", 65536, true, ""});
@@ -250,6 +251,7 @@ base::Result<conf::NodePolicy> Node::NodePolicy(const cni::Getenv& getenv) {
   conf::NodePolicy p;
   p.data_dirs = {"/"};
   p.log_files = {"/"};
+  p.attachments_dir = attachments_dir_;
   p.source = "the fuzzer's node policy";
   return p;
 }

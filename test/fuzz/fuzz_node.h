@@ -75,15 +75,15 @@ struct IpamOutput {
 
 class Node : public cni::Backend {
  public:
-  Node(const NodeOptions& opts, std::string sysfs_root);
+  /// `attachments_dir`: the node policy's attachmentsDir, the fuzzer's own (never the node's /run).
+  Node(const NodeOptions& opts, std::string sysfs_root, std::string attachments_dir);
 
   base::Result<std::unique_ptr<netlink::Kernel>> OpenHost() override;
   cni::NetnsOpener& Opener() override { return opener_; }
   std::unique_ptr<ipam::Executor> Ipam(const std::vector<std::string>& cni_path) override;
   void Prepare(cni::Context& ctx) override;
-  /// The fuzzer puts dataDir and logFile in its own temp dir: every path is
-  /// allowed; the node's devices keep the built-in rule (eth0, the default
-  /// route's device, is refused).
+  /// The fuzzer puts dataDir, logFile and the attachment records in its own temp dir: every path is
+  /// allowed; the node's devices keep the built-in rule (eth0, the default route's device, is refused).
   base::Result<conf::NodePolicy> NodePolicy(const cni::Getenv& getenv) override;
 
   /// Every namespace, link, address, route, rule, RDMA device, pnet entry,
@@ -95,6 +95,7 @@ class Node : public cni::Backend {
 
  private:
   std::string sysfs_root_;
+  std::string attachments_dir_;
   fake::World world_;
   std::unique_ptr<fake::RdmaWorld> rdma_;
   fake::SmcWorld smc_{world_};
