@@ -1,8 +1,7 @@
 #include "conf/config.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <limits>
 #include <utility>
@@ -27,14 +26,7 @@ using base::Result;
 using base::Status;
 using nlohmann::json;
 
-std::string SupportedList() {
-  std::string out;
-  for (const auto& v : SupportedVersions()) {
-    if (!out.empty()) out += ", ";
-    out += v;
-  }
-  return out;
-}
+std::string SupportedList() { return Join(SupportedVersions(), ", "); }
 
 // --- one function per key group -------------------------------------------
 
@@ -133,8 +125,7 @@ Result<DevicePool> ParsePool(const json& p) {
     }
   }
   if (const json* v = Get(p, Key(kPool, "pciVendor"))) {
-    std::string s = v->is_string() ? v->get<std::string>() : "";
-    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::string s = AsciiLower(v->is_string() ? v->get_ref<const std::string&>() : "");
     if (!s.starts_with("0x")) s = "0x" + s;
     if (s.size() != 6 || s.find_first_not_of("0123456789abcdef", 2) != std::string::npos)
       return Invalid(

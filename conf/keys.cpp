@@ -4,15 +4,10 @@
 #include <cctype>
 
 #include "conf/fields.h"
+#include "conf/names.h"
 
 namespace conf {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Optimal string alignment: edits, and swaps of two neighbours ("mdoe").
 size_t Distance(const std::string& a, const std::string& b) {
@@ -61,11 +56,11 @@ std::string Accepted(const Level& level) {
 std::string_view NearestKey(std::string_view key, const Level& level) {
   // Keys are short; a third of the length (at least one edit) separates a typo from another word.
   if (key.size() > 64) return {};  // no key is that long, and the distance is quadratic
-  const std::string k = Lower(key);
+  const std::string k = AsciiLower(key);
   std::string_view best;
   size_t best_d = std::max<size_t>(1, k.size() / 3) + 1;
   for (std::string_view candidate : level.keys) {
-    const size_t d = Distance(k, Lower(candidate));
+    const size_t d = Distance(k, AsciiLower(candidate));
     if (d < best_d) {
       best_d = d;
       best = candidate;

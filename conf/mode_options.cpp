@@ -108,11 +108,7 @@ base::Result<PodRequests> ReadPodRequests(const Config& c,
     }
     if (auto ip = cni_args.find("IP"); ip != cni_args.end() && ips.empty()) {
       key = "CNI_ARGS IP";
-      for (size_t at = 0; at <= ip->second.size();) {
-        const size_t comma = std::min(ip->second.find(',', at), ip->second.size());
-        ips.push_back(ip->second.substr(at, comma - at));
-        at = comma + 1;
-      }
+      for (std::string_view piece : Split(ip->second, ',')) ips.emplace_back(piece);
     }
   }
   for (const std::string& text : ips) {

@@ -1,5 +1,7 @@
 #include "conf/names.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -10,28 +12,25 @@ namespace {
 
 constexpr size_t kMaxDeviceIdBytes = 256;
 
-char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+bool AllHex(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), IsHexDigit); }
 
-bool AllHex(std::string_view s) {
-  for (char c : s)
-    if (!IsHexDigit(c)) return false;
-  return !s.empty();
-}
-
+// `s` has passed AllHex and has at most 8 digits.
 uint32_t HexValue(std::string_view s) {
   uint32_t v = 0;
-  for (char c : s) {
-    c = Lower(c);
-    v = v * 16 + static_cast<uint32_t>(c <= '9' ? c - '0' : c - 'a' + 10);
-  }
+  std::from_chars(s.data(), s.data() + s.size(), v, 16);
   return v;
 }
 }  // namespace
 
 bool HasControlChar(std::string_view s) {
-  for (unsigned char c : s)
-    if (c < 0x20 || c == 0x7f) return true;
-  return false;
+  return std::any_of(s.begin(), s.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+}
+
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
 }
 
 bool IsValidUtf8(std::string_view s) {
@@ -102,14 +101,7 @@ std::optional<std::string> NormalizeMac(std::string_view s) {
 }
 
 std::optional<std::string> NormalizePci(std::string_view s) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  for (;;) {
-    const size_t colon = s.find(':', start);
-    parts.push_back(s.substr(start, colon - start));
-    if (colon == std::string_view::npos) break;
-    start = colon + 1;
-  }
+  const std::vector<std::string_view> parts = Split(s, ':');
   if (parts.size() != 2 && parts.size() != 3) return std::nullopt;
   std::string_view domain = parts.size() == 3 ? parts[0] : std::string_view("0000");
   std::string_view bus = parts[parts.size() - 2];
@@ -127,22 +119,14 @@ std::optional<std::string> NormalizePci(std::string_view s) {
 }
 
 bool IsValidDeviceId(std::string_view s) {
-  if (s.empty() || s.size() > kMaxDeviceIdBytes) return false;
-  for (unsigned char c : s)
-    if (c < 0x21 || c > 0x7e) return false;
-  return true;
+  return !s.empty() && s.size() <= kMaxDeviceIdBytes &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return c >= 0x21 && c <= 0x7e; });
 }
 
 bool IsSafeAbsolutePath(std::string_view p) {
   if (p.empty() || p[0] != '/' || HasControlChar(p)) return false;
-  size_t start = 0;
-  while (start <= p.size()) {
-    size_t slash = p.find('/', start);
-    if (slash == std::string_view::npos) slash = p.size();
-    if (p.substr(start, slash - start) == "..") return false;
-    start = slash + 1;
-  }
-  return true;
+  const std::vector<std::string_view> parts = Split(p, '/');
+  return std::find(parts.begin(), parts.end(), "..") == parts.end();
 }
 
 bool IsValidContainerId(std::string_view id, size_t max_bytes) {
@@ -150,10 +134,9 @@ bool IsValidContainerId(std::string_view id, size_t max_bytes) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
   };
   if (id.empty() || id.size() > max_bytes || !alnum(id[0])) return false;
-  if (id.find("..") != std::string_view::npos) return false;
-  for (char c : id)
-    if (!alnum(c) && c != '_' && c != '.' && c != '-') return false;
-  return true;
+  return id.find("..") == std::string_view::npos && std::all_of(id.begin(), id.end(), [&](char c) {
+           return alnum(c) || c == '_' || c == '.' || c == '-';
+         });
 }
 
 bool IsValidNetnsPath(std::string_view p) {
@@ -166,6 +149,22 @@ std::string_view TrimBlanks(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
+}
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  for (size_t at = s.find(sep); at != std::string_view::npos; at = s.find(sep)) {
+    out.push_back(s.substr(0, at));
+    s.remove_prefix(at + 1);
+  }
+  out.push_back(s);
+  return out;
+}
+
+std::string Join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (const std::string& s : v) out.append(out.empty() ? "" : sep).append(s);
+  return out;
 }
 
 }  // namespace conf

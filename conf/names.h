@@ -1,10 +1,11 @@
-// Checks for names that end up in the kernel or in file names. Shared by the
-// config parser and the CNI environment parser.
+// Checks for names that end up in the kernel or in file names, and the splitting and joining of text they
+// use. Shared by the config parser and the CNI environment parser.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace conf {
 
@@ -27,6 +28,9 @@ inline bool IsHexDigit(char c) {
 
 /// True when `s` holds a byte below 0x20 or 0x7f (NUL included).
 bool HasControlChar(std::string_view s);
+
+/// `s` with A-Z lowered, whatever the locale.
+std::string AsciiLower(std::string_view s);
 
 /// "aa:bb:cc:dd:ee:ff" in any case, returned lower case; nullopt otherwise.
 std::optional<std::string> NormalizeMac(std::string_view s);
@@ -62,5 +66,11 @@ bool IsSafeAbsolutePath(std::string_view p);
 
 /// `s` without the spaces and tabs around it.
 std::string_view TrimBlanks(std::string_view s);
+
+/// The pieces of `s` between the `sep`s, empty ones included: "" is one empty piece, "a," is "a" and "".
+std::vector<std::string_view> Split(std::string_view s, char sep);
+
+/// The strings of `v` with `sep` between them (none after empty ones at the start).
+std::string Join(const std::vector<std::string>& v, std::string_view sep);
 
 }  // namespace conf

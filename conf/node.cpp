@@ -24,15 +24,8 @@ namespace {
 // this form, so "/run/erdma-cni/" as a dataDir is the entry "/run/erdma-cni".
 std::string Normalize(std::string_view p) {
   std::string out;
-  size_t i = 0;
-  while (i < p.size()) {
-    while (i < p.size() && p[i] == '/') ++i;
-    size_t end = p.find('/', i);
-    if (end == std::string_view::npos) end = p.size();
-    std::string_view part = p.substr(i, end - i);
+  for (std::string_view part : Split(p, '/'))
     if (!part.empty() && part != ".") out.append("/").append(part);
-    i = end;
-  }
   return out;
 }
 

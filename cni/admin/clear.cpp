@@ -258,11 +258,8 @@ std::string ParseArgs(const std::vector<std::string>& args, ClearOptions& o, boo
         o.data_dir = v;
       } else {
         o.cni_path.clear();
-        for (size_t at = 0; at <= v.size();) {
-          const size_t end = std::min(v.find(':', at), v.size());
-          if (end > at) o.cni_path.push_back(v.substr(at, end - at));
-          at = end + 1;
-        }
+        for (std::string_view dir : conf::Split(v, ':'))
+          if (!dir.empty()) o.cni_path.emplace_back(dir);
       }
     } else {
       return "unknown option " + Show(a);
@@ -299,9 +296,7 @@ int RunClear(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   std::unique_ptr<NetnsOpener> opener = MakeNodeNetnsOpener();
   // The plugins an IPAM plugin delegates to are found on CNI_PATH too.
-  std::string joined;
-  for (const std::string& p : opts.cni_path) joined += (joined.empty() ? "" : ":") + p;
-  ::setenv("CNI_PATH", joined.c_str(), 1);
+  ::setenv("CNI_PATH", conf::Join(opts.cni_path, ":").c_str(), 1);
   ipam::ExecExecutor exec(opts.cni_path);
   ipam::NegotiatingExecutor negotiating(exec);
   ClearIpam ipam(negotiating, opts.skip_ipam);
@@ -317,10 +312,8 @@ int RunClear(const std::vector<std::string>& args, std::ostream& out, std::ostre
   for (const std::string& d : dirs->dirs)
     if (ClearStrayHolders(d, opts, **host, out, &holders).ok() == false) clearer.Fail();
   if (!clearer.found_any() && !holders) {
-    std::string searched;
-    for (const std::string& d : dirs->dirs) searched += (searched.empty() ? "" : ", ") + d;
-    out << "nothing names container " << Show(opts.container_id) << " under " << Show(searched)
-        << ": nothing to clear\n";
+    out << "nothing names container " << Show(opts.container_id) << " under "
+        << Show(conf::Join(dirs->dirs, ", ")) << ": nothing to clear\n";
     return 1;
   }
   return clearer.failed() ? 1 : 0;

@@ -40,9 +40,7 @@ constexpr const char* kDiagUsage =
 // states in any network of the dataDirs.
 base::Result<std::string> NetnsOfContainer(const std::vector<std::string>& data_dirs,
                                            const std::string& container_id) {
-  std::string searched;
   for (const std::string& data_dir : data_dirs) {
-    searched += (searched.empty() ? "" : ", ") + data_dir;
     if (!base::CheckPrivateDir(data_dir).ok()) continue;
     auto networks = base::ListDirs(data_dir);
     if (!networks.ok()) continue;
@@ -59,6 +57,7 @@ base::Result<std::string> NetnsOfContainer(const std::vector<std::string>& data_
       }
     }
   }
+  const std::string searched = conf::Join(data_dirs, ", ");
   return base::Error(base::Code::kInvalidConfig,
                      "--container: no erdma-cni state of container " + container_id + " under " +
                          (searched.empty() ? std::string("any dataDir") : searched) +

@@ -1,18 +1,17 @@
 #include "cni/admin/help.h"
 
+#include "conf/names.h"
 #include "conf/version.h"
 
 namespace cni {
 
 std::string HelpText(const std::string& build) {
-  std::string versions;
-  for (const std::string& v : conf::SupportedVersions()) versions += (versions.empty() ? "" : " ") + v;
   return std::string("erdma-cni ") + ERDMA_CNI_VERSION + " (" + build +
          ")\n"
          "A CNI plugin that gives Kubernetes pods RDMA networking: it moves or shares a node's RDMA device "
          "into the pod.\n"
          "CNI versions: " +
-         versions +
+         conf::Join(conf::SupportedVersions(), " ") +
          "\n\n"
          "A container runtime runs it with CNI_COMMAND set (ADD, DEL, CHECK, VERSION, GC, STATUS) and the\n"
          "network config on stdin; then its arguments are ignored. By hand, on a node, as root:\n"

@@ -35,11 +35,7 @@ std::string Trim(std::string s) {
   return s;
 }
 
-std::string Join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
+std::string Join(const std::vector<std::string>& v) { return conf::Join(v, ", "); }
 
 // The sysfs directory of the PCI function behind a netdev: its `device`, or that device's parent where the
 // netdev hangs off a bus of its own (virtio: device -> virtio0, whose parent is the PCI function that has

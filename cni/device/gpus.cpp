@@ -152,13 +152,8 @@ Result<NvidiaGpu> ParseNvidiaGpuInformation(std::string_view text, std::string_v
   std::optional<std::string> bus;
   std::set<std::string, std::less<>> keys;
   size_t line_no = 0;
-  for (size_t start = 0; start < text.size();) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++line_no;
-    const std::string where = "line " + std::to_string(line_no);
+  for (std::string_view line : conf::Split(text, '\n')) {
+    const std::string where = "line " + std::to_string(++line_no);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     for (char c : line)
       if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f)
@@ -260,13 +255,10 @@ Mapping ByMinor(const std::string& shown, int minor, const std::vector<NvidiaGpu
 std::optional<std::vector<int>> AckMinors(std::string_view value) {
   if (value.empty() || value.size() > kMaxGpuIdBytes) return std::nullopt;
   std::vector<int> minors;
-  for (size_t start = 0; start <= value.size();) {
-    size_t comma = value.find(',', start);
-    if (comma == std::string_view::npos) comma = value.size();
-    const auto n = Decimal(conf::TrimBlanks(value.substr(start, comma - start)), 4);
+  for (std::string_view piece : conf::Split(value, ',')) {
+    const auto n = Decimal(conf::TrimBlanks(piece), 4);
     if (!n || *n > kMaxNvidiaMinor) return std::nullopt;
     if (std::find(minors.begin(), minors.end(), *n) == minors.end()) minors.push_back(*n);
-    start = comma + 1;
   }
   return minors;
 }

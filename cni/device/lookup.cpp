@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <climits>
 #include <cstdlib>
 #include <memory>
@@ -44,11 +43,6 @@ bool LooksLikeMac(const std::string& s) {
   return true;
 }
 
-std::string Lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 }  // namespace
 
 std::string DeviceQuery::Describe() const {
@@ -62,16 +56,16 @@ DeviceQuery QueryFor(const conf::DeviceSelector& sel) {
   DeviceQuery q;
   switch (sel.by) {
     case conf::DeviceSelector::By::kName: q.name = sel.value; break;
-    case conf::DeviceSelector::By::kMac: q.mac = Lower(sel.value); break;
-    case conf::DeviceSelector::By::kPci: q.pci = Lower(sel.value); break;
+    case conf::DeviceSelector::By::kMac: q.mac = conf::AsciiLower(sel.value); break;
+    case conf::DeviceSelector::By::kPci: q.pci = conf::AsciiLower(sel.value); break;
     case conf::DeviceSelector::By::kRdma: q.rdma = sel.value; break;
     case conf::DeviceSelector::By::kPool:      // cni/device/choice.cpp chose a device first
     case conf::DeviceSelector::By::kResource:  // run.cpp made it a device ID first
     case conf::DeviceSelector::By::kDeviceId:
       if (LooksLikePci(sel.value))
-        q.pci = Lower(sel.value.size() == 7 ? "0000:" + sel.value : sel.value);
+        q.pci = conf::AsciiLower(sel.value.size() == 7 ? "0000:" + sel.value : sel.value);
       else if (LooksLikeMac(sel.value))
-        q.mac = Lower(sel.value);
+        q.mac = conf::AsciiLower(sel.value);
       else if (sel.value.find('/') != std::string::npos)
         q.rdma = sel.value;  // a device plugin ID: "erdma_0/17"
       else

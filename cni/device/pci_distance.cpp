@@ -34,17 +34,6 @@ bool IsPciRoot(std::string_view s) {
 // A BDF as sysfs spells it; another spelling of one is not a sysfs name.
 bool IsBdf(std::string_view s) { return conf::NormalizePci(s) == s; }
 
-std::vector<std::string_view> Components(std::string_view path) {
-  std::vector<std::string_view> out;
-  for (size_t start = 0; start <= path.size();) {
-    size_t slash = path.find('/', start);
-    if (slash == std::string_view::npos) slash = path.size();
-    if (slash > start) out.push_back(path.substr(start, slash - start));
-    start = slash + 1;
-  }
-  return out;
-}
-
 // Bridges between a device and the ancestor at depth `common` of its path.
 size_t BridgesBelow(const PciLocation& l, size_t common) {
   return l.path.size() > common ? l.path.size() - common - 1 : 0;
@@ -115,7 +104,8 @@ std::string_view PciLevelName(PciLevel level) {
 }
 
 std::optional<PciLocation> ParsePciPath(std::string_view realpath) {
-  const std::vector<std::string_view> parts = Components(realpath);
+  std::vector<std::string_view> parts = conf::Split(realpath, '/');
+  std::erase(parts, std::string_view());
   // The last root a BDF follows: a prefix of the path (a test's own tree)
   // may hold anything.
   size_t root = parts.size();
