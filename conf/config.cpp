@@ -42,19 +42,10 @@ Status ParseVersion(const json& root, Config& c) {
     return base::Ok();
   }
   if (const json* list = Get(root, Key(kTop, "cniVersions"))) {
-    std::vector<std::string> offered;
-    bool ok = list->is_array();
-    if (ok) {
-      for (const auto& e : *list) {
-        if (!e.is_string()) {
-          ok = false;
-          break;
-        }
-        offered.push_back(e.get<std::string>());
-      }
-    }
-    if (!ok) return Invalid("cniVersions: must be an array of version strings");
-    auto picked = PickVersion(offered);
+    if (!list->is_array() ||
+        !std::all_of(list->begin(), list->end(), [](const json& e) { return e.is_string(); }))
+      return Invalid("cniVersions: must be an array of version strings");
+    auto picked = PickVersion(list->get<std::vector<std::string>>());
     if (!picked)
       return Error(Code::kIncompatibleVersion,
                    "cniVersions: " + list->dump(-1, ' ', false, json::error_handler_t::replace) +
@@ -251,13 +242,22 @@ Status ParseIfName(const json& root, Config& c) {
   return base::Ok();
 }
 
-Status ParseMtu(const json& root, Config& c) {
-  if (const json* v = Get(root, Key(kTop, "mtu"))) {
-    uint64_t n = 0;
-    if (!GetUint(*v, 68, 65535, &n)) return Invalid("mtu: must be an integer 68..65535");
-    c.mtu = static_cast<uint32_t>(n);
-  }
+// The integer `key` of `obj` into `out` when it is in [min, max]; else "<path>: must be an integer
+// <min>..<max><unit>", and `out` keeps its value.
+template <class T>
+Status ReadUint(const json& obj, const char* key, const std::string& path, uint64_t min, uint64_t max, T& out,
+                const char* unit = "") {
+  const json* v = Get(obj, key);
+  uint64_t n = 0;
+  if (!v) return base::Ok();
+  if (!GetUint(*v, min, max, &n))
+    return Invalid(path + ": must be an integer " + std::to_string(min) + ".." + std::to_string(max) + unit);
+  out = static_cast<uint32_t>(n);
   return base::Ok();
+}
+
+Status ParseMtu(const json& root, Config& c) {
+  return ReadUint(root, Key(kTop, "mtu"), "mtu", 68, 65535, c.mtu);
 }
 
 Status ParseIpam(const json& root, Config& c) {
@@ -280,30 +280,31 @@ AddressMode DefaultAddresses(const Config& c) {
   return !c.ipam.is_null() ? AddressMode::kIpam : c.child() ? AddressMode::kNone : AddressMode::kInherit;
 }
 
+// `addresses` is set only once it is valid: a group that fails at DEL leaves the default.
 Status ParseAddresses(const json& root, Config& c) {
   c.addresses = DefaultAddresses(c);
-  if (const json* v = Get(root, Key(kTop, "addresses"))) {
-    const std::string fix = "use \"inherit\", \"ipam\" or \"none\"";
-    if (!v->is_string()) return Invalid("addresses: must be a string; " + fix);
-    const auto& s = v->get_ref<const std::string&>();
-    if (s == "inherit")
-      c.addresses = AddressMode::kInherit;
-    else if (s == "ipam")
-      c.addresses = AddressMode::kIpam;
-    else if (s == "none")
-      c.addresses = AddressMode::kNone;
-    else
-      return Invalid("addresses: " + Quote(s) + " is not supported; " + fix);
-    if (c.addresses == AddressMode::kIpam && c.ipam.is_null())
-      return Invalid("addresses: \"ipam\" needs an ipam object, e.g. {\"type\": \"host-local\", ...}");
-    if (c.addresses == AddressMode::kInherit && c.child())
-      return Invalid(std::string("addresses: \"inherit\" would copy the parent's addresses onto a ") +
-                     std::string(c.mode->name) + " child; use \"ipam\" with an ipam object, or \"none\"");
-    if (c.addresses != AddressMode::kIpam && !c.ipam.is_null())
-      return Invalid("ipam: set beside addresses " + Quote(s) +
-                     ", which never runs the IPAM plugin; remove ipam, or set addresses to \"ipam\" (the "
-                     "default with an ipam object)");
-  }
+  const json* v = Get(root, Key(kTop, "addresses"));
+  if (!v) return base::Ok();
+  const std::string fix = "use \"inherit\", \"ipam\" or \"none\"";
+  if (!v->is_string()) return Invalid("addresses: must be a string; " + fix);
+  const auto& s = v->get_ref<const std::string&>();
+  AddressMode mode = AddressMode::kNone;
+  if (s == "inherit")
+    mode = AddressMode::kInherit;
+  else if (s == "ipam")
+    mode = AddressMode::kIpam;
+  else if (s != "none")
+    return Invalid("addresses: " + Quote(s) + " is not supported; " + fix);
+  if (mode == AddressMode::kIpam && c.ipam.is_null())
+    return Invalid("addresses: \"ipam\" needs an ipam object, e.g. {\"type\": \"host-local\", ...}");
+  if (mode == AddressMode::kInherit && c.child())
+    return Invalid(std::string("addresses: \"inherit\" would copy the parent's addresses onto a ") +
+                   std::string(c.mode->name) + " child; use \"ipam\" with an ipam object, or \"none\"");
+  if (mode != AddressMode::kIpam && !c.ipam.is_null())
+    return Invalid("ipam: set beside addresses " + Quote(s) +
+                   ", which never runs the IPAM plugin; remove ipam, or set addresses to \"ipam\" (the "
+                   "default with an ipam object)");
+  c.addresses = mode;
   return base::Ok();
 }
 
@@ -327,17 +328,10 @@ Status ParseRouting(const json& root, Config& c) {
       c.routing.table = static_cast<uint32_t>(n);
     }
   }
-  if (const json* v = Get(*r, Key(kRouting, "rulePriority"))) {
-    uint64_t n = 0;
-    if (!GetUint(*v, 0, 32767, &n)) return Invalid("routing.rulePriority: must be an integer 0..32767");
-    c.routing.rule_priority = static_cast<uint32_t>(n);
-  }
-  if (const json* v = Get(*r, Key(kRouting, "routeMetric"))) {
-    uint64_t n = 0;
-    if (!GetUint(*v, 0, std::numeric_limits<uint32_t>::max(), &n))
-      return Invalid("routing.routeMetric: must be an integer 0..4294967295");
-    c.routing.route_metric = static_cast<uint32_t>(n);
-  }
+  RETURN_IF_ERROR(
+      ReadUint(*r, Key(kRouting, "rulePriority"), "routing.rulePriority", 0, 32767, c.routing.rule_priority));
+  RETURN_IF_ERROR(ReadUint(*r, Key(kRouting, "routeMetric"), "routing.routeMetric", 0,
+                           std::numeric_limits<uint32_t>::max(), c.routing.route_metric));
   if (const json* v = Get(*r, Key(kRouting, "defaultRoute"))) {
     if (!v->is_boolean()) return Invalid("routing.defaultRoute: must be true or false");
     c.routing.default_route = v->get<bool>();
@@ -382,24 +376,14 @@ Status ParseFiles(const json& root, Config& c, bool lenient) {
       c.log_max_bytes = n;
     }
   }
-  if (const json* v = Get(root, Key(kTop, "lockTimeoutMs"))) {
-    uint64_t n = 0;
-    if (!GetUint(*v, 0, kMaxLockTimeoutMs, &n)) {
-      RETURN_IF_ERROR(bad("lockTimeoutMs: must be an integer 0.." + std::to_string(kMaxLockTimeoutMs) +
-                          " (milliseconds)"));
-    } else {
-      c.lock_timeout_ms = static_cast<uint32_t>(n);
-    }
-  }
-  if (const json* v = Get(root, Key(kTop, "ipamTimeoutMs"))) {
-    uint64_t n = 0;
-    if (!GetUint(*v, kMinIpamTimeoutMs, kMaxIpamTimeoutMs, &n)) {
-      RETURN_IF_ERROR(bad("ipamTimeoutMs: must be an integer " + std::to_string(kMinIpamTimeoutMs) + ".." +
-                          std::to_string(kMaxIpamTimeoutMs) + " (milliseconds)"));
-    } else {
-      c.ipam_timeout_ms = static_cast<uint32_t>(n);
-    }
-  }
+  if (Status s = ReadUint(root, Key(kTop, "lockTimeoutMs"), "lockTimeoutMs", 0, kMaxLockTimeoutMs,
+                          c.lock_timeout_ms, " (milliseconds)");
+      !s.ok())
+    RETURN_IF_ERROR(bad(s.error().msg));
+  if (Status s = ReadUint(root, Key(kTop, "ipamTimeoutMs"), "ipamTimeoutMs", kMinIpamTimeoutMs,
+                          kMaxIpamTimeoutMs, c.ipam_timeout_ms, " (milliseconds)");
+      !s.ok())
+    RETURN_IF_ERROR(bad(s.error().msg));
   if (const json* v = Get(root, Key(kTop, "logLevel"))) {
     const char* fix = "use \"debug\", \"info\", \"warn\" or \"error\"";
     if (!v->is_string()) {
@@ -506,10 +490,12 @@ Status ParseRest(json root, Purpose purpose, Config& c) {
   for (const ModeSpec* m : c.modes)
     if (!m->options_key.empty()) top_keys.push_back(m->options_key);
   const Level top{"", top_keys};
-  auto group = [&](Status s, auto reset) -> Status {
+  // At DEL a group that fails sets the `members` it parses back to their defaults.
+  auto group = [&](Status s, auto... members) -> Status {
     if (s.ok() || purpose != Purpose::kDel || s.error().code != Code::kInvalidConfig) return s;
     c.del_warnings.push_back(s.error().msg);
-    reset(fallback ? *fallback : fallback.emplace());
+    const Config& defaults = fallback ? *fallback : fallback.emplace();
+    ((c.*members = defaults.*members), ...);
     return base::Ok();
   };
   if (purpose == Purpose::kDel) {
@@ -523,29 +509,18 @@ Status ParseRest(json root, Purpose purpose, Config& c) {
   } else {
     RETURN_IF_ERROR(RefuseUnknown(root, top));
   }
+  // ParseMode sets the mode only once it is valid.
   c.mode = c.modes.front();
-  RETURN_IF_ERROR(group(ParseMode(root, c), [&](const Config&) { c.mode = c.modes.front(); }));
-  RETURN_IF_ERROR(group(ParseDevice(root, purpose != Purpose::kAdd, c),
-                        [&](const Config& defaults) { c.device = defaults.device; }));
-  RETURN_IF_ERROR(group(ParseIfName(root, c), [&](const Config& defaults) { c.if_name = defaults.if_name; }));
-  RETURN_IF_ERROR(group(ParseMtu(root, c), [&](const Config& defaults) { c.mtu = defaults.mtu; }));
-  RETURN_IF_ERROR(group(ParseIpam(root, c), [&](const Config& defaults) {
-    c.ipam = defaults.ipam;
-    c.ipam_type = defaults.ipam_type;
-  }));
-  RETURN_IF_ERROR(group(ParseAddresses(root, c), [&](const Config&) { c.addresses = DefaultAddresses(c); }));
-  RETURN_IF_ERROR(group(ParseModeBlocks(root, c), [&](const Config& defaults) {
-    c.mode_options = defaults.mode_options;
-    c.mac = defaults.mac;
-    c.runtime_mac = defaults.runtime_mac;
-  }));
-  RETURN_IF_ERROR(
-      group(ParseRouting(root, c), [&](const Config& defaults) { c.routing = defaults.routing; }));
-  RETURN_IF_ERROR(group(ParseRdmaGroup(root, c), [&](const Config& defaults) { c.rdma = defaults.rdma; }));
-  RETURN_IF_ERROR(group(ParseSmcrGroup(root, c), [&](const Config& defaults) {
-    c.smcr = defaults.smcr;
-    c.smcr_wanted = defaults.smcr_wanted;
-  }));
+  RETURN_IF_ERROR(group(ParseMode(root, c)));
+  RETURN_IF_ERROR(group(ParseDevice(root, purpose != Purpose::kAdd, c), &Config::device));
+  RETURN_IF_ERROR(group(ParseIfName(root, c), &Config::if_name));
+  RETURN_IF_ERROR(group(ParseMtu(root, c), &Config::mtu));
+  RETURN_IF_ERROR(group(ParseIpam(root, c), &Config::ipam, &Config::ipam_type));
+  RETURN_IF_ERROR(group(ParseAddresses(root, c)));
+  RETURN_IF_ERROR(group(ParseModeBlocks(root, c), &Config::mode_options, &Config::mac, &Config::runtime_mac));
+  RETURN_IF_ERROR(group(ParseRouting(root, c), &Config::routing));
+  RETURN_IF_ERROR(group(ParseRdmaGroup(root, c), &Config::rdma));
+  RETURN_IF_ERROR(group(ParseSmcrGroup(root, c), &Config::smcr, &Config::smcr_wanted));
   // Mode none acts on the interface the plugin before it made (its prevResult): alone it would give the pod
   // nothing and succeed. A node conflist entry (kEntry) gets its prevResult from the runtime.
   if (purpose == Purpose::kAdd && !c.mode->takes_device && c.prev_result.is_null())
