@@ -252,47 +252,54 @@ void PrintError(std::ostream& err, const Error& e) {
   err << "\n";
 }
 
+int ExitFor(const base::Status& s, std::ostream& err) {
+  if (!s.ok()) PrintError(err, s.error());
+  return s.ok() ? kExitOk : kExitFailed;
+}
+
+// The conf dir's lock, unless nothing is written (--dry-run).
+base::Result<std::optional<DirLock>> LockUnlessDryRun(const Options& o) {
+  if (o.dry_run) return std::optional<DirLock>();
+  ASSIGN_OR_RETURN(DirLock lock, DirLock::Acquire(o.conf_dir, kLockWaitMs));
+  return std::optional<DirLock>(std::move(lock));
+}
+
+// What the conflist edit did; with --dry-run, what it would do and the new text.
+void ReportEdit(const Options& o, const ConflistPlan& p, std::ostream& out) {
+  if (o.dry_run) {
+    out << p.path << ": " << (p.edit.changed ? "would have " : "") << p.edit.summary << "\n";
+    if (p.edit.changed) out << p.edit.text << (p.edit.text.ends_with('\n') ? "" : "\n");
+    return;
+  }
+  out << p.path << ": " << p.edit.summary
+      << (p.edit.changed ? "; the previous file is " + p.path + kBackupSuffix : "") << "\n";
+}
+
 // One install. `quiet`: say nothing when nothing changed (the --every rounds).
 base::Status InstallOnce(const Options& o, bool quiet, std::ostream& out, std::ostream& err) {
-  std::optional<DirLock> lock;
-  if (!o.dry_run) {
-    ASSIGN_OR_RETURN(DirLock l, DirLock::Acquire(o.conf_dir, kLockWaitMs));
-    lock.emplace(std::move(l));
-  }
+  ASSIGN_OR_RETURN(std::optional<DirLock> lock, LockUnlessDryRun(o));
   ASSIGN_OR_RETURN(std::optional<NodeFilePlan> node, PlanNodeFile(o));
   ASSIGN_OR_RETURN(BinaryPlan bin, PlanBinary(o));
   ASSIGN_OR_RETURN(ConflistPlan conf, PlanConflistInstall(o, node ? &node->policy : nullptr));
   if (!quiet || bin.copy || conf.edit.changed)
     for (const std::string& w : conf.warnings) err << "erdma-cni-install: warning: " << w << "\n";
-  const std::string node_summary =
-      node ? node->dest + (node->write ? " written from " : " holds ") + o.node_file : "";
-  if (o.dry_run) {
-    if (node) out << (node->write ? "would have " : "") << node_summary << "\n";
-    out << (bin.copy ? "would have " : "") << bin.summary << "\n";
-    out << conf.path << ": " << (conf.edit.changed ? "would have " : "") << conf.edit.summary << "\n";
-    if (conf.edit.changed) out << conf.edit.text << (conf.edit.text.ends_with('\n') ? "" : "\n");
-    if (conf.kubelet_down) return *conf.kubelet_down;
-    return base::Ok();
-  }
+  const char* would = o.dry_run ? "would have " : "";
   // The node file, then the binary, before the entry that makes the runtime run it.
-  if (node && node->write) RETURN_IF_ERROR(ReplaceFile(node->dest, node->content, 0644, 0, 0));
-  if (node && (!quiet || node->write)) out << node_summary << "\n";
-  if (bin.copy) RETURN_IF_ERROR(ReplaceFile(bin.dest, bin.content, 0755, ::geteuid(), ::getegid()));
-  if (conf.edit.changed) RETURN_IF_ERROR(ApplyConflist(conf));
-  if (!quiet || bin.copy) out << bin.summary << "\n";
-  if (!quiet || conf.edit.changed)
-    out << conf.path << ": " << conf.edit.summary
-        << (conf.edit.changed ? "; the previous file is " + conf.path + kBackupSuffix : "") << "\n";
+  if (node && node->write && !o.dry_run) RETURN_IF_ERROR(ReplaceFile(node->dest, node->content, 0644, 0, 0));
+  if (node && (!quiet || node->write))
+    out << (node->write ? would : "") << node->dest << (node->write ? " written from " : " holds ")
+        << o.node_file << "\n";
+  if (bin.copy && !o.dry_run)
+    RETURN_IF_ERROR(ReplaceFile(bin.dest, bin.content, 0755, ::geteuid(), ::getegid()));
+  if (conf.edit.changed && !o.dry_run) RETURN_IF_ERROR(ApplyConflist(conf));
+  if (!quiet || bin.copy) out << (bin.copy ? would : "") << bin.summary << "\n";
+  if (!quiet || conf.edit.changed) ReportEdit(o, conf, out);
   if (conf.kubelet_down) return *conf.kubelet_down;
   return base::Ok();
 }
 
 int Install(const Options& o, std::ostream& out, std::ostream& err) {
-  if (!o.every_seconds) {
-    auto s = InstallOnce(o, false, out, err);
-    if (!s.ok()) PrintError(err, s.error());
-    return s.ok() ? kExitOk : kExitFailed;
-  }
+  if (!o.every_seconds) return ExitFor(InstallOnce(o, false, out, err), err);
   // PID 1 in a container gets no default signal actions: handle SIGTERM so
   // the pod stops at once. No SA_RESTART: the signal cuts the sleep short.
   struct sigaction sa {};
@@ -324,11 +331,7 @@ int Install(const Options& o, std::ostream& out, std::ostream& err) {
 
 int Uninstall(const Options& o, std::ostream& out, std::ostream& err) {
   auto run = [&]() -> base::Status {
-    std::optional<DirLock> lock;
-    if (!o.dry_run) {
-      ASSIGN_OR_RETURN(DirLock l, DirLock::Acquire(o.conf_dir, kLockWaitMs));
-      lock.emplace(std::move(l));
-    }
+    ASSIGN_OR_RETURN(std::optional<DirLock> lock, LockUnlessDryRun(o));
     ASSIGN_OR_RETURN(std::string path, ConflistPath(o, /*must_exist=*/false));
     if (path.empty()) {
       out << (o.conflist == "auto" ? o.conf_dir + " has no network config"
@@ -342,84 +345,51 @@ int Uninstall(const Options& o, std::ostream& out, std::ostream& err) {
       auto edit = PlanUninstall(p.original);
       if (!edit.ok()) return std::move(edit).error().WithContext(p.path);
       p.edit = std::move(edit).value();
-      if (o.dry_run) {
-        out << p.path << ": " << (p.edit.changed ? "would have " : "") << p.edit.summary << "\n";
-        if (p.edit.changed) out << p.edit.text << (p.edit.text.ends_with('\n') ? "" : "\n");
-      } else {
-        // The entry goes first: the runtime stops running erdma-cni before its binary is gone.
-        if (p.edit.changed) RETURN_IF_ERROR(ApplyConflist(p));
-        out << p.path << ": " << p.edit.summary
-            << (p.edit.changed ? "; the previous file is " + p.path + kBackupSuffix : "") << "\n";
-      }
+      // The entry goes first: the runtime stops running erdma-cni before its binary is gone.
+      if (p.edit.changed && !o.dry_run) RETURN_IF_ERROR(ApplyConflist(p));
+      ReportEdit(o, p, out);
     }
     if (o.remove_binary) {
       const std::string dest = o.bin_dir + "/" + kBinaryName;
       const bool present = ::access(dest.c_str(), F_OK) == 0;
-      if (o.dry_run) {
-        out << (present ? "would have removed " + dest : dest + " is not there") << "\n";
-      } else {
-        if (present && ::unlink(dest.c_str()) != 0)
-          return Error(Code::kIo, "remove " + dest + ": " + std::strerror(errno), "", errno);
-        out << (present ? "removed " + dest : dest + " is not there") << "\n";
-      }
+      if (present && !o.dry_run && ::unlink(dest.c_str()) != 0)
+        return Error(Code::kIo, "remove " + dest + ": " + std::strerror(errno), "", errno);
+      out << (present ? (o.dry_run ? "would have removed " : "removed ") + dest : dest + " is not there")
+          << "\n";
     }
     return base::Ok();
   };
-  auto s = run();
-  if (!s.ok()) PrintError(err, s.error());
-  return s.ok() ? kExitOk : kExitFailed;
+  return ExitFor(run(), err);
 }
 
 int Check(const Options& o, std::ostream& out, std::ostream& err) {
   bool as_asked = true;
-  auto bin = PlanBinary(o);
-  if (!bin.ok()) {
-    PrintError(err, bin.error());
-    return kExitFailed;
-  }
-  if (bin->copy) {
-    as_asked = false;
-    out << "differs: " << bin->dest << " is not " << bin->source << " (install would copy it)\n";
-  } else {
-    out << "ok: " << bin->summary << "\n";
-  }
-  auto node = PlanNodeFile(o);
-  if (!node.ok()) {
-    PrintError(err, node.error());
-    return kExitFailed;
-  }
-  if (*node && (*node)->write) {
-    as_asked = false;
-    out << "differs: " << (*node)->dest << " does not hold " << o.node_file
-        << " as root's 0644 file (install would write it)\n";
-  } else if (*node) {
-    out << "ok: " << (*node)->dest << " holds " << o.node_file << "\n";
-  }
-  auto conf = PlanConflistInstall(o, *node ? &(*node)->policy : nullptr);
-  if (!conf.ok()) {
-    PrintError(err, conf.error());
-    return kExitFailed;
-  }
-  // The entry the runtime runs now: one the plugin would refuse fails the check.
-  if (auto installed = ParseObject(conf->original); installed.ok()) {
-    auto s = CheckInstalledEntry(*installed, o.modes, conf->node);
-    if (!s.ok()) {
-      PrintError(err, std::move(s).error().WithContext(conf->path));
-      return kExitFailed;
+  auto say = [&](bool differs, const std::string& what) {
+    as_asked = as_asked && !differs;
+    out << (differs ? "differs: " : "ok: ") << what << "\n";
+  };
+  auto run = [&]() -> base::Status {
+    ASSIGN_OR_RETURN(BinaryPlan bin, PlanBinary(o));
+    say(bin.copy, bin.copy ? bin.dest + " is not " + bin.source + " (install would copy it)" : bin.summary);
+    ASSIGN_OR_RETURN(std::optional<NodeFilePlan> node, PlanNodeFile(o));
+    if (node)
+      say(node->write, node->write ? node->dest + " does not hold " + o.node_file +
+                                         " as root's 0644 file (install would write it)"
+                                   : node->dest + " holds " + o.node_file);
+    ASSIGN_OR_RETURN(ConflistPlan conf, PlanConflistInstall(o, node ? &node->policy : nullptr));
+    // The entry the runtime runs now: one the plugin would refuse fails the check.
+    if (auto installed = ParseObject(conf.original); installed.ok()) {
+      auto s = CheckInstalledEntry(*installed, o.modes, conf.node);
+      if (!s.ok()) return std::move(s).error().WithContext(conf.path);
     }
-  }
-  if (conf->kubelet_down) {
-    PrintError(err, *conf->kubelet_down);
-    return kExitFailed;
-  }
-  if (conf->edit.changed) {
-    as_asked = false;
-    out << "differs: " << conf->path << ": install would have " << conf->edit.summary << "\n";
-  } else {
-    out << "ok: " << conf->path << ": " << conf->edit.summary << "\n";
-  }
-  for (const std::string& w : conf->warnings) err << "erdma-cni-install: warning: " << w << "\n";
-  return as_asked ? kExitOk : kExitFailed;
+    if (conf.kubelet_down) return *conf.kubelet_down;
+    say(conf.edit.changed,
+        conf.path + ": " + (conf.edit.changed ? "install would have " : "") + conf.edit.summary);
+    for (const std::string& w : conf.warnings) err << "erdma-cni-install: warning: " << w << "\n";
+    return base::Ok();
+  };
+  const int rc = ExitFor(run(), err);
+  return as_asked ? rc : kExitFailed;
 }
 
 }  // namespace
