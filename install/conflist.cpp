@@ -32,12 +32,6 @@ std::vector<size_t> OurPositions(const Json& doc) {
   return at;
 }
 
-std::optional<size_t> OurPosition(const Json& doc) {
-  auto at = OurPositions(doc);
-  if (at.empty()) return std::nullopt;
-  return at.front();
-}
-
 std::string List(const std::vector<size_t>& v) {
   std::string s;
   for (size_t i : v) s += (s.empty() ? "" : ", ") + std::to_string(i);
@@ -216,19 +210,19 @@ base::Result<Edit> PlanInstall(std::string_view original, const Json& entry, con
     return Invalid("cniVersion \"" + version + "\": erdma-cni speaks " + conf::SupportedVersions().front() +
                    " to " + conf::SupportedVersions().back() +
                    "; every ADD would fail. Raise the conflist's cniVersion first");
-  const std::optional<size_t> before = OurPosition(doc);
+  const std::vector<size_t> before = OurPositions(doc);
   ASSIGN_OR_RETURN(Json out, WithEntry(doc, entry, where));
   if (auto s = Validate(out, 1); !s.ok()) return std::move(s).error().WithContext("the result");
   Edit edit;
-  const size_t after = *OurPosition(out);
+  const size_t after = OurPositions(out).front();
   const std::string at = "position " + std::to_string(after) + " (" + where.Describe() + ")";
   edit.changed = out != doc;
   if (!edit.changed)
     edit.summary = "erdma-cni entry up to date at " + at;
-  else if (!before)
+  else if (before.empty())
     edit.summary = "inserted the erdma-cni entry at " + at;
-  else if (*before != after)
-    edit.summary = "moved the erdma-cni entry from position " + std::to_string(*before) + " to " + at;
+  else if (before.front() != after)
+    edit.summary = "moved the erdma-cni entry from position " + std::to_string(before.front()) + " to " + at;
   else
     edit.summary = "updated the erdma-cni entry at " + at;
   if (edit.changed) edit.text = Render(out, original);

@@ -47,16 +47,8 @@ bool FileStamp::SameVersion(const FileStamp& o) const {
 base::Result<FileStamp> Stamp(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return SysError("stat " + path, errno);
-  FileStamp s;
-  s.dev = st.st_dev;
-  s.ino = st.st_ino;
-  s.size = st.st_size;
-  s.mtime = st.st_mtim;
-  s.ctime = st.st_ctim;
-  s.mode = st.st_mode;
-  s.uid = st.st_uid;
-  s.gid = st.st_gid;
-  return s;
+  return FileStamp{st.st_dev,  st.st_ino,  st.st_size, st.st_mtim,
+                   st.st_ctim, st.st_mode, st.st_uid,  st.st_gid};
 }
 
 base::Result<std::string> ReadFile(const std::string& path, size_t max_bytes, bool follow) {

@@ -1,5 +1,6 @@
 #include "install/options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <optional>
@@ -40,15 +41,17 @@ const std::map<std::string_view, std::set<Command>> kAccepted = {
     {"--every", {Command::kInstall}},
 };
 
-const char* CommandName(Command c) {
-  switch (c) {
-    case Command::kInstall: return "install";
-    case Command::kUninstall: return "uninstall";
-    case Command::kCheck: return "check";
-    case Command::kHelp: return "--help";
-    case Command::kVersion: return "--version";
-  }
-  return "?";
+// Each command's names, the one messages use first.
+constexpr std::pair<std::string_view, Command> kCommands[] = {
+    {"install", Command::kInstall},  {"uninstall", Command::kUninstall},
+    {"check", Command::kCheck},      {"--help", Command::kHelp},
+    {"-h", Command::kHelp},          {"help", Command::kHelp},
+    {"--version", Command::kVersion}};
+
+std::string_view CommandName(Command c) {
+  return std::find_if(std::begin(kCommands), std::end(kCommands),
+                      [&](const auto& n) { return n.second == c; })
+      ->first;
 }
 
 base::Status CheckDir(const std::string& flag, const std::string& dir) {
@@ -63,18 +66,11 @@ base::Result<Options> ParseArgs(const std::vector<std::string>& args) {
   Options o;
   if (args.empty()) return UsageError("no command: install, uninstall or check");
   const std::string& cmd = args[0];
-  if (cmd == "install")
-    o.command = Command::kInstall;
-  else if (cmd == "uninstall")
-    o.command = Command::kUninstall;
-  else if (cmd == "check")
-    o.command = Command::kCheck;
-  else if (cmd == "--help" || cmd == "-h" || cmd == "help")
-    o.command = Command::kHelp;
-  else if (cmd == "--version")
-    o.command = Command::kVersion;
-  else
+  const auto* named =
+      std::find_if(std::begin(kCommands), std::end(kCommands), [&](const auto& n) { return n.first == cmd; });
+  if (named == std::end(kCommands))
     return UsageError("unknown command \"" + cmd + "\": install, uninstall or check");
+  o.command = named->second;
   if ((o.command == Command::kHelp || o.command == Command::kVersion) && args.size() > 1)
     return UsageError(cmd + " takes no arguments");
 
@@ -93,7 +89,7 @@ base::Result<Options> ParseArgs(const std::vector<std::string>& args) {
     auto accepted = kAccepted.find(flag);
     if (accepted == kAccepted.end()) return UsageError("unknown option \"" + flag + "\"");
     if (!accepted->second.contains(o.command))
-      return UsageError(flag + " is not an option of " + CommandName(o.command));
+      return UsageError(flag + " is not an option of " + std::string(CommandName(o.command)));
     if (kWithValue.contains(flag)) {
       if (!value) {
         if (i + 1 >= args.size()) return UsageError(flag + " needs a value");
