@@ -70,15 +70,8 @@ std::optional<uint64_t> ParseMemlock(std::string_view value) {
   auto [p, ec] = std::from_chars(value.data(), end, n);
   if (ec != std::errc() || p == value.data()) return std::nullopt;
   const std::string_view unit(p, static_cast<size_t>(end - p));
-  int shift = 0;
-  if (unit == "Ki")
-    shift = 10;
-  else if (unit == "Mi")
-    shift = 20;
-  else if (unit == "Gi")
-    shift = 30;
-  else if (!unit.empty())
-    return std::nullopt;
+  const int shift = unit == "Ki" ? 10 : unit == "Mi" ? 20 : unit == "Gi" ? 30 : 0;
+  if (shift == 0 && !unit.empty()) return std::nullopt;
   if (shift && n > (UINT64_MAX >> shift)) return std::nullopt;
   return n << shift;
 }

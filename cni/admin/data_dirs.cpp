@@ -17,12 +17,10 @@ base::Result<AdminDataDirs> FindAdminDataDirs(const std::string& given, const st
   }
   if (!given.empty()) {  // an admin's own dataDir: a broken node file does not stand in the way
     out.dirs.push_back(given);
-    out.source = "--data-dir";
     return out;
   }
   if (!loaded.ok()) return std::move(loaded).error();
   const conf::NodePolicy& policy = *loaded;
-  out.source = policy.source;
   out.attachments_dir = policy.attachments_dir;
   for (const std::string& d : policy.data_dirs) (d.ends_with('/') ? out.unsearched : out.dirs).push_back(d);
   if (container_id.empty()) return out;

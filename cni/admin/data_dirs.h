@@ -13,7 +13,6 @@ struct AdminDataDirs {
   /// Node file entries ending in "/": any directory below them may be a dataDir, too many to walk; named in
   /// the report so that the admin gives --data-dir.
   std::vector<std::string> unsearched;
-  std::string source;                ///< "--data-dir", or where the node policy came from
   std::string attachments_dir;       ///< the node file's attachmentsDir
   std::string pod_resources_socket;  ///< the node file's podResourcesSocket
   std::string node_source;           ///< where the node policy came from

@@ -17,12 +17,8 @@
 #include "conf/config.h"
 #include "conf/names.h"
 #include "kubelet/pod_devices.h"
-#include "netlink/netns.h"
+#include "netlink/netns_liveness.h"
 #include "netlink/rdma_pairing.h"
-#include "netlink/rdma_socket.h"
-#include "netlink/rtnl_socket.h"
-#include "netlink/smc_socket.h"
-#include "netlink/sysctl.h"
 
 namespace cni {
 
@@ -43,15 +39,10 @@ std::string ReadTrimmed(const std::string& path) {
   return s;
 }
 
+// The kernel's enum ib_port_state, by value.
 const char* PortStateName(uint8_t s) {
-  switch (s) {
-    case 1: return "DOWN";
-    case 2: return "INIT";
-    case 3: return "ARMED";
-    case 4: return "ACTIVE";
-    case 5: return "ACTIVE_DEFER";
-  }
-  return "NOP";
+  constexpr const char* kNames[] = {"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
+  return s < std::size(kNames) ? kNames[s] : "NOP";
 }
 
 // The RoCE path MTU a netdev MTU allows (the kernel's iboe_get_mtu): the
@@ -171,7 +162,6 @@ json Smc(DiagSources& src) {
 // The names in a process's /dev/infiniband (through /proc/PID/root), sorted; none when it has no such
 // directory.
 json InfinibandNodes(const std::string& dir) {
-  json out = json::array();
   std::error_code ec;
   std::vector<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
@@ -179,8 +169,7 @@ json InfinibandNodes(const std::string& dir) {
     if (names.size() >= 64) break;  // a pod's rails are at most conf::kMaxDevices
   }
   std::sort(names.begin(), names.end());
-  for (auto& n : names) out.push_back(std::move(n));
-  return out;
+  return names;
 }
 
 // The value of `key` in a process's environ (its first 64 KiB), if set.
@@ -320,12 +309,9 @@ json States(const DiagOptions& opts, const std::string& data_dir, const std::vec
             if (const auto* m = std::get_if<StepMember>(&step))
               members.push_back({{"podIfName", m->pod_name}, {"device", m->device}, {"why", m->why}});
           j["group"] = members;
-          j["groupName"] = GroupName(store, st);
         }
-        if (st.member_of) {
-          j["memberOf"] = *st.member_of;
-          j["groupName"] = GroupName(store, st);
-        }
+        if (st.member_of) j["memberOf"] = *st.member_of;
+        if (st.group || st.member_of) j["groupName"] = GroupName(store, st);
         // Mode vf: which VF of which PF; one on vfio-pci has no netdev.
         bool netdev = !st.group;
         for (const Step& step : st.steps)

@@ -3,8 +3,6 @@
 
 #include <sys/stat.h>
 
-#include <sstream>
-
 #include "base/escape.h"
 #include "base/file.h"
 #include "cni/admin/data_dirs.h"

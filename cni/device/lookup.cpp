@@ -20,20 +20,11 @@ namespace {
 
 // dddd:bb:dd.f or bb:dd.f
 bool LooksLikePci(const std::string& s) {
-  auto check = [&](const std::string& t) {
-    if (t.size() != 12) return false;
-    for (size_t i = 0; i < t.size(); ++i) {
-      if (i == 4 || i == 7) {
-        if (t[i] != ':') return false;
-      } else if (i == 10) {
-        if (t[i] != '.') return false;
-      } else if (!conf::IsHexDigit(t[i])) {
-        return false;
-      }
-    }
-    return true;
-  };
-  return check(s) || check("0000:" + s);
+  const std::string t = s.size() == 7 ? "0000:" + s : s;
+  if (t.size() != 12) return false;
+  for (size_t i = 0; i < t.size(); ++i)
+    if (i == 4 || i == 7 ? t[i] != ':' : i == 10 ? t[i] != '.' : !conf::IsHexDigit(t[i])) return false;
+  return true;
 }
 
 bool LooksLikeMac(const std::string& s) {

@@ -94,13 +94,8 @@ bool Flat(const std::vector<RailGpu>& gpus, const std::vector<RailNic>& nics) {
 }  // namespace
 
 std::string_view PciLevelName(PciLevel level) {
-  switch (level) {
-    case PciLevel::kPix: return "PIX";
-    case PciLevel::kPxb: return "PXB";
-    case PciLevel::kPhb: return "PHB";
-    case PciLevel::kSys: return "SYS";
-  }
-  return "SYS";
+  constexpr std::string_view kNames[] = {"PIX", "PXB", "PHB", "SYS"};  // in PciLevel's order
+  return level <= PciLevel::kSys ? kNames[static_cast<size_t>(level)] : "SYS";
 }
 
 std::optional<PciLocation> ParsePciPath(std::string_view realpath) {
