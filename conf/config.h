@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -15,7 +14,6 @@
 #include "conf/modes.h"
 #include "conf/rdma_config.h"
 #include "conf/smcr_config.h"
-#include "netlink/ip.h"
 
 namespace conf {
 

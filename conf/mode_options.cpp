@@ -1,7 +1,5 @@
 #include "conf/mode_options.h"
 
-#include <algorithm>
-
 #include "conf/config.h"
 #include "conf/fields.h"
 #include "conf/keys.h"

@@ -1,5 +1,7 @@
 #include "conf/smcr_config.h"
 
+#include <optional>
+
 #include "conf/fields.h"
 #include "conf/keys.h"
 #include "netlink/sysctl.h"

@@ -3,7 +3,6 @@
 // never ask again: each device's attachment records the device it took.
 #pragma once
 
-#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
