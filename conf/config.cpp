@@ -357,24 +357,17 @@ Status ParseFiles(const json& root, Config& c, bool lenient) {
     return base::Ok();
   };
   if (const json* v = Get(root, Key(kTop, "logFile"))) {
-    bool ok = v->is_string();
-    if (ok) {
-      const auto& s = v->get_ref<const std::string&>();
-      ok = s.empty() || IsSafeAbsolutePath(s);
-    }
-    if (!ok) {
-      RETURN_IF_ERROR(bad("logFile: must be an absolute path or empty"));
-    } else {
+    if (v->is_string() &&
+        (v->get_ref<const std::string&>().empty() || IsSafeAbsolutePath(v->get_ref<const std::string&>())))
       c.log_file = v->get<std::string>();
-    }
+    else
+      RETURN_IF_ERROR(bad("logFile: must be an absolute path or empty"));
   }
   if (const json* v = Get(root, Key(kTop, "logMaxBytes"))) {
-    uint64_t n = 0;
-    if (!GetUint(*v, 0, uint64_t{1} << 40, &n)) {
-      RETURN_IF_ERROR(bad("logMaxBytes: must be an integer number of bytes (0 = no cap), e.g. 10485760"));
-    } else {
+    if (uint64_t n = 0; GetUint(*v, 0, uint64_t{1} << 40, &n))
       c.log_max_bytes = n;
-    }
+    else
+      RETURN_IF_ERROR(bad("logMaxBytes: must be an integer number of bytes (0 = no cap), e.g. 10485760"));
   }
   if (Status s = ReadUint(root, Key(kTop, "lockTimeoutMs"), "lockTimeoutMs", 0, kMaxLockTimeoutMs,
                           c.lock_timeout_ms, " (milliseconds)");
@@ -386,14 +379,13 @@ Status ParseFiles(const json& root, Config& c, bool lenient) {
     RETURN_IF_ERROR(bad(s.error().msg));
   if (const json* v = Get(root, Key(kTop, "logLevel"))) {
     const char* fix = "use \"debug\", \"info\", \"warn\" or \"error\"";
-    if (!v->is_string()) {
+    if (!v->is_string())
       RETURN_IF_ERROR(bad(std::string("logLevel: must be a string; ") + fix));
-    } else if (base::LogLevel level{}; base::ParseLogLevel(v->get_ref<const std::string&>(), &level)) {
+    else if (base::LogLevel level{}; base::ParseLogLevel(v->get_ref<const std::string&>(), &level))
       c.log_level = level;
-    } else {
+    else
       RETURN_IF_ERROR(
           bad("logLevel: " + Quote(v->get_ref<const std::string&>()) + " is not supported; " + fix));
-    }
   }
   return base::Ok();
 }
