@@ -18,6 +18,7 @@
 #include "cni/admin/help.h"
 #include "cni/command/run.h"
 #include "conf/config.h"
+#include "conf/names.h"
 #include "conf/version.h"
 
 // Set by CMake for the shipped target; other builds of this file say so.
@@ -66,10 +67,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (admin == "--version") {
-    std::string versions;
-    for (const std::string& v : conf::SupportedVersions()) versions += " " + v;
     WriteAll(STDOUT_FILENO, std::string("erdma-cni ") + ERDMA_CNI_VERSION + " (" + build() +
-                                ")\nCNI spec versions:" + versions + "\n");
+                                ")\nCNI spec versions: " + conf::Join(conf::SupportedVersions(), " ") + "\n");
     return 0;
   }
   if (admin == "diag" || admin == "clear") {

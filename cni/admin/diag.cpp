@@ -177,14 +177,8 @@ std::optional<std::string> EnvValue(const std::string& environ_file, const std::
   auto text = base::ReadKernelFile(environ_file, 64 << 10);
   if (!text.ok()) return std::nullopt;
   const std::string prefix = key + "=";
-  std::string_view rest(*text);
-  while (!rest.empty()) {
-    const size_t end = rest.find('\0');
-    const std::string_view var = rest.substr(0, end);
+  for (std::string_view var : conf::Split(*text, '\0'))
     if (var.starts_with(prefix)) return base::EscapeForDisplay(std::string(var.substr(prefix.size())));
-    if (end == std::string_view::npos) break;
-    rest.remove_prefix(end + 1);
-  }
   return std::nullopt;
 }
 

@@ -1,6 +1,7 @@
 #include "cni/device/pci_distance.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <memory>
 #include <numeric>
@@ -161,21 +162,18 @@ Result<PciLocation> ReadPciLocation(const std::string& sysfs_root, const std::st
   }
   std::string_view text = *numa;
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
-  const bool negative = !text.empty() && text.front() == '-';
-  std::string_view digits = text.substr(negative ? 1 : 0);
+  // At most 5 digits, or -1 (written with as many).
+  const bool negative = text.starts_with('-');
   int value = 0;
-  bool ok = !digits.empty() && digits.size() <= 5;
-  for (char c : digits) {
-    ok = ok && IsDigit(c);
-    if (ok) value = value * 10 + (c - '0');
-  }
-  if (!ok || (negative && value != 1))
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.size() - negative > 5 ||
+      (negative && value != -1))
     return Error(Code::kDecoding, what + ": " + base::EscapeForDisplay(function) + "/numa_node reads \"" +
                                       base::EscapeForDisplay(text) +
                                       "\", not -1 or a NUMA node number; the kernel writes this file, "
                                       "so the sysfs at " +
                                       base::EscapeForDisplay(sysfs_root) + " is not the kernel's");
-  location->numa = negative ? -1 : value;
+  location->numa = value;
   return std::move(*location);
 }
 
