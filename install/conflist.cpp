@@ -16,10 +16,15 @@ using base::Error;
 
 Error Invalid(std::string msg) { return Error(Code::kInvalidConfig, std::move(msg)); }
 
+// The entry's "type", or null when it has no string one.
+const std::string* TypeOf(const Json& plugin) {
+  auto it = plugin.is_object() ? plugin.find("type") : plugin.end();
+  return it != plugin.end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
+}
+
 bool IsOurs(const Json& plugin) {
-  if (!plugin.is_object()) return false;
-  auto it = plugin.find("type");
-  return it != plugin.end() && it->is_string() && it->get<std::string>() == kPluginType;
+  const std::string* type = TypeOf(plugin);
+  return type && *type == kPluginType;
 }
 
 // Positions of our entries in `plugins` (empty when `plugins` is not an array).
@@ -40,10 +45,7 @@ std::string List(const std::vector<size_t>& v) {
 
 std::string Types(const Json& plugins) {
   std::string s;
-  for (const Json& p : plugins) {
-    auto it = p.find("type");
-    s += (s.empty() ? "" : ", ") + (it != p.end() && it->is_string() ? it->get<std::string>() : "?");
-  }
+  for (const Json& p : plugins) s += (s.empty() ? "" : ", ") + (TypeOf(p) ? *TypeOf(p) : "?");
   return s;
 }
 
@@ -170,11 +172,8 @@ base::Result<Json> WithEntry(const Json& doc, const Json& entry, const Placement
     case Placement::Kind::kLast: break;
     case Placement::Kind::kAfter: {
       std::optional<size_t> found;
-      for (size_t i = 0; i < plugins.size(); ++i) {
-        auto type = plugins[i].find("type");
-        if (type != plugins[i].end() && type->is_string() && type->get<std::string>() == where.after_type)
-          found = i;
-      }
+      for (size_t i = 0; i < plugins.size(); ++i)
+        if (const std::string* type = TypeOf(plugins[i]); type && *type == where.after_type) found = i;
       if (!found)
         return Invalid("no plugin of type \"" + where.after_type + "\" in the chain (its types: " +
                        Types(plugins) + "); name one of them with --after, or use --position N or --last");

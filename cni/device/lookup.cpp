@@ -26,13 +26,6 @@ bool LooksLikePci(const std::string& s) {
   return true;
 }
 
-bool LooksLikeMac(const std::string& s) {
-  if (s.size() != 17) return false;
-  for (size_t i = 0; i < s.size(); ++i)
-    if (i % 3 == 2 ? s[i] != ':' : !conf::IsHexDigit(s[i])) return false;
-  return true;
-}
-
 }  // namespace
 
 std::string DeviceQuery::Describe() const {
@@ -54,8 +47,8 @@ DeviceQuery QueryFor(const conf::DeviceSelector& sel) {
     case conf::DeviceSelector::By::kDeviceId:
       if (LooksLikePci(sel.value))
         q.pci = conf::AsciiLower(sel.value.size() == 7 ? "0000:" + sel.value : sel.value);
-      else if (LooksLikeMac(sel.value))
-        q.mac = conf::AsciiLower(sel.value);
+      else if (auto mac = conf::NormalizeMac(sel.value))
+        q.mac = *mac;
       else if (sel.value.find('/') != std::string::npos)
         q.rdma = sel.value;  // a device plugin ID: "erdma_0/17"
       else
