@@ -48,14 +48,9 @@ bool IsSupportedVersion(std::string_view v) {
 int CompareVersions(std::string_view a, std::string_view b) {
   const auto ta = ParseTriple(a);
   const auto tb = ParseTriple(b);
-  if (!ta && !tb) {
-    // Both unparsable: still a total order, so sorting is deterministic.
-    const int c = a.compare(b);
-    return c < 0 ? -1 : (c > 0 ? 1 : 0);
-  }
-  if (!ta) return -1;
-  if (!tb) return 1;
-  const auto c = *ta <=> *tb;
+  // An unparsable version orders before any parsed one (nullopt first); two unparsable ones by their bytes,
+  // still a total order, so that sorting is deterministic.
+  const std::strong_ordering c = ta || tb ? ta <=> tb : a <=> b;
   return std::is_lt(c) ? -1 : (std::is_gt(c) ? 1 : 0);
 }
 

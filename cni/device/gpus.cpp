@@ -283,11 +283,10 @@ std::vector<PodGpu> MapPodGpus(const std::vector<std::string>& kubelet_gpu_ids,
 
   const auto ack_minors = ack_mem_idx.empty() ? std::nullopt : AckMinors(ack_mem_idx);
   const std::string ack_note =
-      ack_mem_idx.empty()
-          ? " (an ACK shared-GPU ID, whose UUID need not be the pod's GPU: the pod has no " +
-                std::string(kAckAnnotation) + " annotation)"
-          : " (an ACK shared-GPU ID, whose UUID need not be the pod's GPU: " + std::string(kAckAnnotation) +
-                " \"" + base::EscapeForDisplay(ack_mem_idx) + "\" is not a list of GPU indexes)";
+      " (an ACK shared-GPU ID, whose UUID need not be the pod's GPU: " +
+      (ack_mem_idx.empty() ? "the pod has no " + std::string(kAckAnnotation) + " annotation)"
+                           : std::string(kAckAnnotation) + " \"" + base::EscapeForDisplay(ack_mem_idx) +
+                                 "\" is not a list of GPU indexes)");
   for (const std::string& raw : kubelet_gpu_ids) {
     const GpuId g = ParseGpuId(raw);
     const std::string shown = base::EscapeForDisplay(g.id);
