@@ -39,6 +39,13 @@ constexpr const char* kBackupSuffix = ".erdma-cni.bak";
 
 volatile sig_atomic_t g_stop = 0;
 
+// `r`, its error prefixed with `what` (Error::WithContext).
+template <class T>
+base::Result<T> About(base::Result<T> r, const std::string& what) {
+  if (!r.ok()) return std::move(r).error().WithContext(what);
+  return r;
+}
+
 void OnStop(int) { g_stop = 1; }
 
 // The conflist to edit. `must_exist`: install and check need one; for
@@ -91,9 +98,7 @@ base::Result<std::string> SourcePath(const Options& o) {
 base::Result<Json> LoadEntry(const Options& o) {
   if (o.entry_file.empty()) return DefaultEntry();
   ASSIGN_OR_RETURN(std::string text, ReadFile(o.entry_file, kMaxConflistBytes, /*follow=*/true));
-  auto entry = ParseEntry(text);
-  if (!entry.ok()) return std::move(entry).error().WithContext("--entry " + o.entry_file);
-  return entry;
+  return About(ParseEntry(text), "--entry " + o.entry_file);
 }
 
 // The binary: what install would do with it.
@@ -121,20 +126,20 @@ base::Result<BinaryPlan> PlanBinary(const Options& o) {
     p.summary = p.dest + " is the source itself (" + p.source + ")";
     return p;
   }
-  auto content = ReadFile(p.source, kMaxBinaryBytes, /*follow=*/true);
-  if (!content.ok()) return std::move(content).error().WithContext("--source");
-  if (content->compare(0, 4,
-                       "\x7f"
-                       "ELF") != 0)
+  ASSIGN_OR_RETURN(std::string content,
+                   About(ReadFile(p.source, kMaxBinaryBytes, /*follow=*/true), "--source"));
+  if (content.compare(0, 4,
+                      "\x7f"
+                      "ELF") != 0)
     return Error(Code::kInvalidConfig, "--source " + p.source + " is not an executable (no ELF header)");
   // A dest that is a link, missing, unreadable or different is replaced.
   auto current = ReadFile(p.dest, kMaxBinaryBytes, /*follow=*/false);
-  if (current.ok() && *current == *content && have_dst && (dst.st_mode & 07777) == 0755) {
+  if (current.ok() && *current == content && have_dst && (dst.st_mode & 07777) == 0755) {
     p.summary = p.dest + " up to date";
     return p;
   }
   p.copy = true;
-  p.content = std::move(content).value();
+  p.content = std::move(content);
   p.summary =
       current.ok() ? "replaced " + p.dest + " with " + p.source : "copied " + p.source + " to " + p.dest;
   return p;
@@ -154,9 +159,7 @@ struct ConflistPlan {
 // The node file as the plugin reads it, unless --node-config names one.
 base::Result<conf::NodePolicy> LoadNode(const Options& o) {
   if (o.node_config.empty()) return conf::LoadNodePolicy(std::getenv(conf::kNodeConfigEnv));
-  auto node = conf::LoadNodePolicy(o.node_config.c_str());
-  if (!node.ok()) return std::move(node).error().WithContext("--node-config " + o.node_config);
-  return node;
+  return About(conf::LoadNodePolicy(o.node_config.c_str()), "--node-config " + o.node_config);
 }
 
 // What --node-file puts in place: its text, parsed as the plugin will parse it there, and whether the node
@@ -174,13 +177,10 @@ base::Result<std::optional<NodeFilePlan>> PlanNodeFile(const Options& o) {
   const char* env = std::getenv(conf::kNodeConfigEnv);
   p.dest = !o.node_config.empty() ? o.node_config : env && *env ? env : conf::kNodeConfigPath;
   // A ConfigMap's file is a symlink into the volume's current version: followed.
-  auto text = ReadFile(o.node_file, conf::kMaxNodeConfigBytes, /*follow=*/true);
-  if (!text.ok()) return std::move(text).error().WithContext("--node-file");
-  auto policy = conf::ParseNodePolicy(*text, p.dest);
-  if (!policy.ok())
-    return std::move(policy).error().WithContext("--node-file " + o.node_file + ", nothing written");
-  p.policy = std::move(policy).value();
-  p.content = std::move(text).value();
+  ASSIGN_OR_RETURN(p.content,
+                   About(ReadFile(o.node_file, conf::kMaxNodeConfigBytes, /*follow=*/true), "--node-file"));
+  ASSIGN_OR_RETURN(p.policy, About(conf::ParseNodePolicy(p.content, p.dest),
+                                   "--node-file " + o.node_file + ", nothing written"));
   // What the plugin accepts: a regular file of root's that no one else may write.
   struct stat st {};
   auto current = ReadFile(p.dest, conf::kMaxNodeConfigBytes, /*follow=*/false);
@@ -192,31 +192,21 @@ base::Result<std::optional<NodeFilePlan>> PlanNodeFile(const Options& o) {
 // `node`: the policy --node-file puts in place, else the node file is read.
 base::Result<ConflistPlan> PlanConflistInstall(const Options& o, const conf::NodePolicy* node) {
   ConflistPlan p;
-  if (node) {
-    p.node = *node;
-  } else {
-    ASSIGN_OR_RETURN(p.node, LoadNode(o));
-  }
+  ASSIGN_OR_RETURN(p.node, node ? base::Result<conf::NodePolicy>(*node) : LoadNode(o));
   ASSIGN_OR_RETURN(Json entry, LoadEntry(o));
   ASSIGN_OR_RETURN(p.path, ConflistPath(o, /*must_exist=*/true));
   ASSIGN_OR_RETURN(p.stamp, Stamp(p.path));
   ASSIGN_OR_RETURN(p.original, ReadFile(p.path, kMaxConflistBytes, /*follow=*/false));
-  auto edit = PlanInstall(p.original, entry, o.placement);
-  if (!edit.ok()) return std::move(edit).error().WithContext(p.path);
-  p.edit = std::move(edit).value();
-  auto warnings = CheckEntry(entry, o.modes, p.edit.doc["cniVersion"].get<std::string>(),
-                             p.edit.doc["name"].get<std::string>(), p.node);
-  if (!warnings.ok())
-    return std::move(warnings).error().WithContext(o.entry_file.empty() ? p.path : o.entry_file);
-  p.warnings = std::move(warnings).value();
+  ASSIGN_OR_RETURN(p.edit, About(PlanInstall(p.original, entry, o.placement), p.path));
+  ASSIGN_OR_RETURN(p.warnings, About(CheckEntry(entry, o.modes, p.edit.doc["cniVersion"].get<std::string>(),
+                                                p.edit.doc["name"].get<std::string>(), p.node),
+                                     o.entry_file.empty() ? p.path : o.entry_file));
   // With device.resource every ADD asks the kubelet: while it does not answer on the node file's socket,
   // every pod of the node would fail. The entry stays out of the conflist (taken out if it is there), so pods
   // start without erdma-cni, until an install finds the kubelet answering.
   if (conf::AsksTheKubelet(entry)) {
     if (auto s = kubelet::ListAnswers(p.node.pod_resources_socket, kubelet::kTimeLimit); !s.ok()) {
-      auto out = PlanUninstall(p.original);
-      if (!out.ok()) return std::move(out).error().WithContext(p.path);
-      p.edit = std::move(out).value();
+      ASSIGN_OR_RETURN(p.edit, About(PlanUninstall(p.original), p.path));
       p.kubelet_down = Error(
           Code::kTryAgainLater,
           "the entry's device.resource makes every pod's ADD ask the kubelet, and it does not answer: " +
@@ -342,9 +332,7 @@ int Uninstall(const Options& o, std::ostream& out, std::ostream& err) {
       p.path = path;
       ASSIGN_OR_RETURN(p.stamp, Stamp(p.path));
       ASSIGN_OR_RETURN(p.original, ReadFile(p.path, kMaxConflistBytes, /*follow=*/false));
-      auto edit = PlanUninstall(p.original);
-      if (!edit.ok()) return std::move(edit).error().WithContext(p.path);
-      p.edit = std::move(edit).value();
+      ASSIGN_OR_RETURN(p.edit, About(PlanUninstall(p.original), p.path));
       // The entry goes first: the runtime stops running erdma-cni before its binary is gone.
       if (p.edit.changed && !o.dry_run) RETURN_IF_ERROR(ApplyConflist(p));
       ReportEdit(o, p, out);
@@ -378,10 +366,8 @@ int Check(const Options& o, std::ostream& out, std::ostream& err) {
                                    : node->dest + " holds " + o.node_file);
     ASSIGN_OR_RETURN(ConflistPlan conf, PlanConflistInstall(o, node ? &node->policy : nullptr));
     // The entry the runtime runs now: one the plugin would refuse fails the check.
-    if (auto installed = ParseObject(conf.original); installed.ok()) {
-      auto s = CheckInstalledEntry(*installed, o.modes, conf.node);
-      if (!s.ok()) return std::move(s).error().WithContext(conf.path);
-    }
+    if (auto installed = ParseObject(conf.original); installed.ok())
+      RETURN_IF_ERROR(About(CheckInstalledEntry(*installed, o.modes, conf.node), conf.path));
     if (conf.kubelet_down) return *conf.kubelet_down;
     say(conf.edit.changed,
         conf.path + ": " + (conf.edit.changed ? "install would have " : "") + conf.edit.summary);
