@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace test_unit_names_test {
@@ -41,6 +42,20 @@ TEST_CASE("IsValidIfName refuses what the kernel refuses and names a CNI result 
     INFO(bad);
     CHECK_FALSE(conf::IsValidIfName(bad));
   }
+}
+
+TEST_CASE("Split keeps every piece, empty ones included; Join puts the separator between") {
+  using Pieces = std::vector<std::string_view>;
+  CHECK(conf::Split("", ',') == Pieces{""});
+  CHECK(conf::Split("a", ',') == Pieces{"a"});
+  CHECK(conf::Split("a,,b,", ',') == Pieces{"a", "", "b", ""});
+  CHECK(conf::Split("/sys/devices", '/') == Pieces{"", "sys", "devices"});
+  CHECK(conf::Join({}, ", ").empty());
+  CHECK(conf::Join({"a"}, ", ") == "a");
+  CHECK(conf::Join({"a", "b", "c"}, ", ") == "a, b, c");
+  // As the loops it replaced: no separator after a leading "".
+  CHECK(conf::Join({"", "a", "b"}, ":") == "a:b");
+  CHECK(conf::AsciiLower("0000:3B:00.1 AA:BB") == "0000:3b:00.1 aa:bb");
 }
 
 }  // namespace test_unit_names_test
