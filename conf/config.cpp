@@ -181,10 +181,8 @@ Status ParseDevice(const json& root, bool device_optional, Config& c) {
             "device.resource: must be the Kubernetes resource name the device plugin registers, like "
             "\"aliyun/erdma\"");
       c.device = DeviceSelector{DeviceSelector::By::kResource, *r, {}};
-      c.device.pool = std::move(parsed_pool);
     } else if (pool) {
       c.device = DeviceSelector{DeviceSelector::By::kPool, "pool", {}};
-      c.device.pool = std::move(parsed_pool);
     } else if (name) {
       if (!name->is_string() || !IsValidIfName(name->get_ref<const std::string&>()))
         return Invalid(
@@ -194,22 +192,20 @@ Status ParseDevice(const json& root, bool device_optional, Config& c) {
     } else if (rdma) {
       // RDMA device names are at most 63 bytes (IB_DEVICE_NAME_MAX) and
       // printable; the same shape check as a device ID.
-      if (!rdma->is_string() || rdma->get_ref<const std::string&>().size() > 63 ||
-          !IsValidDeviceId(rdma->get_ref<const std::string&>()) ||
-          rdma->get_ref<const std::string&>().find('/') != std::string::npos)
+      const std::string* r = rdma->is_string() ? &rdma->get_ref<const std::string&>() : nullptr;
+      if (!r || r->size() > 63 || !IsValidDeviceId(*r) || r->find('/') != std::string::npos)
         return Invalid("device.rdma: must be an RDMA device name like \"erdma_0\" (see `rdma dev`)");
-      c.device = DeviceSelector{DeviceSelector::By::kRdma, rdma->get<std::string>(), {}};
+      c.device = DeviceSelector{DeviceSelector::By::kRdma, *r, {}};
     } else if (mac) {
-      std::optional<std::string> m;
-      if (mac->is_string()) m = NormalizeMac(mac->get_ref<const std::string&>());
+      const auto m = mac->is_string() ? NormalizeMac(mac->get_ref<const std::string&>()) : std::nullopt;
       if (!m) return Invalid("device.mac: must be a MAC address like \"02:00:00:3b:00:01\"");
       c.device = DeviceSelector{DeviceSelector::By::kMac, *m, {}};
     } else {
-      std::optional<std::string> p;
-      if (pci->is_string()) p = NormalizePci(pci->get_ref<const std::string&>());
+      const auto p = pci->is_string() ? NormalizePci(pci->get_ref<const std::string&>()) : std::nullopt;
       if (!p) return Invalid("device.pci: must be a PCI address like \"0000:3b:00.1\"");
       c.device = DeviceSelector{DeviceSelector::By::kPci, *p, {}};
     }
+    c.device.pool = std::move(parsed_pool);
     if (count) {
       if (fixed)
         return Invalid(

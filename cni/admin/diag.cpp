@@ -374,9 +374,8 @@ json NodeEntries(const DiagOptions& opts, std::vector<std::string>& problems) {
         j["kubelet"] = kubelet->ok() ? std::string("answers") : kubelet->error().msg;
         if (!kubelet->ok())
           j["problems"].push_back(
-              "its device.resource makes every pod's ADD ask the kubelet, which does not "
-              "answer: " +
-              kubelet->error().msg + "; start the kubelet or set " + "podResourcesSocket in the node file (" +
+              "its device.resource makes every pod's ADD ask the kubelet, which does not answer: " +
+              kubelet->error().msg + "; start the kubelet or set podResourcesSocket in the node file (" +
               opts.node_source + ")");
       }
       for (const auto& p : j["problems"])
