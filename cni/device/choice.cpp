@@ -12,6 +12,7 @@
 #include "base/escape.h"
 #include "base/file.h"
 #include "base/log.h"
+#include "cni/device/gpus.h"
 #include "cni/device/lookup.h"
 #include "cni/device/rails.h"
 #include "cni/state/claim.h"

@@ -219,8 +219,6 @@ Result<std::vector<NvidiaGpu>> ReadNvidiaGpus(const std::string& procfs_root) {
 
 namespace {
 
-constexpr std::string_view kAckAnnotation = "ALIYUN_COM_GPU_MEM_IDX";
-
 struct Mapping {
   std::string pci;
   std::string why;
@@ -284,9 +282,9 @@ std::vector<PodGpu> MapPodGpus(const std::vector<std::string>& kubelet_gpu_ids,
   const auto ack_minors = ack_mem_idx.empty() ? std::nullopt : AckMinors(ack_mem_idx);
   const std::string ack_note =
       " (an ACK shared-GPU ID, whose UUID need not be the pod's GPU: " +
-      (ack_mem_idx.empty() ? "the pod has no " + std::string(kAckAnnotation) + " annotation)"
-                           : std::string(kAckAnnotation) + " \"" + base::EscapeForDisplay(ack_mem_idx) +
-                                 "\" is not a list of GPU indexes)");
+      (ack_mem_idx.empty() ? "the pod has no " + std::string(kAckGpuIndexAnnotation) + " annotation)"
+                           : std::string(kAckGpuIndexAnnotation) + " \"" +
+                                 base::EscapeForDisplay(ack_mem_idx) + "\" is not a list of GPU indexes)");
   for (const std::string& raw : kubelet_gpu_ids) {
     const GpuId g = ParseGpuId(raw);
     const std::string shown = base::EscapeForDisplay(g.id);
@@ -299,7 +297,7 @@ std::vector<PodGpu> MapPodGpus(const std::vector<std::string>& kubelet_gpu_ids,
           // hands the pod the GPUs the scheduler extender wrote here (each
           // fake ID adds them again, which add() folds).
           for (int minor : *ack_minors) {
-            const std::string id = std::string(kAckAnnotation) + "=" + std::to_string(minor);
+            const std::string id = std::string(kAckGpuIndexAnnotation) + "=" + std::to_string(minor);
             add("minor:" + std::to_string(minor), id, ByMinor("ACK shared GPU " + id, minor, driver_gpus));
           }
         } else {

@@ -18,6 +18,9 @@ inline constexpr size_t kMaxGpuIdBytes = 256;
 inline constexpr int kMaxNvidiaMinor = 247;
 /// Largest driver/nvidia/gpus/<bdf>/information file read.
 inline constexpr size_t kMaxNvidiaInformationBytes = 4096;
+/// The pod annotation of ACK's shared-GPU scheduler: the /dev/nvidia minors
+/// of the GPUs a pod of aliyun.com/gpu-mem shares.
+inline constexpr const char* kAckGpuIndexAnnotation = "ALIYUN_COM_GPU_MEM_IDX";
 
 /// The forms a kubelet device ID of a GPU takes.
 enum class GpuIdKind {

@@ -13,10 +13,6 @@
 
 namespace cni {
 
-/// The pod annotation of ACK's shared-GPU scheduler: the /dev/nvidia minors
-/// of the GPUs a pod of aliyun.com/gpu-mem shares.
-inline constexpr const char* kAckGpuIndexAnnotation = "ALIYUN_COM_GPU_MEM_IDX";
-
 /// The pod's GPUs as RankRails takes them, in the kubelet's order: each ID
 /// mapped to its PCI address through the NVIDIA driver's files under
 /// `procfs_root` and located under `sysfs_root`. A GPU that cannot be (a MIG
