@@ -99,6 +99,7 @@ base::Result<Options> ParseArgs(const std::vector<std::string>& args) {
       return UsageError(flag + " takes no value");
     }
 
+    placements += flag == "--after" || flag == "--position" || flag == "--last";
     if (flag == "--bin-dir") {
       RETURN_IF_ERROR(CheckDir(flag, *value));
       o.bin_dir = *value;
@@ -116,16 +117,13 @@ base::Result<Options> ParseArgs(const std::vector<std::string>& args) {
     } else if (flag == "--after") {
       if (value->empty()) return UsageError("--after: needs a plugin type, e.g. terway");
       o.placement = {Placement::Kind::kAfter, *value, 0};
-      ++placements;
     } else if (flag == "--position") {
       uint64_t n = 0;
       if (!ParseCount(*value, 1000, &n))
         return UsageError("--position: a number 0..1000, got \"" + *value + "\"");
       o.placement = {Placement::Kind::kIndex, "", static_cast<size_t>(n)};
-      ++placements;
     } else if (flag == "--last") {
       o.placement = {Placement::Kind::kLast, "", 0};
-      ++placements;
     } else if (flag == "--entry") {
       o.entry_file = *value;
     } else if (flag == "--node-config") {
