@@ -238,17 +238,24 @@ const std::string& TestNodeFile() {
                          {"attachmentsDir", TestAttachmentsDir()}};
       WriteNodeFile(path, node.dump());
     }
-    ~File() {
-      ::unlink(path.c_str());
-      std::error_code ec;
-      fs::remove_all(TestAttachmentsDir(), ec);
-    }
+    ~File() { ::unlink(path.c_str()); }
   };
   static File f;
   return f.path;
 }
 
-std::string TestAttachmentsDir() { return "/run/ecni-kt-attachments-" + std::to_string(getpid()); }
+std::string TestAttachmentsDir() {
+  // Removed at exit whichever node file named it.
+  struct Dir {
+    std::string path = "/run/ecni-kt-attachments-" + std::to_string(getpid());
+    ~Dir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  };
+  static Dir d;
+  return d.path;
+}
 
 void WriteNodeFile(const std::string& path, const std::string& text, mode_t mode) {
   ::unlink(path.c_str());
