@@ -248,7 +248,7 @@ Status ReadUint(const json& obj, const char* key, const std::string& path, uint6
   if (!v) return base::Ok();
   if (!GetUint(*v, min, max, &n))
     return Invalid(path + ": must be an integer " + std::to_string(min) + ".." + std::to_string(max) + unit);
-  out = static_cast<uint32_t>(n);
+  out = static_cast<T>(n);
   return base::Ok();
 }
 
