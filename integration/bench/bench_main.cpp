@@ -297,6 +297,7 @@ int main(int argc, char** argv) {
       int rc = 1;
       try {
         bench::EnterNetns(topo.node());
+        bench::MountRecordsTmpfs();
         if (opt.nice != 0 && setpriority(PRIO_PROCESS, 0, opt.nice) != 0)
           throw std::runtime_error("setpriority: " + std::string(std::strerror(errno)));
         if (!opt.profile.empty()) {

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "base/phase.h"
+#include "conf/node.h"
 #include "ipam/ipam.h"
 
 namespace bench {
@@ -224,6 +225,14 @@ const std::string& TmpfsRoot() {
 }
 
 }  // namespace
+
+void MountRecordsTmpfs() {
+  const std::string dir = conf::kAttachmentsDir;
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw std::runtime_error("mkdir " + dir + " failed");
+  if (::mount("erdma-bench", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=0700") != 0)
+    throw std::runtime_error("mounting a tmpfs on " + dir + ": " + std::strerror(errno));
+}
 
 std::string DataRootFs(const std::string& root) {
   struct statfs st {};

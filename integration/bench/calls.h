@@ -98,6 +98,10 @@ void SetRunId(int id);
 void RemoveDataDirs(const std::string& root);
 /// The file system a MakeDataDir root is on ("tmpfs", "ext4", ...).
 std::string DataRootFs(const std::string& root);
+/// Mounts a tmpfs on the node file's default attachmentsDir in this process's private mount namespace
+/// (EnterNetns made it), as /run is on a node: the attachment records cost what they cost there whatever
+/// this machine's /run is on, and none is left on it.
+void MountRecordsTmpfs();
 /// The floor exec'd (erdma-bench-floor-exec): ADD, then DEL with the state
 /// ADD printed, each after a settle pause, recorded (when `rec`) as
 /// "<row> ADD" and "<row> DEL" with their CPU less the program's own JSON

@@ -301,7 +301,8 @@ std::string RenderReport(const Results& r) {
     << "- kernel: " << r.kernel << "; CPU: " << r.cpu << "; nproc: " << r.nproc << "\n"
     << "- erdma-cni: " << r.plugin_path << " (" << r.plugin_info << ")\n"
     << "- dataDir on " << (r.data_fs.empty() ? "?" : r.data_fs) << VariantFs(r)
-    << " (a node keeps it on tmpfs, /run/erdma-cni; on a disk each state write and removal costs more)\n"
+    << " (a node keeps it on tmpfs, /run/erdma-cni; on a disk each state write and removal costs more); the "
+       "attachment records on a tmpfs of the benchmark's own at the node file's default attachmentsDir\n"
     << "- Go reference: " << r.go_info << "\n"
     << "- " << r.iterations << " iterations after " << r.warmup
     << " warm-up; in each iteration every variant "
