@@ -208,8 +208,9 @@ class HoldGuard {
     if (claim_) {
       std::vector<json> kept;
       for (const Step& s : plan.claim_steps) kept.push_back(StepToJson(s));
-      Status s = claim_->SetOwner(ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_,
-                                             t.hold_name, mac, t.pci, std::move(kept)});
+      Status s =
+          claim_->SetOwner(ClaimOwner{cfg.name, ctx_.env.container_id, ctx_.env.ifname, path_, t.hold_name,
+                                      mac, t.pci, std::move(kept), t.device && !t.device->up});
       owned_ = s.ok();  // from here the rollback's outcome decides
       return s;
     }

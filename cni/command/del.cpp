@@ -241,7 +241,7 @@ Status MoveClaimedHome(Context& ctx, const ClaimOwner& owner, const std::string&
   DeviceOrigin o;
   o.name = owner.device;
   o.mac = owner.mac;
-  o.up = true;  // a node's ENI is up; its addresses are the node agent's to restore
+  o.up = !owner.down;  // its addresses are the node agent's to restore
   // An ADD that died before it moved anything: the device never left.
   if (auto at_home = ctx.host.FindLink(o.name); at_home.ok() && *at_home && (*at_home)->mac == o.mac)
     return base::Ok();

@@ -94,6 +94,7 @@ std::string OwnerText(const ClaimOwner& o) {
   json j = json::object();
   for (const auto& [key, member] : kOwnerKeys) j[key] = o.*member;
   if (!o.steps.empty()) j["steps"] = o.steps;
+  if (o.down) j["down"] = true;
   return j.dump();
 }
 
@@ -113,6 +114,7 @@ std::optional<ClaimOwner> ParseOwner(const std::string& text, const std::string&
     for (const json& s : *steps) o.steps.push_back(s);
   else if (auto vf = j.find("vf"); vf != j.end() && vf->is_object())  // written by builds before "steps"
     o.steps.push_back(*vf);
+  if (auto down = j.find("down"); down != j.end() && down->is_boolean()) o.down = down->get<bool>();
   if (std::string bad = BadOwner(o); !bad.empty()) {
     base::Log::Warn("ignoring the claim " + file + ": its \"" + bad +
                     "\" is not what erdma-cni writes; remove the file if no pod uses the device");

@@ -24,6 +24,9 @@ struct ClaimOwner {
   /// The node steps ADD's driver had the claim keep (Plan::claim_steps; mode vf: its VF step, the PF, the VF
   /// and its old settings), as the state spells them, so that a DEL without a readable state can undo them.
   std::vector<nlohmann::json> steps;
+  /// The device was down on the node when ADD took it ("down": true; a claim without it, up): a DEL without a
+  /// readable state brings it home as it was.
+  bool down = false;
   bool operator==(const ClaimOwner&) const = default;
 };
 

@@ -39,6 +39,7 @@ TEST_CASE("DEL with an unreadable state brings a VF's netdev home by its claim, 
     CHECK(n.world.NetnsOfLink(n.vf0) == fake::World::kRoot);
     CHECK(n.world.LinkByIndex(n.vf0)->name == "ens1f0v0");
     CHECK(n.world.LinkByIndex(n.vf0)->mac == "52:54:00:aa:00:02");
+    CHECK_FALSE(n.world.LinkByIndex(n.vf0)->up);  // down, as ADD found it
     CHECK_FALSE(PodLink(n, "net1"));
     CHECK(n.ipam.leases == 0);
     // The claim is gone; the unreadable state is kept aside.
@@ -125,14 +126,8 @@ TEST_CASE(
     REQUIRE(edited.ok());
     REQUIRE(n.Del(*edited, n.MakeEnv(cni::Command::kDel)).ok());
     CHECK(n.vfs.Describe() == pf_before);
-    if (device == kVfioDevice) {
-      CHECK(fake::DiffSnapshots(before, n.world.Snapshot()) == "");
-    } else {
-      // Home by the claim's name and MAC (the claim does not know it was down: a node's ENI is up).
-      CHECK(n.world.NetnsOfLink(n.vf0) == fake::World::kRoot);
-      CHECK(n.world.LinkByIndex(n.vf0)->name == "ens1f0v0");
-      CHECK(n.world.LinkByIndex(n.vf0)->mac == "52:54:00:aa:00:02");
-    }
+    // The netdev home by the claim's name and MAC, down as it was.
+    CHECK(fake::DiffSnapshots(before, n.world.Snapshot()) == "");
     CHECK(n.ipam.leases == 0);
     CHECK(n.StateFiles() == std::vector<std::string>{"/erdma/@c1@net1.unreadable"});
   }
