@@ -44,7 +44,7 @@ TEST_CASE("IsValidIfName refuses what the kernel refuses and names a CNI result 
   }
 }
 
-TEST_CASE("Split keeps every piece, empty ones included; Join puts the separator between") {
+TEST_CASE("Split keeps every piece, empty ones included, and Join puts the separator between") {
   using Pieces = std::vector<std::string_view>;
   CHECK(conf::Split("", ',') == Pieces{""});
   CHECK(conf::Split("a", ',') == Pieces{"a"});
