@@ -37,15 +37,16 @@ struct ParsedMode {
 };
 
 struct ModeSpec {
-  std::string_view name;         ///< its value of "mode"
-  std::string_view options_key;  ///< its own options' key at the top level; empty when it has none
-  bool takes_device;             ///< false: it takes nothing from the node, acts on prevResult's interface
-  bool from_pool;                ///< device.pool and a device.count above 1 are allowed
-  bool child;                    ///< a child of the node device: addresses from IPAM
-  bool sets_mac;                 ///< honours the MAC the config or the runtime asks for
-  bool sets_guid;                ///< reads runtimeConfig.infinibandGUID
-  bool moves_rdma;               ///< rdma.netnsMode "exclusive" is allowed
-  std::string_view pod_gets;     ///< docs/modes.md's "the pod gets" for it
+  // A row names what its mode does; what it leaves out is off.
+  std::string_view name;           ///< its value of "mode"
+  std::string_view options_key{};  ///< its own options' key at the top level; empty when it has none
+  bool takes_device = false;       ///< false: it takes nothing from the node, acts on prevResult's interface
+  bool from_pool = false;          ///< device.pool and a device.count above 1 are allowed
+  bool child = false;              ///< a child of the node device: addresses from IPAM
+  bool sets_mac = false;           ///< honours the MAC the config or the runtime asks for
+  bool sets_guid = false;          ///< reads runtimeConfig.infinibandGUID
+  bool moves_rdma = false;         ///< rdma.netnsMode "exclusive" is allowed
+  std::string_view pod_gets;       ///< docs/modes.md's "the pod gets" for it
   /// Parses the options (code 7 naming the key and the fix); null: the mode has none.
   base::Result<ParsedMode> (*parse)(const ModeInput& in) = nullptr;
   /// Whether the options allow setting the MAC asked for at `key` (a sets_mac mode); null: they do.

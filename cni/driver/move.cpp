@@ -63,12 +63,8 @@ class Move : public Driver {
 }  // namespace
 
 const conf::ModeSpec kMoveMode{.name = "move",
-                               .options_key = "",
                                .takes_device = true,
                                .from_pool = true,
-                               .child = false,
-                               .sets_mac = false,
-                               .sets_guid = false,
                                .moves_rdma = true,
                                .pod_gets = "the node device itself",
                                .driver = MoveDriver};

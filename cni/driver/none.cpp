@@ -59,16 +59,8 @@ class None : public Driver {
 
 }  // namespace
 
-const conf::ModeSpec kNoneMode{.name = "none",
-                               .options_key = "",
-                               .takes_device = false,
-                               .from_pool = false,
-                               .child = false,
-                               .sets_mac = false,
-                               .sets_guid = false,
-                               .moves_rdma = false,
-                               .pod_gets = "nothing new: SMC-R on the primary's interface",
-                               .driver = NoneDriver};
+const conf::ModeSpec kNoneMode{
+    .name = "none", .pod_gets = "nothing new: SMC-R on the primary's interface", .driver = NoneDriver};
 
 const Driver& NoneDriver() {
   static const None driver;

@@ -163,8 +163,6 @@ class Vf : public Driver {
 const conf::ModeSpec kVfMode{.name = "vf",
                              .options_key = "vf",
                              .takes_device = true,
-                             .from_pool = false,
-                             .child = false,
                              .sets_mac = true,
                              .sets_guid = true,
                              .moves_rdma = true,
