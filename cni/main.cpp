@@ -1,5 +1,4 @@
-// erdma-cni: an exec-style CNI plugin. Everything lives in the library; this
-// file only reads the real stdin and environment.
+// erdma-cni's entry point: only reads the real stdin and environment; the rest is the library.
 #include <malloc.h>
 #include <unistd.h>
 
@@ -28,8 +27,7 @@
 
 namespace {
 
-// Everything goes out with write(2): no <iostream>, whose static init and
-// stream objects every exec would pay for (docs/performance.md).
+// write(2), not <iostream>: no stream static init per exec (docs/performance.md).
 void WriteAll(int fd, const std::string& s) {
   size_t done = 0;
   while (done < s.size()) {
@@ -40,8 +38,7 @@ void WriteAll(int fd, const std::string& s) {
   }
 }
 
-// A short-lived process that frees little: the heap is never given back to the kernel, and libnl's 128 KiB
-// receive buffers come from it, not from an mmap and munmap per datagram.
+// A short-lived process: the heap is never trimmed, and libnl's 128 KiB buffers come from it, not mmap.
 void TuneMalloc() {
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
   mallopt(M_TOP_PAD, 1 << 20);
@@ -54,8 +51,7 @@ int main(int argc, char** argv) {
   if (std::getenv("ERDMA_CNI_PHASES")) base::phase::Enable();
   base::phase::Begin("input");
   TuneMalloc();
-  // A runtime sets CNI_COMMAND and passes no arguments: then erdma-cni is
-  // the plugin, whatever its arguments. Without it, they are an admin's.
+  // With CNI_COMMAND set erdma-cni is the plugin, whatever its arguments; without, they are an admin's.
   const char* cni_command = std::getenv("CNI_COMMAND");
   const std::string admin = argc > 1 && (!cni_command || !*cni_command) ? argv[1] : "";
   auto build = [] {
@@ -80,9 +76,7 @@ int main(int argc, char** argv) {
     WriteAll(STDERR_FILENO, err.str());
     return rc;
   }
-  // Neither a runtime (no CNI_COMMAND) nor an admin command: a person typed
-  // it. Point to --help rather than wait on their terminal or print a CNI
-  // error meant for a runtime.
+  // Neither a runtime nor an admin command: a person typed it; point to --help, never wait on a terminal.
   if ((!cni_command || !*cni_command) && (!admin.empty() || ::isatty(STDIN_FILENO))) {
     WriteAll(STDERR_FILENO,
              (admin.empty() ? std::string("erdma-cni: ")
@@ -91,10 +85,8 @@ int main(int argc, char** argv) {
                  "stdin; `erdma-cni --help` says how to run it, diag and clear by hand\n");
     return 2;
   }
-  // Read at most one byte more than we accept, so an oversized config is
-  // rejected without reading (or buffering) the rest. A small buffer: a
-  // larger one only spreads the stack of everything called below it over
-  // more pages, each a page fault (docs/decisions/first-touched-pages.md).
+  // One byte over the limit at most: an oversized config is refused unread. A small buffer keeps the stack
+  // below on fewer pages (docs/decisions/first-touched-pages.md).
   std::string in;
   char buf[2048];
   while (in.size() <= conf::kMaxConfigBytes) {

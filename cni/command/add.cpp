@@ -1,6 +1,5 @@
-// ADD, one pipeline for every mode: the driver finds the device, the pipeline holds it (claim or share: only
-// here), the driver reads what it needs and plans, the pipeline journals and applies the plan and builds the
-// result; on any failure it undoes everything done so far.
+// ADD, one pipeline for every mode: the driver finds and plans, the pipeline holds the device (claim or
+// share: only here), journals and applies the plan, builds the result, and on failure undoes it all.
 #include "cni/command/add.h"
 
 #include <algorithm>
@@ -33,9 +32,8 @@ using nlohmann::json;
 
 namespace {
 
-// Journals the IPAM step (unless `journaled`: the share's state write carried it) and runs IPAM ADD. A plugin
-// that never started is owed no DEL. One that answered with an error is owed one DEL, now, and no more if
-// that fails: a config the plugin refuses must never block the rollback or a DEL.
+// Journals the IPAM step (unless `journaled` by the share's state write) and runs IPAM ADD. A plugin that
+// answered an error is owed one DEL, now, and no more: a refused config never blocks the rollback or a DEL.
 Result<json> RunIpamAdd(Context& ctx, Journal& journal, StepEnv& env, const StepIpam& step, bool journaled) {
   RETURN_IF_ERROR(journaled ? journal.RunWritten(1, env) : journal.Run({step}, env));
   auto r = ctx.ipam.Run(step.type, "ADD", step.config.dump());
@@ -50,8 +48,7 @@ Result<json> RunIpamAdd(Context& ctx, Journal& journal, StepEnv& env, const Step
   return r;
 }
 
-// After a failed ADD: undoes the journal; with everything undone, removes the
-// state and returns `err`; otherwise keeps the state for DEL (code 102).
+// After a failed ADD: undoes the journal and removes the state, or keeps it for DEL (code 102).
 Error RollBack(Error err, AttachmentState& st, StepEnv& env, Journal& journal, const StateStore& store,
                const std::string& path) {
   std::vector<Error> undo = UndoSteps(st, env);
@@ -102,7 +99,6 @@ Result<Target> FindTarget(Context& ctx, const StateStore& store, const Driver& d
   auto found = driver.Find(ctx, store, rdma);
   if (!found.ok() && found.error().code == Code::kTryAgainLater &&
       cfg.device.by == conf::DeviceSelector::By::kDeviceId && !cfg.device.via.empty()) {
-    // The device plugin handed out a slot of a device another pod holds.
     Error e = std::move(found).error();
     e.msg +=
         "; " + cfg.device.Describe() +
@@ -136,8 +132,7 @@ Result<uint32_t> PodTable(const Context& ctx, netlink::Kernel& pod, const std::s
   return ChooseTable(ctx.cfg.routing, pod_rules, pod_routes);
 }
 
-// What the pipeline holds for an attachment, released when ADD gives up
-// before the journal could (Release) or kept for DEL (Keep).
+// What the pipeline holds for an attachment: released when ADD gives up (Release), or kept for DEL (Keep).
 class HoldGuard {
  public:
   HoldGuard(Context& ctx, const StateStore& store, std::string path)
@@ -148,9 +143,8 @@ class HoldGuard {
     if (!kept_) Release();
   }
 
-  // The one place a device is taken: locks its claim and re-reads the device under the lock. Code 11 while a
-  // live attachment owns it or children of other pods share it. A holder whose pod is provably gone is not
-  // live: its DEL is finished here, under this lock (cni/command/stale.h).
+  // The one place a device is taken, under its claim lock: code 11 while a live attachment owns it or other
+  // pods' children share it (a provably dead holder's DEL is finished here); re-reads the device.
   Status Claim(Target& t) {
     ASSIGN_OR_RETURN(claim_, DeviceClaim::Lock(store_.DevicesDir(), t.hold_name, ctx_.lock_wait_ms));
     std::optional<ClaimOwner> prior = claim_->Owner();
@@ -180,9 +174,8 @@ class HoldGuard {
     return base::Ok();
   }
 
-  // A child's parent is shared, not claimed, but an attachment that took the whole parent (move, vf) holds
-  // it: code 11 while it may live. A holder whose pod is provably gone has its DEL finished here, under the
-  // parent's claim lock, before anything reads the parent. ShareParent checks again.
+  // A child's parent is shared, not claimed: code 11 while an attachment that took the whole parent may live;
+  // a provably dead one's DEL is finished under the parent's claim lock. ShareParent checks again.
   Status FreeParent(Target& t) {
     ASSIGN_OR_RETURN(auto lock, DeviceClaim::Lock(store_.DevicesDir(), t.hold_name, ctx_.lock_wait_ms));
     if (std::optional<ClaimOwner> prior = lock.Owner(); prior && ClaimIsLive(*prior)) {
@@ -190,7 +183,6 @@ class HoldGuard {
       ASSIGN_OR_RETURN(bool gone, RecoverStale(ctx_, store_.DataDir(), *prior, &ours));
       if (!gone) return InUseError(t.selection, *prior);
     }
-    // Nobody (live) owns it: a claim whose state is gone is stale, and goes.
     if (auto owner = lock.Owner(); !owner || !ClaimIsLive(*owner)) lock.Remove();
     // The recovery gave the parent its node name and addresses back.
     ASSIGN_OR_RETURN(auto now, ctx_.host.FindLinkByIndex(t.device->index));
@@ -200,8 +192,8 @@ class HoldGuard {
     return base::Ok();
   }
 
-  // Writes who holds the device: the claim's owner, or (a child) the state
-  // and then the parent's share, since a share whose state is missing is stale.
+  // Writes who holds the device: the claim's owner, or a child's state and then (a share without one is
+  // stale) its share.
   Status Own(const Target& t, const Plan& plan) {
     const conf::Config& cfg = ctx_.cfg;
     const std::string mac = t.device ? t.device->mac : "";
@@ -226,8 +218,7 @@ class HoldGuard {
   void Keep() { kept_ = true; }
   void Release() {
     kept_ = true;
-    // A claim that had an owner before us is that (stale) owner's file until
-    // we own it; the rollback (or our Own) made it ours.
+    // A claim with an earlier (stale) owner is ours to remove only once Own or the rollback made it so.
     if (claim_ && (fresh_ || owned_)) claim_->Remove();
     if (shared_) {
       (void)store_.Remove(path_);
@@ -269,8 +260,7 @@ struct PodHandles {
   std::unique_ptr<netlink::Smc> smc;
 };
 
-// Reads what SMC-R depends on in the pod (its sysctls and SMC tables) and
-// plans the steps, before anything changes; the handles serve the steps.
+// Reads what SMC-R depends on in the pod and plans its steps, before anything changes.
 Result<std::vector<Step>> PlanPodSmcr(Context& ctx, const SmcrTarget& target, PodHandles& h,
                                       const StateStore& store, const std::string& path, StepEnv& env) {
   ASSIGN_OR_RETURN(h.sysctl, ctx.netns.OpenSysctl(ctx.env.netns));
@@ -298,8 +288,7 @@ Status RefuseExisting(const Context& ctx, const StateStore& store) {
     if (!existing.ok())
       return Error(Code::kState,
                    existing.error().msg + "; refusing to reuse the attachment: run DEL for it first");
-    // A group's member named after an attachment the pod already has: no
-    // retry frees the name, the names are the config's to change.
+    // A member named after an attachment the pod already has: no retry frees the name.
     if (*existing && ctx.member_of)
       return Error(Code::kInvalidConfig,
                    (ctx.cfg.chained() ? "ifName" : "CNI_IFNAME") + std::string(" \"") + *ctx.member_of +
@@ -311,8 +300,7 @@ Status RefuseExisting(const Context& ctx, const StateStore& store) {
                    "attachment " + cid + "/" + ifname + " already exists (" + p + "); run DEL for it first");
     return base::Ok();
   };
-  // A group's file, then a state under this name or an older erdma-cni's. A member's key may be its group's
-  // (a standalone group's first interface), whose file exists by then.
+  // A group's file (not a member's: its key may be its group's), then a state under any of its names.
   if (!ctx.member_of) {
     const std::string group = store.GroupPathFor(cid, ifname);
     RETURN_IF_ERROR(refuse(store.Load(group), group));
@@ -326,8 +314,7 @@ Result<json> Add(Context& ctx) {
   const conf::Config& cfg = ctx.cfg;
   // The drivers finish a dead holder's DEL through this (they sit below the commands).
   if (ctx.recover_stale_claim == nullptr) ctx.recover_stale_claim = RecoverClaim;
-  // CNI_NETNS first: a path that is not a network namespace is bad input,
-  // refused before anything is created on the node or in dataDir.
+  // CNI_NETNS first: bad input, refused before anything is created.
   std::unique_ptr<netlink::Kernel> pod_owned;
   ASSIGN_OR_RETURN(netlink::Kernel * pod, OpenNetns(ctx, ctx.env.netns, pod_owned));
   StateStore store(cfg.data_dir, cfg.name);
@@ -336,8 +323,7 @@ Result<json> Add(Context& ctx) {
   const std::string pod_name = PodIfName(ctx);
   RETURN_IF_ERROR(RefuseExisting(ctx, store));
 
-  // 1. The device, on the node, held for us. RDMA netlink is optional: a
-  // kernel without it fails socket() at once.
+  // 1. The device, on the node, held for us (RDMA netlink is optional).
   const Driver& driver = cfg.mode->driver();
   std::unique_ptr<netlink::Rdma> rdma_owned;
   const auto host_rdma = NodeRdma(ctx, rdma_owned);
@@ -389,8 +375,7 @@ Result<json> Add(Context& ctx) {
 
   // 4. Apply, journaled; any failure rolls everything back.
   auto apply = [&]() -> Result<json> {
-    // The node's part first (the RDMA netns mode, VF settings through the
-    // PF before the VF moves); it comes off last.
+    // The node's part first (VF settings before the VF moves); it comes off last.
     if (!plan.node_steps.empty()) RETURN_IF_ERROR(journal.Run(plan.node_steps, env));
     std::vector<ipam::IpConfig> ips;
     if (plan.addresses == conf::AddressMode::kInherit) {
@@ -399,8 +384,7 @@ Result<json> Add(Context& ctx) {
       ASSIGN_OR_RETURN(json r, RunIpamAdd(ctx, journal, env, *ipam_step, ipam_journaled));
       ASSIGN_OR_RETURN(ips, ipam::AddressesOf(r));
     }
-    // The link's arrival, configuration and RDMA device in one state write;
-    // Journal::Run binds the pod-side index once the link has one.
+    // The link's steps in one state write; Journal::Run binds the pod-side index once the link has one.
     if (plan.link_steps) {
       st.rdma_device = plan.rdma_device;
       st.rdma_mode = plan.rdma_mode;
@@ -414,8 +398,7 @@ Result<json> Add(Context& ctx) {
     json result = passed;
     if (!plan.pass_through) {
       std::string mac = plan.result_mac;
-      // Every link arrives by a move or a child step, whose lookup read its
-      // MAC (a mac step since set it): no lookup here.
+      // The move or child step's lookup read the link's MAC (or a mac step set it).
       if (plan.link_steps) mac = env.pod_mac;
       base::phase::Begin("result");
       result = BuildResult(ctx, plan, st, mac, ips, target.pci);

@@ -12,9 +12,8 @@ namespace cni {
 base::Result<nlohmann::json> Add(Context& ctx);
 
 class StateStore;
-/// kTryAgainLater when the attachment (CNI_CONTAINERID, CNI_IFNAME) already exists, as one device's state or
-/// as a group's (not looked for by a group's member); kState when its state cannot be read. ADD of one device
-/// and of a group check this before anything changes.
+/// kTryAgainLater when the attachment (CNI_CONTAINERID, CNI_IFNAME) already exists, as a state or a group's
+/// (not looked for by a member); kState when its state cannot be read.
 base::Status RefuseExisting(const Context& ctx, const StateStore& store);
 
 }  // namespace cni

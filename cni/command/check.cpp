@@ -22,8 +22,7 @@ using base::Status;
 
 namespace {
 
-// The final result's entry for our pod-side interface, or null. A plugin after us in the chain (e.g. tuning)
-// may change the interface's MAC or MTU and says so there; CHECK holds the interface to the result it gets.
+// The final result's entry for our interface, or null: a later plugin may change its MAC or MTU.
 const nlohmann::json* PrevResultInterface(const nlohmann::json& prev_result, const std::string& name) {
   if (!prev_result.is_object()) return nullptr;
   auto ifs = prev_result.find("interfaces");
@@ -49,8 +48,7 @@ Status Check(Context& ctx) {
   }
   std::string path;
   ASSIGN_OR_RETURN(auto loaded, store.LoadLocated(ctx.env.container_id, ctx.env.ifname, &path));
-  // No state: a pod that asked for nothing passed through its ADD. CHECK always
-  // carries a prevResult, so that is decided only where no attachment of ours exists.
+  // No state: a pod that asked for nothing passed through its ADD (asked only where nothing of ours exists).
   if (!loaded && !ctx.member_of) {
     ASSIGN_OR_RETURN(PodRequest request, WhatThePodAsked(ctx.cfg, ctx.env, ctx.node_policy));
     if (!request.asked) {
@@ -72,8 +70,7 @@ Status Check(Context& ctx) {
     if (!listed) return Mismatch("prevResult does not list interface " + st.pod_if_name);
   }
 
-  // The MAC and MTU we set (a VF may have been given the runtime's MAC, a
-  // child has its own), unless a later plugin's result says otherwise.
+  // The MAC and MTU we set, unless a later plugin's result says otherwise.
   std::string want_mac = st.origin.mac;
   if (const auto* m = FindStep<StepMac>(st.steps)) want_mac = m->mac;
   if (const auto* c = FindStep<StepChild>(st.steps)) want_mac = c->spec.mac;
@@ -107,8 +104,7 @@ Status Check(Context& ctx) {
     return Mismatch(st.pod_if_name + " has MTU " + std::to_string(link->mtu) + ", expected " +
                     std::to_string(*want_mtu));
   if (!st.rdma_device.empty()) {
-    // Exclusive: the pod must still hold its device. Shared: the node's
-    // device must still exist (every netns sees it).
+    // Exclusive: the pod still holds its device; shared: the node's still exists.
     const bool exclusive = st.rdma_mode == "exclusive";
     ASSIGN_OR_RETURN(auto rdma, ctx.netns.OpenRdma(exclusive ? ctx.env.netns : ""));
     ASSIGN_OR_RETURN(auto index, FindRdmaDevice(*rdma, st.rdma_device));

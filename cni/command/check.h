@@ -6,7 +6,6 @@
 
 namespace cni {
 
-/// CHECK: verifies the attachment against its state and the kernel.
 base::Status Check(Context& ctx);
 
 }  // namespace cni

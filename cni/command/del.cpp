@@ -29,8 +29,7 @@ using base::Status;
 
 namespace {
 
-// Whether `pod` holds the link the journal moved or made: the pod-side name
-// with the device's MAC (or the MAC a StepMac gave it), or the child of its kind.
+// Whether `pod` holds the link the journal moved (its name and MAC) or made (a child of its kind).
 bool HoldsOurLink(const AttachmentState& st, netlink::Kernel& pod) {
   const StepMac* mac = FindStep<StepMac>(st.steps);
   for (const Step& s : st.steps) {
@@ -54,11 +53,9 @@ Status OpenVfFor(Context& ctx, const AttachmentState& st, std::unique_ptr<netlin
   return base::Ok();
 }
 
-// The pod netns, or null when it is gone, and the path it was opened by. CNI_NETNS may be empty (containerd's
-// second DEL), gone while the netns ADD recorded lives on, or another live netns than ADD's. Both are opened
-// and the one holding our link is used, so that the device is never left in a netns nobody will DEL again.
-// The node's own netns is never taken for the pod's. `owned` keeps the handle alive when the invocation
-// shares none.
+// The pod netns, or null when gone, and its path. CNI_NETNS may be empty, gone, or another than ADD's: of it
+// and the recorded one, the one holding our link is used, so that the device is never left where no DEL
+// comes again. Never the node's own. `owned` keeps the handle alive.
 netlink::Kernel* OpenPod(Context& ctx, const AttachmentState& st, std::string& path,
                          std::unique_ptr<netlink::Kernel>& owned) {
   std::vector<std::string> candidates;
@@ -117,8 +114,7 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
     auto drop_empty = [&] {
       if (locked) locked->Remove();
     };
-    // The state was read before the lock: a DEL of the same attachment that held it may have finished
-    // meanwhile, and another pod may own the device by now. Its claim and its device are not ours to touch.
+    // The state was read before the lock: another DEL of it may have finished meanwhile, the device moved on.
     if (!base::PathExists(path)) {
       if (!claim->Owner()) drop_empty();
       base::Log::Info("another DEL of this attachment finished while we waited for " + st.origin.name);
@@ -142,7 +138,6 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   std::string netns_path;
   std::unique_ptr<netlink::Kernel> pod_owned;
   netlink::Kernel* const pod = OpenPod(ctx, st, netns_path, pod_owned);
-  // RDMA netlink only when the journal moved or made an RDMA device.
   std::unique_ptr<netlink::Rdma> host_rdma_owned, pod_rdma;
   netlink::Rdma* host_rdma = nullptr;
   if (FindStep<StepRdmaMove>(st.steps) || FindStep<StepSoftRdma>(st.steps)) {
@@ -168,7 +163,6 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   env.pod_sysctl = pod_sysctl.get();
   env.pod_smc = pod_smc.get();
   env.host_smc = host_smc.get();
-  // Settings of an SR-IOV VF go back through its PF, on the node.
   std::unique_ptr<netlink::Vf> host_vf;
   RETURN_IF_ERROR(OpenVfFor(ctx, st, host_vf));
   env.host_vf = host_vf.get();
@@ -183,8 +177,6 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
     }
     Error joined = JoinErrors(errors, "DEL of " + st.container_id + "/" + st.if_name);
     joined.code = code;
-    // A runtime calls DEL again until one succeeds; an IPAM plugin that keeps
-    // failing holds the attachment until an admin lets its lease go by hand.
     joined.msg += " (state kept in " + path + "; the runtime's next DEL retries what is left; if it keeps " +
                   "failing, `erdma-cni clear --container " + st.container_id + (ipam ? " --skip-ipam" : "") +
                   "` finishes it by hand" + (ipam ? ", the IPAM plugin's lease left to its own tools" : "") +
@@ -231,9 +223,8 @@ Status RemoveOrphanRules(netlink::Kernel& pod, uint32_t priority) {
   return base::Ok();
 }
 
-// DEL without a readable state: the claimed netdev `owner` names back on the node under its name and MAC,
-// from the pod (`pod_mac`: a MAC ADD gave it there, also recognised), unless it never left or nothing of it
-// moved. Its addresses and routes, which only the state knew, stay the node agent's to restore.
+// DEL without a readable state: the netdev `owner` claims back on the node under its name and MAC (from the
+// pod, also by `pod_mac`), unless it never left. Its addresses and routes stay the node agent's to restore.
 Status MoveClaimedHome(Context& ctx, const ClaimOwner& owner, const std::string& pod_name, StepEnv& env,
                        const std::string& pod_mac) {
   // Claimed by its PCI address without a MAC (a VF bound to vfio-pci): no netdev moved.
@@ -251,9 +242,7 @@ Status MoveClaimedHome(Context& ctx, const ClaimOwner& owner, const std::string&
   return base::Ok();
 }
 
-// The node steps the claim kept (Plan::claim_steps: a VF's settings through its PF), undone by the journal as
-// DEL undoes them, whatever mode the config names by now. A step that does not read back stays as ADD made
-// it (the log says so).
+// The node steps the claim kept (Plan::claim_steps), undone as DEL does; one that does not read back stays.
 Status UndoClaimSteps(Context& ctx, const ClaimOwner& owner, StepEnv& env) {
   AttachmentState kept;
   for (const nlohmann::json& j : owner.steps) {
@@ -273,10 +262,8 @@ Status UndoClaimSteps(Context& ctx, const ClaimOwner& owner, StepEnv& env) {
   return JoinErrors(errors, "the steps the claim of " + owner.device + " keeps");
 }
 
-// DEL with a state file that cannot be read (truncated, corrupt, from a newer erdma-cni), or missing while a
-// claim names it: do what the kernel, the claim and the config show, so that one bad file holds neither the
-// device nor the pod's deletion hostage. What only the state knew (the device's node addresses and routes, a
-// node-wide SMC UEID) cannot come back; the log says so.
+// DEL with a state file that cannot be read, or missing while a claim names it: undoes what the kernel, the
+// claim and the config show, so that one bad file holds nothing hostage.
 Status DelWithoutReadableState(Context& ctx, const StateStore& store, const std::string& path,
                                const Error& why) {
   base::Log::Warn("state " + path + " cannot be used (" + why.msg +
@@ -290,14 +277,12 @@ Status DelWithoutReadableState(Context& ctx, const StateStore& store, const std:
     if (!s.ok()) errors.push_back(std::move(s).error());
   };
 
-  // A moved device: its claim names this attachment, the device and its MAC.
   const Driver& driver = ctx.cfg.mode->driver();
   std::optional<ClaimOwner> owner = ClaimOf(store.DevicesDir(), path);
   std::optional<DeviceClaim> claim;
   if (owner) {
     ASSIGN_OR_RETURN(claim, DeviceClaim::Lock(store.DevicesDir(), owner->device, ctx.lock_wait_ms));
-    // Read without the lock: another pod's ADD may have taken the device over
-    // since (our owner was stale); then the device and the claim are its own.
+    // Another pod's ADD may have taken the device over since (our owner was stale).
     auto now = claim->Owner();
     if (!now || now->state_path != path) {
       base::Log::Info(owner->device + " is no longer claimed by this attachment" +
@@ -307,8 +292,7 @@ Status DelWithoutReadableState(Context& ctx, const StateStore& store, const std:
     }
   }
   if (owner) {
-    // The device home, then what the claim kept (as in DEL: a VF's settings come off through its PF once its
-    // netdev is home). The claim goes only when all is back, so that the next DEL can retry.
+    // The device home, then what the claim kept; the claim goes only when all is back, for the next DEL.
     Status home = MoveClaimedHome(ctx, *owner, pod_name, env, PodMac(ctx).value_or(""));
     if (home.ok()) home = UndoClaimSteps(ctx, *owner, env);
     if (home.ok()) claim->Remove();
@@ -316,8 +300,7 @@ Status DelWithoutReadableState(Context& ctx, const StateStore& store, const std:
   }
   // What only the mode knows (a child: its link in the pod, its share).
   driver.UndoWithoutState(ctx, store, path, env, pod_name, errors);
-  // Our policy rules outlive the device (rules belong to the netns): those at
-  // our priority, `from` an address, into a table that lost every route.
+  // Our policy rules outlive the device: those at our priority into a table that lost every route.
   if (pod) keep(RemoveOrphanRules(*pod, ctx.cfg.routing.rule_priority));
   // The address lease: IPAM DEL is idempotent.
   if (!ctx.cfg.ipam_type.empty()) {
@@ -342,9 +325,8 @@ Status DelWithoutReadableState(Context& ctx, const StateStore& store, const std:
 
 std::optional<Status> DelWithoutState(const conf::Config& cfg, const Env& env, int lock_wait_ms) {
   const StateStore store(cfg.data_dir, cfg.name);
-  // Without dataDir nothing of ours exists. The network's directory is no such sign: a DEL that removed the
-  // last state removes it too, and may have died before its claim went. A directory that cannot be looked
-  // at proves nothing: an error, never "nothing to do".
+  // Without dataDir nothing of ours exists (the network's directory is no such sign: a DEL may have died
+  // between it and a claim). One that cannot be looked at proves nothing: an error.
   auto data_dir = base::PrivateDirExists(store.DataDir());
   if (!data_dir.ok()) return Status(std::move(data_dir).error().WithContext("DEL looking for its state"));
   if (!*data_dir) {
@@ -352,8 +334,7 @@ std::optional<Status> DelWithoutState(const conf::Config& cfg, const Env& env, i
     return base::Ok();
   }
   if (Status s = store.Check(); !s.ok()) return s;
-  // The three names of a state, all in the network's directory: one look at it first, so that on a node
-  // where this network has no attachment, a DEL (every pod that passed through) does not look three times.
+  // One look at the network's directory before three at a state's names (every pod passing through DELs).
   const std::string path = store.PathFor(env.container_id, env.ifname);
   auto network_dir = base::Exists(store.Dir());
   if (!network_dir.ok()) return Status(std::move(network_dir).error());
@@ -373,15 +354,13 @@ Status Del(Context& ctx) {
   StateStore store(ctx.cfg.data_dir, ctx.cfg.name);
   // Nothing is read, let alone acted on, from a directory others could write.
   RETURN_IF_ERROR(store.Check());
-  // Several devices in one attachment: the group's file lists them. (A
-  // member's key may be its group's: a standalone group's first interface.)
+  // A group's file lists its devices (not for a member: its key may be its group's).
   if (!ctx.member_of) {
     const std::string group_path = store.GroupPathFor(ctx.env.container_id, ctx.env.ifname);
     auto group = store.Load(group_path);
     if (!group.ok() && group.error().sys_errno == kHostileState) return std::move(group).error();
     if (!group.ok()) {
-      // Truncated or corrupt: its members say whose they are (memberOf). Set aside for a post-mortem first; a
-      // DEL that leaves members writes a readable group file of them.
+      // Its members say whose they are (memberOf); the file is set aside for a post-mortem.
       const std::string aside = group_path + ".unreadable";
       base::Log::Warn("group state " + group_path + " cannot be used (" + group.error().msg +
                       "); DEL finds its members by memberOf and keeps the file as " + aside);
@@ -395,13 +374,11 @@ Status Del(Context& ctx) {
   // An attachment made by an older erdma-cni keeps its file's older name.
   std::string path;
   auto loaded = store.LoadLocated(ctx.env.container_id, ctx.env.ifname, &path);
-  // A file that parses but holds what ADD never writes: nothing in it, nor
-  // the claim that names it, says which device is ours. Left to the admin.
+  // A file holding what ADD never writes says nothing of which device is ours: left to the admin.
   if (!loaded.ok() && loaded.error().sys_errno == kHostileState) return std::move(loaded).error();
   if (!loaded.ok()) return DelWithoutReadableState(ctx, store, path, loaded.error());
   if (!*loaded) {
-    // A claim naming the missing state (an ADD died before its first state
-    // write, or the file was deleted) says which device is ours.
+    // A claim naming the missing state says which device is ours.
     if (ClaimOf(store.DevicesDir(), path))
       return DelWithoutReadableState(ctx, store, path,
                                      Error(Code::kState, "state file missing, device claim present"));

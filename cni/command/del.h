@@ -13,14 +13,12 @@ namespace cni {
 
 /// DEL: idempotent, best effort, keeps the state when something could not be undone.
 base::Status Del(Context& ctx);
-/// The part of DEL that needs no kernel: an attachment without a state file (a pod that passed through, a
-/// second DEL). The result when that settles it (nothing of ours, a leftover share dropped); nullopt when a
-/// state or a claim naming one exists and Del must run.
+/// The part of DEL that needs no kernel, for an attachment without a state file: the result when that settles
+/// it; nullopt when a state or a claim naming one exists and Del must run.
 std::optional<base::Status> DelWithoutState(const conf::Config& cfg, const Env& env, int lock_wait_ms);
 
 /// Undoes one attachment from its journal and removes its state and claim (a child: its share).
-/// `caller_lock`: the claim lock the caller holds (stale recovery under an ADD's lock): used instead of
-/// locking that file again, and cleared instead of removed. Shared by DEL, GC and stale recovery.
+/// `caller_lock`: a claim lock the caller holds, used instead of locking it again, and cleared, not removed.
 base::Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string& path,
                               AttachmentState& st, const LockedClaim* caller_lock = nullptr);
 

@@ -31,8 +31,7 @@ namespace {
 
 Status ForwardToIpam(Context& ctx, const std::string& command) {
   if (ctx.cfg.ipam.is_null() || ctx.cfg.ipam_type.empty()) return base::Ok();
-  // A plugin older than CNI 1.1.0 does not know GC or STATUS (it fails on
-  // the missing CNI_CONTAINERID before it even looks at the command): ask.
+  // A plugin older than CNI 1.1.0 does not know GC or STATUS: ask.
   auto versions =
       ctx.ipam.Run(ctx.cfg.ipam_type, "VERSION", json{{"cniVersion", ctx.cfg.cni_version}}.dump());
   const bool knows =
@@ -53,8 +52,7 @@ Status ForwardToIpam(Context& ctx, const std::string& command) {
 
 Status Gc(Context& ctx) {
   std::set<std::pair<std::string, std::string>> valid;
-  // Without the list GC cannot tell a live attachment from a stale one:
-  // removing everything would cut every pod of the network off.
+  // Without the list GC cannot tell a live attachment from a stale one.
   auto it = ctx.cfg.raw.find("cni.dev/valid-attachments");
   if (it == ctx.cfg.raw.end())
     return Error(Code::kInvalidConfig,
@@ -88,9 +86,8 @@ Status Gc(Context& ctx) {
     // A group's members go with their group.
     if (valid.count({st.container_id, st.member_of.value_or(st.if_name)})) continue;
     if (st.member_of && base::PathExists(store.GroupPathFor(st.container_id, *st.member_of))) continue;
-    // The attachment's lock, without waiting: one whose ADD or DEL is running is not GC's (the runtime's list
-    // may predate that ADD). Under it, the journal must be the one read: a state rewritten since was an
-    // ADD's.
+    // An attachment whose ADD or DEL runs is not GC's (the list may predate it): its lock, without waiting,
+    // and under it the state must be the one read.
     std::optional<AttachmentRecord> lock;
     if (ctx.node_policy) {
       auto l = AttachmentRecord::TryLock(ctx.node_policy->attachments_dir, st.container_id, st.if_name);
@@ -119,15 +116,13 @@ Status Gc(Context& ctx) {
     }
     if (!s.ok()) errors.push_back(std::move(s).error());
   }
-  // Claims and shares of other networks of this dataDir whose holder is provably dead (its runtime lost the
-  // DEL): finished as an ADD of their device would. This network's attachments went by the runtime's list.
+  // Claims and shares of other networks of this dataDir whose holder is provably dead.
   for (const HoldRecord& h : ListHolds(store.DevicesDir(), store.ChildrenDir())) {
     if (!h.live || h.owner.network == ctx.cfg.name) continue;
     auto r = RecoverStale(ctx, store.DataDir(), h.owner, nullptr);
     if (!r.ok()) errors.push_back(std::move(r).error());
   }
-  // Shares whose attachment is gone (a DEL that died between removing the
-  // state and its share, in any network of this dataDir).
+  // Shares whose attachment is gone, in any network of this dataDir.
   SweepShares(store.DevicesDir(), store.ChildrenDir(), ctx.lock_wait_ms);
   Status ipam = ForwardToIpam(ctx, "GC");
   if (!ipam.ok()) errors.push_back(std::move(ipam).error());

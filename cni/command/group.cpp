@@ -23,10 +23,8 @@ using nlohmann::json;
 
 namespace {
 
-// A member's own context: the group's, with the member's device, pod-side name (its state's key, and the
-// CNI_IFNAME its IPAM plugin gets) and place in the result chain. Member k's routes in main go at the route
-// metric + k: rails in one subnet would otherwise ask for the same route twice. The group is named by its
-// state `of` (container ID, CNI_IFNAME): GC's own environment names no attachment.
+// A member's own context: the group's `of`, with the member's device, pod-side name and place in the result
+// chain. Member k's routes go at metric + k: rails in one subnet would ask for the same route twice.
 class Member {
  public:
   Member(Context& group, const AttachmentState& of, const std::string& pod_name, size_t k,
@@ -39,8 +37,7 @@ class Member {
     cfg_.prev_result = std::move(prev_result);
     cfg_.routing.route_metric += static_cast<uint32_t>(k);
     ctx_.member_of = of.if_name;
-    // CNI_ARGS are the pod's (podman's --ip, the pod's name for IPAM plugins that key on it) unless the
-    // group is another pod's (GC) or the invocation names none.
+    // CNI_ARGS are the pod's unless the group is another pod's (GC) or the invocation names none.
     ipam_.RunFor(
         ipam::Attachment{env_.container_id, pod_name, env_.netns,
                          !group.env.container_id.empty() && group.env.container_id == of.container_id});
@@ -57,14 +54,12 @@ class Member {
   ipam::Executor& ipam_;
 };
 
-// The members of the group `st`: its journal's; when it lists none, every state of this network that says
-// it is one (memberOf).
+// The members of the group `st`: its journal's, or when it lists none, the states that say so (memberOf).
 std::vector<StepMember> MembersOf(const StateStore& store, const AttachmentState& st) {
   std::vector<StepMember> members;
   for (const Step& s : st.steps)
     if (const auto* m = std::get_if<StepMember>(&s)) members.push_back(*m);
-  // ADD journals each member before the member's own state exists: a journal that lists members lists them
-  // all. One that lists none (it was unreadable, or lost the last) is completed from the states.
+  // ADD journals each member before its state exists: a journal that lists members lists them all.
   if (!members.empty()) return members;
   auto paths = store.List();
   if (!paths.ok()) return members;
@@ -81,8 +76,7 @@ std::vector<StepMember> MembersOf(const StateStore& store, const AttachmentState
   return members;
 }
 
-// The group's device-info file (written last, it goes first), then the DEL of each member, last first; the
-// ones undone leave the journal.
+// The group's device-info file, then each member's DEL, last first; the ones undone leave the journal.
 std::vector<Error> UndoMembers(Context& ctx, const std::vector<StepMember>& members, AttachmentState& st) {
   std::vector<Error> errors;
   if (Status s = RemoveDeviceInfo(st.device_info); !s.ok()) errors.push_back(std::move(s).error());
@@ -109,8 +103,7 @@ std::vector<Error> UndoMembers(Context& ctx, const std::vector<StepMember>& memb
   return errors;
 }
 
-// A group whose ADD failed: its members undone, its file removed; or, where
-// a member could not be undone, the file kept for DEL (code 102).
+// A group whose ADD failed: its members undone and its file removed, or kept for DEL (code 102).
 Error RollBackGroup(Context& ctx, const StateStore& store, const std::string& path, AttachmentState& st,
                     Error err) {
   base::Log::Error("ADD failed: " + err.msg + "; rolling back the group's members");
@@ -180,8 +173,7 @@ Result<json> AddGroup(Context& ctx, const DeviceChoice& choice, netlink::Kernel&
         break;
       }
       Error e = std::move(r).error();
-      // A member that undid itself is owed nothing; one that could not keeps
-      // its state and its place in the journal.
+      // A member that could not undo itself keeps its place in the journal.
       if (e.code != Code::kRollbackIncomplete) st.steps.pop_back();
       if (choice.alternatives && e.code == Code::kTryAgainLater) {
         base::Log::Info(names[k] + ": " + cand.selector.value + " passed over (" + e.msg + ")");
@@ -227,7 +219,6 @@ Result<json> AddChosen(Context& ctx, std::optional<kubelet::PodAllocation> answe
   ASSIGN_OR_RETURN(netlink::Kernel * pod, OpenNetns(ctx, ctx.env.netns, pod_owned));
   ASSIGN_OR_RETURN(DeviceChoice choice, ChooseDevices(ctx, std::move(answer)));
   if (choice.alternatives || cfg.device.Several()) return AddGroup(ctx, choice, *pod);
-  // One device of a resource: the plain attachment of that device ID.
   conf::Config one = cfg;
   one.device = choice.candidates.front().selector;
   Context with = ForAttachment(ctx, one, ctx.env);

@@ -1,5 +1,4 @@
-// The kernel as the admin commands reach it: the node's rtnetlink and an opener of pods' namespaces, with the
-// same rules as a CNI command's (a pod's path never opens the node's own netns).
+// The kernel as the admin commands reach it: the node's rtnetlink and a pod netns opener, as a CNI command's.
 #pragma once
 
 #include <memory>
@@ -13,9 +12,8 @@
 
 namespace cni {
 
-/// Opens the node's netns (this thread's) once, and each pod's once, checked not to be the node's. Every
-/// later handle is a duplicate, so all of one command's handles name one namespace whatever the path names by
-/// then. While it lives, switches into a pod return to the node's handle (NetnsHome).
+/// Opens the node's netns and each pod's once (never the node's); later handles are duplicates, so one
+/// command's handles name one namespace whatever the path names by then. Switches return to the node's.
 class NodeNetnsOpener : public NetnsOpener {
  public:
   /// `what`: how messages name a pod's path ("CNI_NETNS").

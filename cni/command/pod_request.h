@@ -1,6 +1,5 @@
-// Whether the pod asked for an attachment at all. Chained in a node's conflist, erdma-cni runs for every pod
-// of the node; a pod that asked for nothing passes through (its prevResult returned unchanged) before
-// anything of the node is opened: no state directory, no rtnetlink or RDMA socket.
+// Whether the pod asked for an attachment at all. One that asked for nothing passes through (its prevResult
+// returned unchanged) before anything of the node is opened.
 #pragma once
 
 #include <optional>
@@ -23,23 +22,18 @@ struct PodRequest {
   bool asked = true;
   /// Why not, for the log line: "pod default/web-0 holds no device of aliyun/erdma".
   std::string why;
-  /// The kubelet's answer where it was asked (device.resource), for the
-  /// device choice to reuse; device.pool asks it later, for the GPUs.
+  /// The kubelet's answer where it was asked (device.resource), for the device choice to reuse.
   std::optional<kubelet::PodAllocation> kubelet;
 };
 
-/// Decides, for ADD and CHECK, whether the pod asked. Mode none: SMC-R wanted. A chained entry (prevResult)
-/// without `device.required`: for `device.resource`, the kubelet gave the pod a device of it; for a
-/// `device.pool` without one, the pod annotation kPoolAnnotation is "true". Anything else asked: a standalone
-/// config (a Multus NAD the pod named), a device the config or runtime names. Errors: the kubelet's (it
-/// cannot tell whether the pod asked), kInvalidEnv without the pod's name, kInvalidConfig for an annotation
-/// that is not a boolean.
+/// Whether the pod asked, for ADD and CHECK. Mode none: SMC-R wanted. A chained entry without
+/// `device.required`: the kubelet gave the pod a device of `device.resource`, or for a `device.pool` without
+/// one, kPoolAnnotation is "true". Anything else asked. Errors: the kubelet's, kInvalidEnv without the pod's
+/// name, kInvalidConfig for an annotation that is not a boolean.
 base::Result<PodRequest> WhatThePodAsked(const conf::Config& cfg, const Env& env,
                                          const conf::NodePolicy* node);
 
-/// The result of a pod that passes through: prevResult as it came, in the
-/// config's version (an empty result when standalone). Takes prevResult out
-/// of `cfg`: the last thing a pass-through does.
+/// A pass-through's result: prevResult in the config's version (empty when standalone), moved out of `cfg`.
 nlohmann::json PassThroughResult(conf::Config&& cfg);
 
 }  // namespace cni

@@ -12,8 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-/// r[key] as an array, created when absent or null. A prevResult that holds
-/// something else there is malformed; ours replaces it rather than fail ADD.
+/// r[key] as an array, replacing whatever else a (malformed) prevResult holds there.
 json& ArrayMember(json& r, const char* key) {
   auto it = r.find(key);
   if (it == r.end() || !it->is_array()) r[key] = json::array();
@@ -39,8 +38,7 @@ json RouteJson(const ResultRoute& route) {
   return j;
 }
 
-/// Makes `s` valid UTF-8 (invalid sequences become U+FFFD) so that dumping the
-/// error object cannot throw; kernel text and device names are raw bytes.
+/// `s` as valid UTF-8 (invalid sequences become U+FFFD), so that dumping the error object cannot throw.
 std::string ValidUtf8(const std::string& s) {
   return json::parse(json(s).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>();
 }
@@ -74,8 +72,7 @@ json AppendToResult(const json& prev, const std::string& version, const ResultIn
   if (any_route) {
     json& out = ArrayMember(r, "routes");
     for (const auto& route : routes) {
-      // Before 1.1.0 a route cannot say which table it is in; reporting it
-      // would claim a main-table route that does not exist.
+      // Before 1.1.0 a route cannot name its table: it would claim a main-table route.
       if (route.table && !tables) continue;
       out.push_back(RouteJson(route));
     }
@@ -84,7 +81,7 @@ json AppendToResult(const json& prev, const std::string& version, const ResultIn
 }
 
 json ErrorJson(const std::string& version, const base::Error& e) {
-  // What an error echoes of the input (a key, a value) is bounded: a 1 MB key does not come back whole.
+  // What an error echoes of the input (a key, a value) is bounded.
   json j = {{"cniVersion", version},
             {"code", static_cast<int>(e.code)},
             {"msg", ValidUtf8(base::Cut(e.msg, kMaxErrorTextBytes))}};

@@ -29,8 +29,7 @@ namespace {
 
 // The version to answer in when we could not (fully) parse the config.
 std::string BestEffortVersion(const std::string& stdin_bytes) {
-  // Only top-level members matter; keeping nothing deeper keeps 1 MiB of nested
-  // garbage (already refused by conf::Parse) cheap to read again.
+  // Top-level members only: nested garbage (conf::Parse refused it) stays cheap to read again.
   json j = json::parse(
       stdin_bytes, [](int depth, json::parse_event_t, json&) { return depth <= 1; }, false);
   if (j.is_object() && j.contains("cniVersion") && j["cniVersion"].is_string()) {
@@ -59,8 +58,7 @@ class RealBackend : public Backend {
   }
 
  private:
-  // Every path it is given names a pod's netns: the node's own is refused,
-  // so that no command acts on node objects as a pod's.
+  // Every path it is given names a pod's netns: the node's own is refused.
   NodeNetnsOpener opener_{"CNI_NETNS"};
 };
 
@@ -95,8 +93,7 @@ base::Status VersionGate(Command command, const std::string& version) {
                                                " or later; the config says " + version);
 }
 
-// What one run learns beyond its config, which stays as parsed: where DEL's state was recorded, where the run
-// logs, what the pod asked for.
+// What one run learns beyond its config, which stays as parsed.
 struct Invocation {
   Env env;
   conf::NodePolicy node;
@@ -107,12 +104,10 @@ struct Invocation {
   /// ADD: what the pod asked for beyond the config, and the kubelet's answer where WhatThePodAsked asked.
   std::optional<conf::PodRequests> requests = std::nullopt;
   std::optional<kubelet::PodAllocation> kubelet_answer = std::nullopt;
-  /// Test builds: sysfs and procfs trees a test laid out.
   std::string sysfs_root = "/sys", procfs_root = "/proc";
 };
 
-// DEL finds the state where its ADD recorded it, whatever the config says by now (cni/state/record.h): the
-// config's dataDir and name give way to the record's. Empty when they agree.
+// The record's dataDir and name replace the config's (cni/state/record.h); what to log, "" when they agree.
 base::Result<std::string> FindRecord(Invocation& run, conf::Config& keys) {
   base::phase::Begin("record");
   ASSIGN_OR_RETURN(run.record,
@@ -128,10 +123,7 @@ base::Result<std::string> FindRecord(Invocation& run, conf::Config& keys) {
   return said;
 }
 
-// Paths that reach outside the attachment are the node admin's to allow, whoever wrote the config (a
-// NetworkAttachmentDefinition may be a namespace user's): checked before the log file is even opened. DEL may
-// not fail for a logFile edited since ADD: it is left unopened, the refusal goes to stderr. A dataDir the
-// node does not allow fails every command: DEL cannot prove there is nothing of this attachment there.
+// The config's paths are the node file's to allow, checked before the log opens (docs/security.md).
 base::Status StartLog(Invocation& run, const conf::Config& cfg, const std::string& relocated) {
   const Env& env = run.env;
   auto paths = conf::CheckNodePaths(cfg, run.node);
@@ -157,8 +149,7 @@ base::Status StartLog(Invocation& run, const conf::Config& cfg, const std::strin
   return base::Ok();
 }
 
-// DEL and GC take the keys they use; the rest of a config edited since ADD is logged and left alone. Without
-// a log file, stderr (which takes errors only) is where the runtime can show them.
+// DEL and GC log the keys of an edited config they ignore; without a log file, as errors, for stderr.
 void LogIgnored(const Invocation& run, const conf::Config& cfg) {
   for (const std::string& w : cfg.del_warnings)
     base::Log::Write(run.log_file.empty() ? base::LogLevel::kError : base::LogLevel::kWarn,
@@ -167,9 +158,8 @@ void LogIgnored(const Invocation& run, const conf::Config& cfg) {
 
 int Dispatch(Invocation& run, const conf::Config& cfg, std::string& out, Backend& backend);
 
-// The skeleton every command runs: the environment, the config, the version gates, the node policy and the
-// log; then the exits that need no kernel (a pod that asked for nothing passes through its ADD; DEL without a
-// state of ours); then the command.
+// Every command: the environment, the config, the version gate, the node policy and the log; then the exits
+// that need no kernel (a pass-through ADD, DEL without a state); then the command.
 int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string& out, Backend& backend) {
   base::phase::Begin("config");
   auto env = ParseEnv(getenv);
@@ -266,8 +256,7 @@ int Dispatch(Invocation& run, const conf::Config& cfg, std::string& out, Backend
 
   switch (env.command) {
     case Command::kAdd: {
-      // The device the kubelet gave the pod, or a pool's, is chosen once, at
-      // ADD: the state records it for DEL and CHECK.
+      // A resource's or pool's device is chosen once, at ADD: the state records it.
       const bool chosen = cfg.device.by == conf::DeviceSelector::By::kResource ||
                           cfg.device.by == conf::DeviceSelector::By::kPool;
       // Recorded before the first step, so that whatever ADD leaves, its DEL finds.
@@ -276,8 +265,7 @@ int Dispatch(Invocation& run, const conf::Config& cfg, std::string& out, Backend
                                             ctx.lock_wait_ms);
       if (!adding.ok()) return Fail(out, version, adding.error());
       auto result = chosen ? AddChosen(ctx, std::move(run.kubelet_answer)) : Add(ctx);
-      // Nothing left for a DEL to find (refused, rolled back whole, or a plan with no step): no record. Where
-      // dataDir cannot be looked at, ADD could not have written either.
+      // No record where no state is left for a DEL (nor where dataDir cannot be looked at).
       if (!PlaceHoldsState(place, env.container_id, env.ifname, false)) adding->Remove();
       if (!result.ok()) return Fail(out, version, result.error());
       base::phase::Begin("result");

@@ -1,5 +1,4 @@
-// The plugin's entry point: one CNI invocation, from environment and stdin to
-// stdout and an exit status. The only place an Error becomes CNI JSON.
+// The plugin's entry point: one CNI invocation; the only place an Error becomes CNI JSON and an exit status.
 #pragma once
 
 #include <memory>
@@ -16,8 +15,7 @@
 namespace cni {
 
 /// What the commands run against: the node's kernel, the pod's netns and the IPAM plugins. Run uses the real
-/// ones; the fuzz harness (test/fuzz/) an in-memory node, so that everything from the environment to the
-/// printed result runs without touching the kernel.
+/// ones; the fuzz harness (test/fuzz/) an in-memory node.
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -27,18 +25,15 @@ class Backend {
   virtual NetnsOpener& Opener() = 0;
   /// Runs the IPAM plugins found on `cni_path` (CNI_PATH).
   virtual std::unique_ptr<ipam::Executor> Ipam(const std::vector<std::string>& cni_path) = 0;
-  /// Last changes to a command's context (sysfs root, lock wait); the real
-  /// backend keeps the defaults and the config's `lockTimeoutMs`.
+  /// Last changes to a command's context (sysfs root, lock wait); the real backend keeps them.
   virtual void Prepare(Context& ctx) { (void)ctx; }
-  /// The node admin's policy: the real backend reads the node file
-  /// (conf::LoadNodePolicy with $ERDMA_CNI_NODE_CONFIG).
+  /// The node admin's policy: the node file $ERDMA_CNI_NODE_CONFIG names.
   virtual base::Result<conf::NodePolicy> NodePolicy(const Getenv& getenv) {
     return conf::LoadNodePolicy(getenv(conf::kNodeConfigEnv));
   }
 };
 
-/// Runs one invocation against the real kernel; what goes to stdout is appended to `out` (a string, not a
-/// stream: no locale to set up per exec). Returns the exit status.
+/// Runs one invocation against the real kernel, appending its stdout to `out`; returns the exit status.
 int Run(const Getenv& getenv, const std::string& stdin_bytes, std::string& out);
 
 /// Run against `backend`: the same parsing, dispatch, results and errors.

@@ -32,9 +32,8 @@ class IpamFor {
   ipam::Executor& exec_;
 };
 
-// Why the attachment `st` is provably dead: its netns recorded at ADD is gone (NetnsOpener::MayExist), and a
-// device it moved (move, vf) is back on the node (FindHome). A child dies with its netns; a VF without a
-// netdev never left. "" when it may be alive or the node cannot be read: never touched then.
+// Why the attachment `st` is provably dead: its recorded netns is gone and a device it moved is back on the
+// node. "" when it may be alive or the node cannot be read.
 std::string WhyStale(Context& ctx, const AttachmentState& st) {
   std::string kept_by;
   if (ctx.netns.MayExist(st.netns, st.netns_id, &kept_by)) {
@@ -47,8 +46,7 @@ std::string WhyStale(Context& ctx, const AttachmentState& st) {
                                  : " no longer exists (an older state: checked by path only)");
   const StepMove* move = FindStep<StepMove>(st.steps);
   const StepMac* pod_mac = FindStep<StepMac>(st.steps);
-  // A child went with its netns; a VF on vfio-pci never left the node.
-  if (!move) return why;
+  if (!move) return why;  // a child went with its netns; a VF on vfio-pci never left
   auto home = FindHome(st.origin, move->pod_name, ctx.host, pod_mac ? pod_mac->mac : "");
   if (!home.ok() || !*home) {
     base::Log::Info("container " + st.container_id + " (interface " + st.if_name +
@@ -89,9 +87,7 @@ Result<bool> RecoverStale(Context& ctx, const std::string& data_dir, const Claim
                  e.details);
   };
   if (auto s = base::fault::Point("before", "stale-recover"); !s.ok()) return failed(s.error());
-  // The old attachment's DEL, not this command's: its container ID and interface for IPAM, and no pod netns
-  // at all. Its path may name another pod's netns by now (a reused name or PID); the one it recorded is gone,
-  // and with it everything the journal did inside it.
+  // The old attachment's DEL, with no pod netns: its path may name another pod's by now (a reused name).
   const std::string recorded_netns = st.netns;
   st.netns.clear();
   Env env = ctx.env;
