@@ -24,16 +24,14 @@ namespace {
 
 constexpr size_t kMaxClaimBytes = 64 << 10;
 
-// A share's file name: the owner's state file name, cut short, and a hash of its whole path (FNV-1a), which
-// tells attachments of different networks and data dirs apart.
+// A share's file name (an on-disk format): the state file name cut short, and its whole path's FNV-1a hash.
 std::string ShareName(const std::string& state_path) {
   uint64_t h = 14695981039346656037ull;
   for (unsigned char c : state_path) {
     h ^= c;
     h *= 1099511628211ull;
   }
-  // 16 hex digits, zero-padded; to_chars, not snprintf: a DEL that finds nothing of its own (every pod that
-  // passed through) runs this, and printf's machinery is code no other part of that DEL touches.
+  // 16 hex digits, zero-padded; to_chars, not snprintf, whose code no other part of a DEL touches.
   char digits[16];
   const auto n = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, h, 16).ptr - digits);
   std::string base = state_path.substr(state_path.rfind('/') + 1);
@@ -41,8 +39,7 @@ std::string ShareName(const std::string& state_path) {
   return base + "." + std::string(16 - n, '0').append(digits, n);
 }
 
-// The claims' index (claim.h). The directory's name starts with a dot, so listings of claims leave it out,
-// and holds a colon, so no interface name or PCI address is the same.
+// The claims' index (claim.h): a dot keeps it out of claim listings, a colon out of interface names.
 constexpr char kIndexDir[] = ".by:id";
 constexpr char kIndexBuilt[] = ".built";
 
@@ -60,12 +57,9 @@ bool IndexBuilt(const std::string& devices_dir) {
   return base::PathExists(IndexDir(devices_dir) + "/" + kIndexBuilt);
 }
 
-// The directory of a claim file's path.
 std::string DirOf(const std::string& path) { return path.substr(0, path.rfind('/')); }
 
-// Why a claim or share read from disk cannot be used ("" = it can). A claim
-// names the device DEL returns and the state file whose existence keeps the
-// device held: each is checked as ADD checked it when it wrote the claim.
+// Why a claim or share read from disk cannot be used ("" = it can): each name is checked as ADD checked it.
 std::string BadOwner(const ClaimOwner& o) {
   if (!conf::IsValidContainerId(o.container_id, conf::kMaxLegacyContainerIdBytes)) return "containerID";
   if (!conf::IsPlainFileName(o.network, 128) || conf::IsReservedDataDirName(o.network)) return "network";
@@ -112,7 +106,7 @@ std::optional<ClaimOwner> ParseOwner(const std::string& text, const std::string&
     if (auto it = j.find(key); it != j.end() && it->is_string()) o.*member = it->get<std::string>();
   if (auto steps = j.find("steps"); steps != j.end() && steps->is_array())
     for (const json& s : *steps) o.steps.push_back(s);
-  else if (auto vf = j.find("vf"); vf != j.end() && vf->is_object())  // written by builds before "steps"
+  else if (auto vf = j.find("vf"); vf != j.end() && vf->is_object())  // older builds' form, accepted
     o.steps.push_back(*vf);
   if (auto down = j.find("down"); down != j.end() && down->is_boolean()) o.down = down->get<bool>();
   if (std::string bad = BadOwner(o); !bad.empty()) {
@@ -123,9 +117,8 @@ std::optional<ClaimOwner> ParseOwner(const std::string& text, const std::string&
   return o;
 }
 
-// The owner of the claim that the index entry `key` is a link of: nullopt when there is no entry, or the
-// entry is no longer a link of the claim file of the device its owner names (that file is gone, or another
-// one took its place).
+// The owner of the claim whose link the index entry `key` is: nullopt when there is none, or the entry is no
+// longer a link of the claim file of the device its owner names.
 std::optional<ClaimOwner> IndexedOwner(const std::string& devices_dir, const std::string& key) {
   const std::string path = IndexDir(devices_dir) + "/" + key;
   base::FileId id;
@@ -136,11 +129,9 @@ std::optional<ClaimOwner> IndexedOwner(const std::string& devices_dir, const std
   return owner;
 }
 
-// A claim is a file this plugin made in devices/: its links are that name and the index's entries for it
-// (and an entry on its way in, `<key>.tmp.<pid>`, there too). A link from anywhere else on the file system,
-// planted, would make root truncate and write that other file: the claim is refused, the path named. The
-// entries its owner names are counted first (a few stats, whatever the node holds); the whole index is
-// listed only when they do not account for every link.
+// A claim's links are its name in devices/ and its index entries (or one on its way in, `<key>.tmp.<pid>`).
+// A link planted from elsewhere would make root write that other file: the claim is refused, the path named.
+// The owner's entries are counted first; the whole index is listed only when they miss a link.
 base::Status CheckClaimLinks(const DeviceClaim& claim, const std::string& path, int fd,
                              const std::string& devices_dir, const std::string& device) {
   struct stat st {};
@@ -170,8 +161,7 @@ base::Status CheckClaimLinks(const DeviceClaim& claim, const std::string& path, 
                      "", kHostileState);
 }
 
-// Removes the index entries of `owner` that are links of the claim file open at `fd`, but for the keys in
-// `keep`: another claim may have taken a key over since, and the keys a new owner shares stay.
+// Removes `owner`'s index entries that still link the claim open at `fd`, but for `keep` (a new owner's).
 void DropIndexEntries(const std::string& claim_path, int fd, const ClaimOwner& owner,
                       const std::vector<std::string>& keep = {}) {
   const std::string index = IndexDir(DirOf(claim_path));
@@ -217,16 +207,13 @@ std::optional<ClaimOwner> MatchClaim(const std::vector<ClaimOwner>& owners, cons
   return std::nullopt;
 }
 
-// Under the parent's lock: the lock file goes when nobody owns the parent
-// (our Lock made it, or a stale claim left it empty).
+// Under the parent's lock: the lock file goes when nobody owns the parent.
 void ReleaseParentLock(DeviceClaim& lock) {
   if (!lock.Owner()) lock.Remove();
 }
 
-// Under the parent's claim lock: its share directory goes if it is left empty. `sweep` (GC) first drops its
-// stale shares; without it the other shares are not read (a DEL's: a stale one is dropped by the next ADD
-// that would take the whole parent, or by GC). Without the lock (another ADD or DEL holds it too long) it
-// warns and leaves both.
+// Under the parent's claim lock: its share directory goes if left empty; `sweep` (GC) first drops its stale
+// shares, which otherwise are not read. Without the lock it warns and leaves both.
 void TidyParent(const std::string& devices_dir, const std::string& children_dir, const std::string& parent,
                 int wait_ms, bool sweep) {
   auto lock = DeviceClaim::Lock(devices_dir, parent, wait_ms);
@@ -271,8 +258,7 @@ std::optional<ClaimOwner> DeviceClaim::Owner() const {
     text.append(buf, static_cast<size_t>(n));
     off += n;
     if (text.size() > kMaxClaimBytes) return std::nullopt;
-    // A short read of a regular file is its end, and nobody writes a claim
-    // without its lock, which we hold: no pread to be told so.
+    // A short read is the end: nobody writes a claim without its lock, which we hold.
     if (static_cast<size_t>(n) < sizeof buf) break;
   }
   return ParseOwner(text, lock_.path());
@@ -283,15 +269,13 @@ base::Status DeviceClaim::SetOwner(const ClaimOwner& o) {
   const std::string text = OwnerText(o);
   const std::optional<ClaimOwner> before = Owner();
   const std::vector<std::string> keys = IndexKeys(o);
-  // The index's entries first: a lookup through them reads this file, so they may name it before it names
-  // its owner, never after.
+  // The index's entries first: they may name this file before it names its owner, never after.
   const std::string index = IndexDir(DirOf(lock_.path()));
   if (base::Status s = base::EnsurePrivateDirs(index); !s.ok())
     return std::move(s).error().WithContext("indexing the claim " + lock_.path());
   for (const std::string& key : keys)
     RETURN_IF_ERROR(base::LinkFile(lock_.path(), index + "/" + key, /*replace=*/true));
-  // Written in place under the lock: a reader that sees a torn file treats it
-  // as "no owner", and the owner's state file is the authority anyway.
+  // In place under the lock: a torn file reads as "no owner"; the owner's state is the authority anyway.
   if (::ftruncate(lock_.fd(), 0) != 0 ||
       ::pwrite(lock_.fd(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
     return base::Error(base::Code::kIo, "writing device claim: " + std::string(std::strerror(errno)), "",
@@ -304,8 +288,7 @@ base::Status DeviceClaim::SetOwner(const ClaimOwner& o) {
 void DeviceClaim::Remove() {
   const base::phase::Scope phase("claim");
   const std::optional<ClaimOwner> owner = Owner();
-  // The file goes first: an entry left behind (a crash in between) leads to no claim file, and lookups ignore
-  // it; an entry gone before the file would hide a claim from them.
+  // The file first: an entry left behind leads nowhere; one gone before the file would hide the claim.
   lock_.Unlink();
   if (owner) DropIndexEntries(lock_.path(), lock_.fd(), *owner);
 }
@@ -333,7 +316,6 @@ base::Status EnsureClaimIndex(const std::string& devices_dir) {
       RETURN_IF_ERROR(base::LinkFile(devices_dir + "/" + file, index + "/" + key, /*replace=*/true));
     ++linked;
   }
-  // A directory, not a file: an empty data dir holds no file of ours.
   RETURN_IF_ERROR(base::MakePrivateDirs(index + "/" + kIndexBuilt));
   if (linked) base::Log::Info("indexed the " + std::to_string(linked) + " claims of " + devices_dir);
   return base::Ok();
@@ -417,8 +399,7 @@ std::vector<ClaimOwner> LiveShares(const std::string& children_dir, const std::s
     (void)base::RemoveFile(dir + "/" + f);
     base::Log::Info("removed the stale share " + dir + "/" + f + ": its attachment's state is gone");
   }
-  // A directory that was not there has nothing to remove (a share is made
-  // under the parent's claim lock, which our caller holds).
+  // A share is made under the parent's claim lock, which our caller holds.
   if (live.empty() && found) base::RemoveDirIfEmpty(dir);
   return live;
 }
@@ -446,8 +427,7 @@ void DropShares(const std::string& devices_dir, const std::string& children_dir,
   for (const auto& parent : *parents) {
     const std::string file = children_dir + "/" + parent + "/" + name;
     if (!base::PathExists(file)) continue;
-    // Our own share goes without the lock; its directory only under it, so
-    // that a child ADD never loses the directory it is writing into.
+    // Our share goes without the lock; its directory only under it (a child ADD may be writing into it).
     (void)base::RemoveFile(file);
     if (parent == locked_parent) continue;
     TidyParent(devices_dir, children_dir, parent, wait_ms, /*sweep=*/false);

@@ -1,8 +1,6 @@
-// The NPWG Device Information Spec's file for the attachment: Multus passes its path to a plugin that
-// declares the CNIDeviceInfoFile capability and copies its content into the pod's network-status annotation,
-// so that the pod can tell which HCA is which. ADD journals the file in the attachment's state before it
-// creates it; whatever undoes the attachment (DEL, GC, a later ADD's stale recovery, a rollback) removes it
-// while it is still the file ADD wrote.
+// The NPWG Device Information Spec's file for the attachment, which Multus copies into the pod's annotations
+// (docs/config.md). Journaled before it is created; whatever undoes the attachment removes it while it is
+// still the file ADD wrote (docs/security.md).
 #pragma once
 
 #include <cstdint>
@@ -34,8 +32,7 @@ struct DeviceInfoFile {
 };
 void Fields(JsonFields& f, DeviceInfoFile& d);
 
-/// The spec's "pci" record (version 1.1.0) of a device at PCI address `pci` with RDMA device `rdma` ("":
-/// none), as the file holds it.
+/// The file's text: the spec's "pci" record (1.1.0) of the device at `pci` with RDMA device `rdma`.
 std::string DeviceInfoText(const std::string& pci, const std::string& rdma);
 
 /// The path runtimeConfig.CNIDeviceInfoFile names, when it is a file directly in kDeviceInfoDir; nullopt when
@@ -43,9 +40,8 @@ std::string DeviceInfoText(const std::string& pci, const std::string& rdma);
 std::optional<std::string> DeviceInfoPath(const conf::Config& cfg);
 
 /// After the attachment's last step: puts `file` in `*slot`, journals it (`persist`), then creates it,
-/// exclusively and without following a symlink, and records its identity. A file already there (a device
-/// plugin's, which Multus copied, or another attachment's) is never written. What could not be written is
-/// logged and leaves `*slot` empty: never an error of the ADD. Errors: `persist`'s.
+/// exclusively and without following a symlink, and records its identity. What could not be written (a file
+/// already there) is logged and leaves `*slot` empty. Errors: `persist`'s only.
 base::Status WriteDeviceInfo(std::optional<DeviceInfoFile>& slot, DeviceInfoFile file,
                              const std::function<base::Status()>& persist);
 
@@ -54,8 +50,7 @@ base::Status WriteDeviceInfo(std::optional<DeviceInfoFile>& slot, DeviceInfoFile
 /// Errors: only an unlink of our own file that failed (kIo): the DEL is retried.
 base::Status RemoveDeviceInfo(const std::optional<DeviceInfoFile>& file);
 
-/// The state's "deviceInfo" as ADD writes it: a file directly in kDeviceInfoDir, text of at most
-/// kMaxDeviceInfoBytes; kState naming the field otherwise.
+/// kState naming the field unless `file` is in kDeviceInfoDir and its text at most kMaxDeviceInfoBytes.
 base::Status ValidateDeviceInfo(const DeviceInfoFile& file);
 
 }  // namespace cni

@@ -1,9 +1,6 @@
-// Attachment records: where each attachment's state is, kept in one node-level directory (the node file's
-// attachmentsDir) under the attachment's own key, so that DEL finds the state whatever the config says by
-// then (an edited dataDir or network name), and the attachment's lock: ADD holds it from before its first
-// step to its exit, DEL for the whole DEL, GC takes it without waiting (an attachment whose ADD or DEL runs
-// is not GC's). The file <attachmentsDir>/<StateStore::FileName(containerID, ifName)> holds
-// {"containerID", "ifName", "dataDir", "network"}; an empty one is a lock with nothing recorded yet.
+// Attachment records, <attachmentsDir>/<StateStore::FileName(containerID, ifName)> holding {"containerID",
+// "ifName", "dataDir", "network"} (empty: a lock with nothing recorded yet): where DEL finds the state
+// whatever the config says by then, and the attachment's lock (docs/architecture.md).
 #pragma once
 
 #include <optional>
@@ -28,8 +25,7 @@ inline constexpr size_t kMaxRecordBytes = 8 << 10;
 class AttachmentRecord {
  public:
   /// ADD: makes the directory, takes the attachment's lock (waiting at most `wait_ms`) and records `place`.
-  /// Code 11 when a record names another place that still holds a state of this attachment: the same
-  /// (container ID, interface) is attached in another network or dataDir.
+  /// Code 11 when a record names another place that still holds a state of this attachment.
   static base::Result<AttachmentRecord> Begin(const std::string& dir, const std::string& container_id,
                                               const std::string& if_name, const RecordPlace& place,
                                               int wait_ms);
@@ -74,16 +70,14 @@ bool PlaceHoldsState(const RecordPlace& place, const std::string& container_id, 
 void DropRecord(const std::string& dir, const std::string& container_id, const std::string& if_name,
                 const RecordPlace& place);
 
-/// The records of container `container_id` in `dir` (one listing; the unreadable ones left out), for the
-/// admin commands that take a container ID alone: each with its CNI_IFNAME.
+/// The records of container `container_id` in `dir`, each with its CNI_IFNAME (the unreadable ones left out).
 struct FoundRecord {
   std::string if_name;
   RecordPlace place;
 };
 std::vector<FoundRecord> RecordsOf(const std::string& dir, const std::string& container_id);
 
-/// A record's reading: kState naming `path` and the fix for anything ADD never writes (the schema Begin
-/// writes, so that what ADD records DEL can read).
+/// A record's reading: kState naming `path` and the fix for anything Begin never writes.
 base::Result<std::optional<RecordPlace>> ParseRecord(const std::string& text, const std::string& path,
                                                      const std::string& container_id,
                                                      const std::string& if_name);

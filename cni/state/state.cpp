@@ -113,8 +113,7 @@ bool UeidUsedElsewhere(const StateStore& store, const std::string& self, const s
 std::string StateStore::FileName(const std::string& container_id, const std::string& if_name) {
   std::string name = "@" + container_id + "@";
   for (char c : if_name) {
-    // '.' escaped too: no interface name can end the file name in ".tmp.<pid>"
-    // or ".unreadable", the suffixes List() leaves out.
+    // '.' escaped too: no name can end in ".tmp.<pid>" or ".unreadable", which List() leaves out.
     if (c == '%')
       name += "%25";
     else if (c == '.')
@@ -129,7 +128,6 @@ Result<std::optional<AttachmentState>> StateStore::LoadLocated(const std::string
                                                                const std::string& if_name,
                                                                std::string* path) const {
   *path = PathFor(container_id, if_name);
-  // One open says whether the file is there and what it holds.
   auto found = Load(*path);
   if (!found.ok() || *found) return found;
   const std::string legacy = Dir() + "/" + LegacyFileName(container_id, if_name);
@@ -148,9 +146,8 @@ Result<std::optional<AttachmentState>> StateStore::LoadLocated(const std::string
 
 Status StateStore::Prepare() const {
   const base::phase::Scope phase("state-dir");
-  // All four checked before any is made: a bad one leaves nothing behind.
+  // All checked before any is made: a bad one leaves nothing behind.
   RETURN_IF_ERROR(Check());
-  // Check keeps those it found checked: only the missing ones are walked again, to be made.
   RETURN_IF_ERROR(base::EnsurePrivateDirs(data_dir_));
   RETURN_IF_ERROR(base::EnsurePrivateDirs(Dir()));
   RETURN_IF_ERROR(base::EnsurePrivateDirs(DevicesDir()));
@@ -200,8 +197,7 @@ Result<std::optional<AttachmentState>> StateStore::Load(const std::string& path)
 Status StateStore::Save(const std::string& path, const AttachmentState& s) const {
   const base::phase::Scope phase("state-write");
   RETURN_IF_ERROR(base::fault::Point("before", "state-write"));
-  // One validator for what is written and what is read: a state DEL could not read back would lose what it
-  // restores, so ADD refuses to record it, before the step it describes runs.
+  // One validator for what is written and read: ADD never records a state DEL could not read back.
   if (Status valid = ValidateState(s); !valid.ok())
     return Error(valid.error().code,
                  "refusing to record what no DEL could read back: " + valid.error().msg +
@@ -216,8 +212,7 @@ Status StateStore::Save(const std::string& path, const AttachmentState& s) const
                                    " erdma-cni reads back (a device with that many addresses and routes, or "
                                    "an IPAM result that large, cannot be attached)");
   Status written = base::WriteFileAtomic(path, text);
-  // The DEL of this network's last attachment removes its empty directory,
-  // maybe since our Prepare: make it again.
+  // The DEL of this network's last attachment may have removed the directory since Prepare.
   if (!written.ok() && written.error().sys_errno == ENOENT && base::MakePrivateDirs(Dir()).ok())
     written = base::WriteFileAtomic(path, text);
   RETURN_IF_ERROR(std::move(written));
@@ -228,7 +223,6 @@ Status StateStore::Remove(const std::string& path) const {
   const base::phase::Scope phase("state-remove");
   RETURN_IF_ERROR(base::fault::Point("before", "state-remove"));
   RETURN_IF_ERROR(base::RemoveFile(path));
-  // No empty directory is left for a network whose last attachment went.
   if (path.starts_with(Dir() + "/")) base::RemoveDirIfEmpty(Dir());
   // After it, before the claim or share goes: a DEL that dies here leaves a claim naming a missing state.
   return base::fault::Point("after", "state-remove");
@@ -238,7 +232,6 @@ Result<std::vector<std::string>> StateStore::List() const {
   ASSIGN_OR_RETURN(auto names, base::ListFiles(Dir()));
   std::vector<std::string> paths;
   for (const auto& n : names) {
-    // Temp files of a write in flight, and states DEL set aside as unreadable.
     if (IsTempName(n) || n.ends_with(".unreadable")) continue;
     paths.push_back(Dir() + "/" + n);
   }

@@ -36,8 +36,7 @@ struct AttachmentState {
   std::string container_id;
   std::string if_name;  ///< CNI_IFNAME: the attachment key
   std::string netns;    ///< CNI_NETNS at ADD
-  /// The identity of that netns at ADD ("netnsId", optional: states of older
-  /// erdma-cni lack it); how stale-claim recovery tells the pod is gone.
+  /// That netns's identity ("netnsId"; older states lack it): how stale recovery tells the pod is gone.
   std::optional<netlink::NetnsId> netns_id;
   std::string pod_if_name;  ///< our interface's name in the pod
   uint32_t table = 0;       ///< policy routing table in the pod
@@ -45,13 +44,11 @@ struct AttachmentState {
   std::string rdma_mode;    ///< "shared" or "exclusive" when rdma_device is set
   DeviceOrigin origin;
   std::vector<Step> steps;  ///< in the order they were (about to be) applied
-  /// A group (cni/command/group.h): its steps are StepMembers, each an attachment of its own; the file is
-  /// StateStore::GroupFileName's ("group", written only when true: older states lack it).
+  /// A group (cni/command/group.h) of StepMembers ("group", written only when true).
   bool group = false;
   /// A group's member: the group's ifName ("memberOf", absent otherwise).
   std::optional<std::string> member_of;
-  /// The device-info file ADD wrote for the runtime (cni/state/device_info.h; "deviceInfo", absent when
-  /// none).
+  /// The device-info file ADD wrote (cni/state/device_info.h; "deviceInfo", absent when none).
   std::optional<DeviceInfoFile> device_info;
   bool complete = false;  ///< ADD returned success
   nlohmann::json result;  ///< the result ADD returned (null until complete)
@@ -62,9 +59,8 @@ std::string StateText(const AttachmentState& s);
 /// kState with the reason when the JSON is not a state of our format.
 base::Result<AttachmentState> StateFromJson(const nlohmann::json& j);
 
-/// sys_errno of the kState error Load gives for a file that parses but holds
-/// what ADD never writes (hostile or edited by hand): DEL refuses it instead
-/// of salvaging from the claim, since nothing in it can be trusted.
+/// sys_errno of Load's kState for a file that parses but holds what ADD never writes: DEL refuses it rather
+/// than salvage from the claim, since nothing in it can be trusted.
 inline constexpr int kHostileState = EBADMSG;
 
 /// The largest state file erdma-cni reads back; ADD refuses to write more.
@@ -85,8 +81,7 @@ class StateStore {
     return container_id + "-" + if_name;
   }
 
-  /// A group's file: FileName's with "%group", which no escaped interface name ends in ('%' is written
-  /// "%25"), so that a member whose pod-side name is CNI_IFNAME (standalone) has a file of its own.
+  /// A group's file: FileName's with "%group", which no escaped interface name ends in.
   static std::string GroupFileName(const std::string& container_id, const std::string& if_name) {
     return FileName(container_id, if_name) + "%group";
   }
@@ -104,9 +99,8 @@ class StateStore {
   std::string PathFor(const std::string& container_id, const std::string& if_name) const {
     return Dir() + "/" + FileName(container_id, if_name);
   }
-  /// The state of (container_id, if_name) and, in `*path`, its file: PathFor's, or an older erdma-cni's name
-  /// when that file is this attachment's (by its content, or for an unreadable one by its device claim).
-  /// nullopt (and PathFor's) when there is none.
+  /// The state of (container_id, if_name), nullopt when none, and in `*path` its file: PathFor's, or an older
+  /// erdma-cni's name when that file is this attachment's (by content, or unreadable, by its claim).
   base::Result<std::optional<AttachmentState>> LoadLocated(const std::string& container_id,
                                                            const std::string& if_name,
                                                            std::string* path) const;
@@ -117,17 +111,15 @@ class StateStore {
 
   /// Creates the directories (0700, no symlinks).
   base::Status Prepare() const;
-  /// For commands that create nothing (DEL, CHECK, GC, diag): dataDir, the network directory, devices/ and
-  /// children/ are, where they exist, real directories of root's that nobody else can write, with no symlink
-  /// on their path (base::CheckPrivateDir); kIo naming the one that is not.
+  /// For commands that create nothing: the directories Prepare makes, where they exist, pass
+  /// base::CheckPrivateDir; kIo naming the one that does not.
   base::Status Check() const;
   /// nullopt when there is no state; kState when it is unreadable, fails ValidateState, belongs to another
   /// network, or holds an attachment other than the one its file name says.
   base::Result<std::optional<AttachmentState>> Load(const std::string& path) const;
   /// kState, writing nothing, when the text would exceed kMaxStateBytes.
   base::Status Save(const std::string& path, const AttachmentState& s) const;
-  /// Removes a state file, and the network's directory when it is left empty
-  /// (Save makes it again for an ADD that raced with that).
+  /// Removes a state file, and the network's directory when left empty (Save makes it again).
   base::Status Remove(const std::string& path) const;
   /// Paths of every state file of this network.
   base::Result<std::vector<std::string>> List() const;
@@ -137,8 +129,7 @@ class StateStore {
   std::string network_;
 };
 
-/// Whether an attachment other than the one at `self`, in any network of
-/// the same dataDir, journaled the SMC UEID `ueid` (the table is node-wide).
+/// Whether an attachment other than `self`, in any network of the dataDir, journaled the SMC UEID `ueid`.
 bool UeidUsedElsewhere(const StateStore& store, const std::string& self, const std::string& ueid);
 
 }  // namespace cni

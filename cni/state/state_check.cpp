@@ -1,8 +1,5 @@
-// A state file is input like any other: someone who can write the state directory (or a disk that corrupts
-// it) must not make DEL exec a program outside CNI_PATH, act on a name the kernel would never have given us,
-// or enter a path that is no netns path. Every value a step acts on is checked with the rule its source was
-// checked with at ADD (the config, CNI_*, the kernel's own shapes); each step's own rule is its Validate, in
-// its family's file (cni/core/steps.h).
+// A state file is input: whoever can write it must not make DEL exec outside CNI_PATH or act on what the
+// kernel never gave us. Each value is checked as its source was at ADD, each step by its Validate.
 #include "cni/state/state_check.h"
 
 #include "cni/state/device_info.h"

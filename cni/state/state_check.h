@@ -6,9 +6,7 @@
 
 namespace cni {
 
-/// Checks a state read from disk as the config and the CNI environment are
-/// checked (names, program names, netns path, MACs, table, PCI addresses,
-/// sysctl names): kState naming the field when it is not what ADD can write.
+/// Checks a state read from disk as its sources were at ADD: kState naming a field ADD never writes.
 base::Status ValidateState(const AttachmentState& s);
 
 }  // namespace cni
