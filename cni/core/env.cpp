@@ -61,8 +61,7 @@ base::Result<std::vector<std::string>> ParsePath(const std::optional<std::string
       if (entry[0] != '/' || conf::HasControlChar(entry))
         return InvalidEnv("CNI_PATH: entry " + Quoted(entry) +
                           " must be an absolute directory; separate entries with ':'");
-      // A missing directory is common (a runtime lists several) and harmless;
-      // something else in its place is a misconfigured node.
+      // A missing directory is harmless (runtimes list several); something else there is not.
       struct stat st {};
       if (::stat(std::string(entry).c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
         return InvalidEnv(
@@ -111,8 +110,7 @@ base::Result<std::map<std::string, std::string>> ParseCniArgs(std::string_view t
 base::Result<Env> ParseEnv(const Getenv& getenv) {
   Env env;
   ASSIGN_OR_RETURN(env.command, ParseCommand(getenv));
-  // VERSION needs nothing else; GC and STATUS act on the network, not on a
-  // container, so only CNI_PATH (for IPAM delegation) matters to them.
+  // VERSION needs nothing else; GC and STATUS act on the network: only CNI_PATH matters to them.
   if (env.command == Command::kVersion) return env;
   ASSIGN_OR_RETURN(env.path, ParsePath(Lookup(getenv, "CNI_PATH")));
   if (env.command == Command::kGc || env.command == Command::kStatus) return env;
@@ -121,8 +119,7 @@ base::Result<Env> ParseEnv(const Getenv& getenv) {
 
   auto id = Lookup(getenv, "CNI_CONTAINERID");
   if (!id || id->empty()) return InvalidEnv("CNI_CONTAINERID: missing; the runtime must set it");
-  // ADD takes only IDs whose state file name fits NAME_MAX; the others
-  // accept what older erdma-cni did, so their attachments can still go.
+  // ADD takes only IDs whose state file name fits NAME_MAX; the others accept older builds' IDs.
   const size_t max_id =
       env.command == Command::kAdd ? conf::kMaxContainerIdBytes : conf::kMaxLegacyContainerIdBytes;
   if (!conf::IsValidContainerId(*id, max_id))
@@ -153,8 +150,7 @@ base::Result<Env> ParseEnv(const Getenv& getenv) {
   if (auto a = Lookup(getenv, "CNI_ARGS")) {
     ASSIGN_OR_RETURN(env.args, ParseCniArgs(*a));
   }
-  // The CNI convention: a key the plugin does not know is an error unless
-  // IgnoreUnknown is set; ADD only, as DEL must always be able to finish.
+  // An unknown key is an error unless IgnoreUnknown is set; ADD only, as DEL must always finish.
   if (env.command == Command::kAdd) {
     auto ignore = env.args.find("IgnoreUnknown");
     const bool lenient = ignore != env.args.end() && (ignore->second == "1" || ignore->second == "true" ||

@@ -29,12 +29,10 @@ struct Env {
 
 using Getenv = std::function<const char*(const char*)>;
 
-/// Reads CNI_COMMAND and the variables that command requires. Errors are
-/// kInvalidEnv naming the variable and what it must hold.
+/// Reads CNI_COMMAND and the variables it requires; kInvalidEnv naming the variable and what it must hold.
 base::Result<Env> ParseEnv(const Getenv& getenv);
 
-/// Parses CNI_ARGS: "K=V;K2=V2" (shape only; ParseEnv refuses, for ADD, keys
-/// it does not know unless IgnoreUnknown is "1" or "true").
+/// Parses CNI_ARGS: "K=V;K2=V2" (shape only; ParseEnv refuses unknown keys for ADD).
 base::Result<std::map<std::string, std::string>> ParseCniArgs(std::string_view text);
 
 }  // namespace cni

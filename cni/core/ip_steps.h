@@ -1,5 +1,4 @@
-// The pod's IP configuration: the IPAM plugin's lease, addresses, routes and
-// policy rules; and the JSON of the kernel values they journal.
+// The pod's IP configuration: IPAM lease, addresses, routes, rules; the JSON of the values they journal.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -43,8 +42,7 @@ void Fields(JsonFields& f, netlink::AddrInfo& a);
 void Fields(JsonFields& f, netlink::RouteInfo& r);
 void Fields(JsonFields& f, netlink::RuleInfo& r);
 
-/// A pod-side address or route planned before its link existed names it by
-/// index 0; once the link is in the pod, it is `pod_index`.
+/// A pod-side address or route planned with link index 0 gets `pod_index` once the link is in the pod.
 void BindPodIndex(StepAddr& s, int pod_index);
 void BindPodIndex(StepRoute& s, int pod_index);
 

@@ -13,8 +13,7 @@ using nlohmann::json;
 
 namespace {
 
-// A JSON string: as it is when nothing in it needs an escape (what nlohmann
-// writes for it too), else as nlohmann's serializer writes it.
+// A JSON string, as nlohmann's serializer writes it.
 void AppendString(std::string& out, std::string_view s) {
   for (const unsigned char c : s) {
     if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') {

@@ -12,15 +12,13 @@
 
 namespace cni {
 
-/// One definition of a record's members serves both ways: writing puts each into `out` (a tree) or appends it
-/// to JSON text (Text); reading takes each from `in`, checking its type and naming the first that is missing
-/// or mistyped (kState).
+/// Writing puts each member into `out` (a tree) or JSON text (Text); reading takes each from `in`, naming the
+/// first that is missing or mistyped (kState).
 class JsonFields {
  public:
   explicit JsonFields(nlohmann::json& out) : out_(&out) {}
   explicit JsonFields(const nlohmann::json& in) : in_(&in) {}
-  /// The JSON text of one object whose members `members` writes: what dumping
-  /// their tree gives, but with the keys in the order `members` names them.
+  /// The JSON text of the object `members` writes, its keys in the order `members` names them.
   static std::string Text(const std::function<void(JsonFields&)>& members);
   bool reading() const { return in_ != nullptr; }
   const base::Status& status() const { return status_; }
@@ -61,8 +59,7 @@ class JsonFields {
     });
     return *this;
   }
-  /// A member holding an array of records, `each` giving the i-th's members
-  /// (reading: from each element of the array at `key`).
+  /// A member holding an array of records, `each` giving (or reading) the i-th's members.
   void Records(const char* key, size_t n, const std::function<void(JsonFields&, size_t)>& each) {
     NestedArray(key, n, each);
   }

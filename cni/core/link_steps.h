@@ -1,5 +1,4 @@
-// The pod-side link's steps: the device moved in (or a child made), its MAC,
-// MTU and admin state (their undo: cni/journal/move_home.h).
+// The pod-side link's steps: moved in or made, its MAC, MTU and state (undo: cni/journal/move_home.h).
 #pragma once
 
 #include <optional>

@@ -1,5 +1,4 @@
-// A group's member (cni/command/group.h): the journal records it; the group
-// adds, deletes and checks its members itself.
+// A group's member (cni/command/group.h): journaled here; the group adds, deletes and checks it itself.
 #pragma once
 
 #include <string>

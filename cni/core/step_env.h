@@ -50,8 +50,7 @@ struct UndoEnv {
   bool last = false;    ///< the step ends the journal
 };
 
-/// What CHECK compares the steps with: the pod side as it is now, and the node's VF settings and the pod's
-/// sysctls and SMC table, opened when a step first needs them.
+/// What CHECK compares the steps with: the pod side as it is now, the rest opened when a step first needs it.
 struct CheckEnv {
   Context& ctx;
   const AttachmentState& state;
@@ -70,9 +69,8 @@ struct StepSite {
   uint32_t table = 0;        ///< the state's policy routing table
 };
 
-// Every step type T defines these in its family's file; kOp in T is its name in the journal, kOnLink marks a
-// step on the pod-side link itself, which leaves with the link when it is moved home or deleted.
-// T names a type in declarations, where parentheses would not compile.
+// Every step type T defines these in its family's file; kOp in T is its journal name, kOnLink marks a step on
+// the pod-side link itself (it leaves with the link). T names a type: parentheses would not compile.
 // NOLINTBEGIN(bugprone-macro-parentheses)
 #define CNI_STEP(T)                                                           \
   void Fields(JsonFields& f, T& s);                                           \

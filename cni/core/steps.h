@@ -1,5 +1,4 @@
-// The journal's steps: every step type, each defined once in its family's header and file (link, ip, rdma,
-// sysctl, smc, vf, member), and the dispatch over the Step variant.
+// The journal's steps: each type defined once in its family's header and file; the dispatch over Step.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -36,7 +35,6 @@ const T* FindStep(const std::vector<Step>& steps) {
 /// Steps without a pod-side index to bind.
 inline void BindPodIndex(auto&, int) {}
 
-// The dispatch over the variant.
 /// The step's op as the state file spells it ("move", "child", "addr", ...).
 const char* StepOp(const Step& step);
 /// Every op, in the order of the Step variant (for fault-point coverage).

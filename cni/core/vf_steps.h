@@ -1,5 +1,4 @@
-// An SR-IOV VF's settings, applied through its PF on the node
-// (cni/driver/vf_settings.h holds how), with the values they replaced.
+// An SR-IOV VF's settings through its PF (cni/driver/vf_settings.h), with the values they replaced.
 #pragma once
 
 #include <string>
