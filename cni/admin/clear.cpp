@@ -44,8 +44,7 @@ constexpr const char* kClearUsage =
 
 std::string Show(const std::string& s) { return base::EscapeForDisplay(s); }
 
-// The IPAM plugins as DEL runs them; with --skip-ipam a DEL that fails is
-// noted and answered as done, since the admin clears the attachment anyway.
+// The IPAM plugins as DEL runs them; with --skip-ipam a DEL that fails is noted and answered as done.
 class ClearIpam : public ipam::Executor {
  public:
   ClearIpam(ipam::Executor& inner, bool skip) : inner_(inner), skip_(skip) {}
@@ -66,8 +65,7 @@ class ClearIpam : public ipam::Executor {
   std::vector<std::string> failed_;
 };
 
-// The pids of the tasks in the netns `st` recorded, when it still exists
-// as that netns (its identity, when the state has one); `*exists` says so.
+// The pids of the tasks in the netns `st` recorded, when it still exists as that netns (`*exists`).
 std::vector<std::string> TasksIn(const AttachmentState& st, bool* exists) {
   *exists = false;
   struct stat ns {};
@@ -192,8 +190,7 @@ class Clearer {
     env.command = Command::kDel;
     env.container_id = st.container_id;
     env.ifname = st.if_name;
-    // A netns that is gone, or whose path names another by now, is not the
-    // attachment's: DEL then works on the node alone, as stale recovery does.
+    // A netns that is gone, or whose path names another by now: DEL works on the node alone.
     const std::string recorded_netns = st.netns;
     if (!netns_exists) st.netns.clear();
     env.netns = st.netns;

@@ -1,7 +1,5 @@
-// `erdma-cni clear`: an admin clears an attachment that no DEL will finish (its IPAM plugin's DEL always
-// fails, its runtime is gone) and the claims and shares a container that never ran left behind, which block
-// the device for every other pod (code 11). Each attachment goes through the DEL of its own journal
-// (DeleteAttachment), as stale recovery does.
+// `erdma-cni clear`: an admin clears an attachment no DEL will finish, and the claims and shares a container
+// that never ran left behind; each attachment goes through the DEL of its own journal (DeleteAttachment).
 #pragma once
 
 #include <ostream>
@@ -21,10 +19,8 @@ struct ClearOptions {
   bool dry_run = false;    ///< show what would be cleared, change nothing
 };
 
-/// `erdma-cni clear --container ID [--network NAME] [--if IFNAME] [--data-dir DIR] [--cni-path DIRS]
-/// [--skip-ipam] [--force] [--dry-run]`: prints each attachment, claim and share of the container it finds,
-/// what it did and what it could not put back. Exit 0 when everything found was cleared, 1 when nothing was
-/// found or something was refused or kept, 2 on bad arguments.
+/// `erdma-cni clear --container ID [options]`: prints what it finds, did and could not put back. Exit 0 when
+/// all found was cleared, 1 when nothing was found or something was kept, 2 on bad arguments.
 int RunClear(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace cni

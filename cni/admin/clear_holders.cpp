@@ -29,8 +29,7 @@ Owned StateOf(const std::string& data_dir, const ClaimOwner& owner) {
                                                                                       : Owned::kNone;
 }
 
-// The share files of `parent` that name `owner`, removed under the
-// parent's claim lock (which a child's ADD and DEL take to write theirs).
+// The share files of `parent` that name `owner`, removed under the parent's claim lock.
 base::Status RemoveShare(const std::string& data_dir, const std::string& parent, const ClaimOwner& owner) {
   const std::string devices = data_dir + "/devices", children = data_dir + "/children";
   ASSIGN_OR_RETURN(DeviceClaim lock, DeviceClaim::Lock(devices, parent, kLockWaitMs));

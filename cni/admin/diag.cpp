@@ -45,8 +45,7 @@ const char* PortStateName(uint8_t s) {
   return s < std::size(kNames) ? kNames[s] : "NOP";
 }
 
-// The RoCE path MTU a netdev MTU allows (the kernel's iboe_get_mtu): the
-// largest IB MTU that fits with the GRH, UDP, BTH and ICRC headers.
+// The RoCE path MTU a netdev MTU allows (the kernel's iboe_get_mtu: the largest that fits with the headers).
 int RoceMtu(uint32_t netdev_mtu) {
   const int room = static_cast<int>(netdev_mtu) - (40 + 8 + 12 + 4 + 28 + 4);
   for (int m : {4096, 2048, 1024, 512, 256})
@@ -159,8 +158,7 @@ json Smc(DiagSources& src) {
   return out;
 }
 
-// The names in a process's /dev/infiniband (through /proc/PID/root), sorted; none when it has no such
-// directory.
+// The names in a process's /dev/infiniband (through /proc/PID/root), sorted; none without one.
 json InfinibandNodes(const std::string& dir) {
   std::error_code ec;
   std::vector<std::string> names;
@@ -246,8 +244,7 @@ json Memlock(const DiagOptions& opts, const DiagSources& src, std::vector<std::s
   return out;
 }
 
-// The name a reader knows a group by: its first rail's (erdma0), not the
-// CNI_IFNAME it is keyed by (Terway's eth0 when chained).
+// The name a reader knows a group by: its first rail's (erdma0), not its CNI_IFNAME (eth0 when chained).
 std::string GroupName(const StateStore& store, const AttachmentState& st) {
   const AttachmentState* group = &st;
   std::optional<AttachmentState> loaded;
@@ -295,8 +292,6 @@ json States(const DiagOptions& opts, const std::string& data_dir, const std::vec
                   {"podIfName", st.pod_if_name},
                   {"complete", st.complete},
                   {"rdmaDevice", st.rdma_device}});
-        // A group: which device each of its interfaces got, and why
-        // (the kubelet's allocation, or the pool's preference).
         if (st.group) {
           json members = json::array();
           for (const Step& step : st.steps)
@@ -313,8 +308,7 @@ json States(const DiagOptions& opts, const std::string& data_dir, const std::vec
             j["vf"] = {{"pci", vf->pci}, {"pf", vf->pf}, {"vf", vf->applied.vf}, {"netdev", vf->netdev}};
             netdev = !vf->netdev.empty();
           }
-        // A VF netdev with no VF setting to make journals a plain move: its
-        // claim's PCI address, read in sysfs, says it is a VF.
+        // A VF netdev without VF settings journals a plain move: its claim's PCI address tells it is a VF.
         if (!j.contains("vf") && !st.origin.name.empty())
           if (auto claim = ClaimOf(data_dir + "/devices", path); claim && !claim->pci.empty())
             if (auto sriov = FindVf(opts.sysfs_root, claim->pci, "the claim's pci"); sriov.ok())
@@ -339,9 +333,7 @@ json States(const DiagOptions& opts, const std::string& data_dir, const std::vec
   return out;
 }
 
-// The erdma-cni entries chained in the node's conflists, judged as erdma-cni-install judges the one it
-// installs (docs/install.md): an entry that hands one node device to every pod, and one whose device.resource
-// asks a kubelet that does not answer, fail the node's pods.
+// The erdma-cni entries chained in the node's conflists, judged as erdma-cni-install does (docs/install.md).
 json NodeEntries(const DiagOptions& opts, std::vector<std::string>& problems) {
   json out = json::array();
   if (opts.cni_conf_dir.empty()) return out;
@@ -386,8 +378,7 @@ json NodeEntries(const DiagOptions& opts, std::vector<std::string>& problems) {
   return out;
 }
 
-// Whether the live holder `h` has lost its pod: the netns its state
-// recorded is provably gone (its runtime lost the DEL).
+// Whether the live holder `h` has lost its pod: the netns its state recorded is provably gone.
 bool PodGone(const std::string& data_dir, const HoldRecord& h) {
   StateStore store(data_dir, h.owner.network);
   if (h.owner.state_path != store.Dir() + "/" + h.owner.state_path.substr(h.owner.state_path.rfind('/') + 1))
@@ -397,9 +388,7 @@ bool PodGone(const std::string& data_dir, const HoldRecord& h) {
   return !netlink::NetnsMayExist((*st)->netns_id, (*st)->netns);
 }
 
-// Who holds which node device: the claims of moved devices and the shares of children's parents. Stale ones
-// (state gone, or the pod netns gone) are listed, not problems: the next ADD of the device, or a GC, finishes
-// them (an ADD once the device is back on the node, cni/command/stale.h).
+// Who holds which node device; stale holders are listed, not problems (the next ADD or a GC ends them).
 json Holders(const std::string& data_dir) {
   json out = json::array();
   for (const HoldRecord& h : ListHolds(data_dir + "/devices", data_dir + "/children")) {

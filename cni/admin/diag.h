@@ -1,8 +1,4 @@
-// `erdma-cni diag`: the checks an operator runs by hand when a pod has no working RDMA — the RDMA netns mode,
-// the RDMA devices a netns sees with their ports and GIDs, netdev pairing, SMC sysctls and pnet entries, what
-// the pod's processes were given (memlock limit, /dev/infiniband nodes, NCCL_IB_HCA, NCCL_TOPO_FILE), whether
-// the runtime offers NRI and the agent runs, and erdma-cni's state against what the kernel shows. Read-only:
-// it never changes the node.
+// `erdma-cni diag`: an operator's checks when a pod has no working RDMA; read-only (docs/troubleshooting.md).
 #pragma once
 
 #include <memory>
@@ -23,11 +19,9 @@ struct DiagOptions {
   std::vector<std::string> data_dirs;
   /// Node file entries diag could not walk (AdminDataDirs::unsearched)
   std::vector<std::string> unsearched;
-  /// The node's CNI config directory, whose conflists' erdma-cni entries are judged as the installer judges
-  /// them (one device for every pod; a kubelet that does not answer); "" = not looked at
+  /// The node's CNI config directory, its erdma-cni entries judged as the installer does ("": not looked at)
   std::string cni_conf_dir = "/etc/cni/net.d";
-  /// The node file's pod-resources socket (where a device.resource entry asks the kubelet) and where it came
-  /// from
+  /// The node file's pod-resources socket and where it came from
   std::string pod_resources_socket;
   std::string node_source;
   /// The runtime's NRI socket (docs/nri.md): whether the runtime offers NRI, for the agent

@@ -94,8 +94,7 @@ std::string RenderDiag(const json& r) {
         << (Str(vf["netdev"]).empty() ? "no netdev (user-space driver)" : "netdev " + Str(vf["netdev"]))
         << "\n";
     }
-    // A group goes by its first rail's name; the CNI_IFNAME it is keyed by
-    // (Terway's eth0 when chained) only when that differs.
+    // A group goes by its first rail's name, and its CNI_IFNAME when that differs.
     auto group_name = [&](const json& key) {
       const std::string name = s.contains("groupName") ? Str(s["groupName"]) : Str(key);
       return name == Str(key) ? name : name + " (CNI_IFNAME " + Str(key) + ")";

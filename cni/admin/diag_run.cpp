@@ -34,8 +34,7 @@ constexpr const char* kDiagUsage =
     "  --nri-socket PATH   the runtime's NRI socket, for the agent (default /var/run/nri/nri.sock)\n"
     "  --json            the report as one JSON object\n";
 
-// The netns erdma-cni recorded for the pod sandbox `container_id`, from its
-// states in any network of the dataDirs.
+// The netns erdma-cni recorded for the pod sandbox `container_id`, in any network of the dataDirs.
 base::Result<std::string> NetnsOfContainer(const std::vector<std::string>& data_dirs,
                                            const std::string& container_id) {
   for (const std::string& data_dir : data_dirs) {

@@ -7,9 +7,8 @@
 
 namespace cni {
 
-/// `erdma-cni diag [--netns PATH | --container ID] [--data-dir DIR] [--json]`: opens the real sources, prints
-/// the report. Without --data-dir, every dataDir of the node file (cni/admin/data_dirs.h). Exit 0 when no
-/// problem was found, 1 when one was, 2 on bad arguments (naming the one).
+/// `erdma-cni diag [--netns PATH | --container ID] [--data-dir DIR] [--json]`: prints the report of the real
+/// sources. Exit 0 when no problem was found, 1 when one was, 2 on bad arguments (naming the one).
 int RunDiag(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 }  // namespace cni

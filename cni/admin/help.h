@@ -5,8 +5,7 @@
 
 namespace cni {
 
-/// What erdma-cni is, its version (and `build`, the build's own details),
-/// the CNI versions it speaks, its admin commands and where its docs are.
+/// What erdma-cni is, its version and `build`, CNI versions, admin commands and where its docs are.
 std::string HelpText(const std::string& build);
 
 }  // namespace cni
