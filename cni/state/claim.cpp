@@ -185,28 +185,6 @@ std::vector<std::pair<std::string, ClaimOwner>> ReadClaims(const std::string& de
   return out;
 }
 
-// Every claim that names an owner, read once without locking, for MatchClaim.
-std::vector<ClaimOwner> ReadClaimOwners(const std::string& devices_dir) {
-  const base::phase::Scope phase("claim");
-  std::vector<ClaimOwner> out;
-  for (auto& [file, owner] : ReadClaims(devices_dir)) out.push_back(std::move(owner));
-  return out;
-}
-
-// FindClaim against claims read already: the first live one that names the device.
-std::optional<ClaimOwner> MatchClaim(const std::vector<ClaimOwner>& owners, const std::string& name,
-                                     const std::string& mac, const std::string& pci) {
-  const base::phase::Scope phase("claim");
-  for (const auto& owner : owners) {
-    // Liveness (a stat of the owner's state) only for a claim of the device.
-    if (((!name.empty() && owner.device == name) || (!mac.empty() && owner.mac == mac) ||
-         (!pci.empty() && owner.pci == pci)) &&
-        ClaimIsLive(owner))
-      return owner;
-  }
-  return std::nullopt;
-}
-
 // Under the parent's lock: the lock file goes when nobody owns the parent.
 void ReleaseParentLock(DeviceClaim& lock) {
   if (!lock.Owner()) lock.Remove();
@@ -326,11 +304,17 @@ ClaimLookup::ClaimLookup(std::string devices_dir)
 
 std::optional<ClaimOwner> ClaimLookup::Find(const std::string& name, const std::string& mac,
                                             const std::string& pci) {
-  if (!indexed_) {
-    if (!all_) all_ = ReadClaimOwners(devices_dir_);
-    return MatchClaim(*all_, name, mac, pci);
-  }
   const base::phase::Scope phase("claim");
+  if (!indexed_) {
+    if (!all_) all_ = ReadClaims(devices_dir_);
+    // Liveness (a stat of the owner's state) only for a claim of the device.
+    for (const auto& [file, owner] : *all_)
+      if (((!name.empty() && owner.device == name) || (!mac.empty() && owner.mac == mac) ||
+           (!pci.empty() && owner.pci == pci)) &&
+          ClaimIsLive(owner))
+        return owner;
+    return std::nullopt;
+  }
   auto live = [](const std::optional<ClaimOwner>& o) { return o && ClaimIsLive(*o); };
   if (conf::IsPlainFileName(name, 255)) {
     auto text = base::ReadFileNoFollow(devices_dir_ + "/" + name, kMaxClaimBytes);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"
@@ -67,7 +68,8 @@ class ClaimLookup {
  private:
   std::string devices_dir_;
   bool indexed_ = false;
-  std::optional<std::vector<ClaimOwner>> all_;  // read on the first Find of a data dir without an index
+  /// (file name, owner) of every claim, read on the first Find of a data dir without an index.
+  std::optional<std::vector<std::pair<std::string, ClaimOwner>>> all_;
 };
 
 /// ClaimLookup(devices_dir).Find(name, mac, pci).
