@@ -185,11 +185,6 @@ std::vector<std::pair<std::string, ClaimOwner>> ReadClaims(const std::string& de
   return out;
 }
 
-// Under the parent's lock: the lock file goes when nobody owns the parent.
-void ReleaseParentLock(DeviceClaim& lock) {
-  if (!lock.Owner()) lock.Remove();
-}
-
 // Under the parent's claim lock: its share directory goes if left empty; `sweep` (GC) first drops its stale
 // shares, which otherwise are not read. Without the lock it warns and leaves both.
 void TidyParent(const std::string& devices_dir, const std::string& children_dir, const std::string& parent,
@@ -204,7 +199,7 @@ void TidyParent(const std::string& devices_dir, const std::string& children_dir,
     (void)LiveShares(children_dir, parent);
   else
     base::RemoveDirIfEmpty(children_dir + "/" + parent);
-  ReleaseParentLock(*lock);
+  if (!lock->Owner()) lock->Remove();  // nobody owns the parent
 }
 
 }  // namespace
@@ -362,7 +357,7 @@ base::Status ShareParent(const std::string& devices_dir, const std::string& chil
   if (s.ok()) s = base::MakePrivateDirs(dir);
   if (s.ok()) s = base::WriteFileAtomic(dir + "/" + ShareName(owner.state_path), OwnerText(owner));
   if (s.ok()) s = base::fault::Point("after", "share-write");
-  ReleaseParentLock(*lock);
+  if (!lock->Owner()) lock->Remove();
   if (!s.ok()) return std::move(s).error().WithContext("recording the share of " + parent);
   return base::Ok();
 }
