@@ -9,12 +9,6 @@ namespace cni {
 
 using base::Status;
 
-namespace {
-
-bool IsPci(const std::string& p) { return conf::NormalizePci(p).has_value(); }
-
-}  // namespace
-
 Status ValidateState(const AttachmentState& s) {
   if (!conf::IsValidContainerId(s.container_id, conf::kMaxLegacyContainerIdBytes))
     return BadValue("containerID", s.container_id, "a CNI container ID ([A-Za-z0-9_.-], at most 256 bytes)");
@@ -40,7 +34,7 @@ Status ValidateState(const AttachmentState& s) {
     return BadValue("rdmaDevice", s.rdma_device, "an RDMA device name or \"\"");
   const DeviceOrigin& o = s.origin;
   // A VF on vfio-pci has no netdev: its PCI address stands for the name.
-  if (!o.name.empty() && !conf::IsValidIfName(o.name) && !IsPci(o.name))
+  if (!o.name.empty() && !conf::IsValidIfName(o.name) && !conf::NormalizePci(o.name))
     return BadValue("device.name", o.name,
                     "an interface name (1..15 bytes, no '/', ':' or whitespace) or a PCI address");
   if (o.index < 0) return BadValue("device.index", std::to_string(o.index), "an interface index");
