@@ -20,18 +20,6 @@ using base::Result;
 
 namespace {
 
-// Resets the IPAM executor to this process's attachment when done.
-class IpamFor {
- public:
-  IpamFor(ipam::Executor& exec, ipam::Attachment who) : exec_(exec) { exec_.RunFor(std::move(who)); }
-  ~IpamFor() { exec_.RunFor(std::nullopt); }
-  IpamFor(const IpamFor&) = delete;
-  IpamFor& operator=(const IpamFor&) = delete;
-
- private:
-  ipam::Executor& exec_;
-};
-
 // Why the attachment `st` is provably dead: its recorded netns is gone and a device it moved is back on the
 // node. "" when it may be alive or the node cannot be read.
 std::string WhyStale(Context& ctx, const AttachmentState& st) {
@@ -98,11 +86,10 @@ Result<bool> RecoverStale(Context& ctx, const std::string& data_dir, const Claim
   Context old{
       ctx.cfg,        env, ctx.host, ctx.netns, ctx.ipam, ctx.sysfs_root, ctx.procfs_root, ctx.lock_wait_ms,
       ctx.node_policy};
-  {
-    IpamFor ipam_for(ctx.ipam, ipam::Attachment{st.container_id, st.if_name, recorded_netns});
-    if (auto s = DeleteAttachment(old, store, owner.state_path, st, locked); !s.ok())
-      return failed(s.error());
-  }
+  ctx.ipam.RunFor(ipam::Attachment{st.container_id, st.if_name, recorded_netns});
+  base::Status deleted = DeleteAttachment(old, store, owner.state_path, st, locked);
+  ctx.ipam.RunFor(std::nullopt);
+  if (!deleted.ok()) return failed(deleted.error());
   if (st.member_of) ForgetGroupIfEmpty(store, st.container_id, *st.member_of);
   if (ctx.node_policy)
     DropRecord(ctx.node_policy->attachments_dir, st.container_id, st.member_of.value_or(st.if_name),
