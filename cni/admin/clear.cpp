@@ -271,26 +271,21 @@ std::string ParseArgs(const std::vector<std::string>& args, ClearOptions& o, boo
 int RunClear(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   ClearOptions opts;
   bool help = false;
-  if (std::string bad = ParseArgs(args, opts, &help); !bad.empty()) {
-    err << "erdma-cni clear: " << bad << "; " << kClearUsage;
-    return 2;
-  }
+  auto fail = [&err](const std::string& msg, int rc) {
+    err << "erdma-cni clear: " << msg;
+    return rc;
+  };
+  if (std::string bad = ParseArgs(args, opts, &help); !bad.empty()) return fail(bad + "; " + kClearUsage, 2);
   if (help) {
     out << kClearUsage;
     return 0;
   }
   auto dirs = FindAdminDataDirs(opts.data_dir, opts.container_id);
-  if (!dirs.ok()) {
-    err << "erdma-cni clear: " << dirs.error().msg << "\n";
-    return 2;
-  }
+  if (!dirs.ok()) return fail(dirs.error().msg + "\n", 2);
   for (const std::string& d : dirs->unsearched)
     out << "dataDirs entry " << Show(d) << " allows any directory below it: not searched (give --data-dir)\n";
   auto host = OpenNodeKernel();
-  if (!host.ok()) {
-    err << "erdma-cni clear: " << host.error().msg << "\n";
-    return 1;
-  }
+  if (!host.ok()) return fail(host.error().msg + "\n", 1);
   std::unique_ptr<NetnsOpener> opener = MakeNodeNetnsOpener();
   // The plugins an IPAM plugin delegates to are found on CNI_PATH too.
   ::setenv("CNI_PATH", conf::Join(opts.cni_path, ":").c_str(), 1);

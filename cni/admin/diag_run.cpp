@@ -67,6 +67,10 @@ base::Result<std::string> NetnsOfContainer(const std::vector<std::string>& data_
 int RunDiag(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   DiagOptions opts;
   std::string container, data_dir;
+  auto refuse = [&err](const std::string& msg) {
+    err << "erdma-cni diag: " << msg;
+    return 2;
+  };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") {
@@ -76,47 +80,31 @@ int RunDiag(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return 0;
     } else if (a == "--netns" || a == "--data-dir" || a == "--container" || a == "--cni-conf-dir" ||
                a == "--nri-socket") {
-      if (i + 1 >= args.size()) {
-        err << "erdma-cni diag: " << a << " needs a value; " << kDiagUsage;
-        return 2;
-      }
+      if (i + 1 >= args.size()) return refuse(a + " needs a value; " + kDiagUsage);
       (a == "--netns"        ? opts.netns
        : a == "--data-dir"   ? data_dir
        : a == "--container"  ? container
        : a == "--nri-socket" ? opts.nri_socket
                              : opts.cni_conf_dir) = args[++i];
     } else {
-      err << "erdma-cni diag: unknown option " << base::EscapeForDisplay(a) << "; " << kDiagUsage;
-      return 2;
+      return refuse("unknown option " + base::EscapeForDisplay(a) + "; " + kDiagUsage);
     }
   }
   auto dirs = FindAdminDataDirs(data_dir, container);
-  if (!dirs.ok()) {
-    err << "erdma-cni diag: " << dirs.error().msg << "\n";
-    return 2;
-  }
+  if (!dirs.ok()) return refuse(dirs.error().msg + "\n");
   opts.data_dirs = dirs->dirs;
   opts.unsearched = dirs->unsearched;
   opts.pod_resources_socket = dirs->pod_resources_socket;
   opts.node_source = dirs->node_source;
   if (!container.empty()) {
-    if (!opts.netns.empty()) {
-      err << "erdma-cni diag: give --netns or --container, not both\n";
-      return 2;
-    }
+    if (!opts.netns.empty()) return refuse("give --netns or --container, not both\n");
     auto netns = NetnsOfContainer(opts.data_dirs, container);
-    if (!netns.ok()) {
-      err << "erdma-cni diag: " << netns.error().msg << "\n";
-      return 2;
-    }
+    if (!netns.ok()) return refuse(netns.error().msg + "\n");
     opts.netns = *netns;
   }
   DiagSources src;
   auto ns = opts.netns.empty() ? netlink::Netns::Current() : netlink::Netns::Open(opts.netns, "--netns");
-  if (!ns.ok()) {
-    err << "erdma-cni diag: " << ns.error().msg << "\n";
-    return 2;
-  }
+  if (!ns.ok()) return refuse(ns.error().msg + "\n");
   struct stat sb {};
   if (::fstat(ns->fd(), &sb) == 0) src.netns_inode = sb.st_ino;
   if (auto k = netlink::OpenRtnl(*ns); k.ok()) src.links = std::move(k).value();
