@@ -44,8 +44,7 @@ Status ForwardToIpam(Context& ctx, const std::string& command) {
     return base::Ok();
   }
   auto r = ctx.ipam.Run(ctx.cfg.ipam_type, command, ipam::DelegateConfig(ctx.cfg).dump());
-  if (!r.ok()) return std::move(r).error();
-  return base::Ok();
+  return r.ok() ? base::Ok() : Status(std::move(r).error());
 }
 
 }  // namespace

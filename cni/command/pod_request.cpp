@@ -16,11 +16,8 @@ namespace {
 
 // The pool annotation's value in the pod's annotations: nullopt when absent.
 Result<std::optional<bool>> PoolAnnotation(const conf::Config& cfg) {
-  const json* annotations = nullptr;
-  if (auto a = cfg.runtime_config.find(conf::kPodAnnotationsCapability);
-      a != cfg.runtime_config.end() && a->is_object())
-    annotations = &*a;
-  if (!annotations) return std::optional<bool>();
+  const auto annotations = cfg.runtime_config.find(conf::kPodAnnotationsCapability);
+  if (annotations == cfg.runtime_config.end() || !annotations->is_object()) return std::optional<bool>();
   auto v = annotations->find(kPoolAnnotation);
   if (v == annotations->end() || v->is_null()) return std::optional<bool>();
   if (v->is_string()) {
