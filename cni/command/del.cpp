@@ -102,21 +102,16 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
   // Mode none moves no device and holds no claim.
   std::optional<DeviceClaim> locked;
   DeviceClaim* claim = nullptr;
-  const bool under_lock = caller_lock && caller_lock->device == st.origin.name;
   if (!st.origin.name.empty()) {
-    if (under_lock) {
+    if (caller_lock && caller_lock->device == st.origin.name) {
       claim = &caller_lock->claim;
     } else {
       ASSIGN_OR_RETURN(locked, DeviceClaim::Lock(store.DevicesDir(), st.origin.name, ctx.lock_wait_ms));
       claim = &*locked;
     }
-    // A file our Lock made empty goes; the caller's locked claim stays its own.
-    auto drop_empty = [&] {
-      if (locked) locked->Remove();
-    };
     // The state was read before the lock: another DEL of it may have finished meanwhile, the device moved on.
     if (!base::PathExists(path)) {
-      if (!claim->Owner()) drop_empty();
+      if (!claim->Owner() && locked) locked->Remove();  // the caller's locked claim stays its own
       base::Log::Info("another DEL of this attachment finished while we waited for " + st.origin.name);
       return base::Ok();
     }
@@ -125,7 +120,7 @@ Status DeleteAttachment(Context& ctx, const StateStore& store, const std::string
     auto owner = claim->Owner();
     if (!owner || owner->state_path != path || owner->device != st.origin.name ||
         owner->mac != st.origin.mac) {
-      if (!owner) drop_empty();  // our Lock made an empty file, or the claim is unreadable
+      if (!owner && locked) locked->Remove();  // our Lock made an empty file, or the claim is unreadable
       return Error(Code::kState,
                    "state file " + path + " says " + st.origin.name + " (mac " + st.origin.mac +
                        ") is this attachment's, but the device's claim " + store.DevicesDir() + "/" +
