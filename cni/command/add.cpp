@@ -76,16 +76,15 @@ Status CheckRequestedIps(const Context& ctx, const Plan& plan) {
   const auto have = ipam::Inherit(plan.state.origin.addrs, plan.state.origin.routes);
   std::string listed;
   for (const auto& ip : have) listed += (listed.empty() ? "" : ", ") + ip.address.ToString();
-  for (const conf::PodRequests::Ip& r : ctx.requests->ips) {
-    const netlink::IpPrefix& want = r.ip;
-    const bool exact = r.exact;
+  for (const conf::PodRequests::Ip& want : ctx.requests->ips) {
     const bool found = std::any_of(have.begin(), have.end(), [&](const ipam::IpConfig& ip) {
-      return ip.address.addr == want.addr && (!exact || ip.address.len == want.len);
+      return ip.address.addr == want.ip.addr && (!want.exact || ip.address.len == want.ip.len);
     });
     if (!found)
       return Error(Code::kInvalidConfig,
-                   key + ": " + (exact ? want.ToString() : want.addr.ToString()) + " is not an address of " +
-                       plan.state.origin.name + " (" + (listed.empty() ? "it has none" : listed) +
+                   key + ": " + (want.exact ? want.ip.ToString() : want.ip.addr.ToString()) +
+                       " is not an address of " + plan.state.origin.name + " (" +
+                       (listed.empty() ? "it has none" : listed) +
                        "), and addresses \"inherit\" gives the pod the device's own; request one of them, or "
                        "set addresses \"ipam\" with an IPAM plugin that takes requests");
   }
@@ -108,8 +107,7 @@ Result<Target> FindTarget(Context& ctx, const StateStore& store, const Driver& d
         "from them";
     return e;
   }
-  if (!found.ok()) return std::move(found).error();
-  Target target = std::move(found).value();
+  ASSIGN_OR_RETURN(Target target, std::move(found));
   // The journal and the claim name the device: one whose name no DEL could read back is not taken.
   if (target.device && !conf::IsValidIfName(target.device->name))
     return Error(

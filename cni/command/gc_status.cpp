@@ -77,10 +77,8 @@ Status Gc(Context& ctx) {
   for (const auto& path : paths) {
     const std::optional<base::FileId> read = base::FileIdOf(path);
     auto loaded = store.Load(path);
-    if (!loaded.ok() || !*loaded) {
-      if (!loaded.ok()) base::Log::Error("GC: skipping " + path + ": " + loaded.error().msg);
-      continue;
-    }
+    if (!loaded.ok()) base::Log::Error("GC: skipping " + path + ": " + loaded.error().msg);
+    if (!loaded.ok() || !*loaded) continue;
     AttachmentState& st = **loaded;
     // A group's members go with their group.
     if (valid.count({st.container_id, st.member_of.value_or(st.if_name)})) continue;

@@ -273,8 +273,7 @@ int Dispatch(Invocation& run, const conf::Config& cfg, std::string& out, Backend
       return 0;
     }
     case Command::kDel: {
-      auto s = Del(ctx);
-      if (!s.ok()) return Fail(out, version, s.error());
+      if (auto s = Del(ctx); !s.ok()) return done(s);
       if (run.record) run.record->Remove();
       return 0;
     }
