@@ -1,5 +1,3 @@
-// Modes macvlan and ipvlan: a child of the node's device is made in the pod;
-// the device stays, shared by the children of many pods.
 #include "cni/driver/child.h"
 
 #include "base/log.h"
@@ -203,8 +201,7 @@ class Child : public Driver {
   Status Resolve(Context& ctx, const RdmaAccess& rdma, Target& t) const override {
     // The result names the parent's PCI function: the HCA the child's traffic uses.
     t.pci = PciAddressOf(ctx.sysfs_root, t.device->name);
-    // The kernel refuses a child's MTU above its parent's with a bare EINVAL: said here, before anything
-    // changes.
+    // The kernel refuses a child's MTU above its parent's with a bare EINVAL.
     if (ctx.cfg.mtu && t.device->mtu && *ctx.cfg.mtu > t.device->mtu) {
       const std::string most = std::to_string(t.device->mtu);
       return Error(Code::kInvalidConfig, "mtu: " + std::to_string(*ctx.cfg.mtu) + " is more than " +
@@ -227,7 +224,6 @@ class Child : public Driver {
   }
   void UndoWithoutState(Context& ctx, const StateStore& store, const std::string& path, StepEnv& env,
                         const std::string& pod_name, std::vector<Error>& errors) const override {
-    // The pod's link of our name and kind, and our share of the parent.
     if (env.pod) {
       StepChild c;
       c.spec.kind = ctx.cfg.mode->name;

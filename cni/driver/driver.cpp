@@ -30,8 +30,7 @@ AttachmentState NewState(const Context& ctx, const std::string& pod_name, uint32
 
 namespace {
 
-// The steps that bring a link into the pod (`arrival`: the move or the child's creation) and configure it
-// with `ips`, then its RDMA device.
+// The link's arrival, its configuration with `ips`, then its RDMA device.
 std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, const std::optional<std::string>& mac,
                             uint32_t table, const RdmaPlan& rdma, const std::vector<ipam::IpConfig>& ips) {
   std::vector<Step> steps{std::move(arrival)};
@@ -57,8 +56,7 @@ Status ResolveTargetRdma(Context& ctx, const RdmaAccess& rdma, Target& t) {
   const std::string soft_name = "rxe_" + ctx.env.container_id.substr(0, 12) + "_" + PodIfName(ctx);
   ASSIGN_OR_RETURN(t.rdma,
                    ResolveRdma(ctx.cfg.rdma, *t.device, rdma.host, rdma.error, ctx.sysfs_root, soft_name));
-  // A device the config or the kubelet named is taken as it is; a pool
-  // passed over the unusable ones already.
+  // A named device is taken as it is; a pool passed over the unusable ones already.
   if (std::string why = WhyUnusable(*t.device, t.rdma.pair ? &t.rdma.pair->port : nullptr, ctx.sysfs_root);
       !why.empty())
     base::Log::Warn(t.selection + " selects " + t.device->name + ": " + why + "; attached as it is");
@@ -82,7 +80,6 @@ Plan LinkPlan(const Context& ctx, const Target& t, const std::string& pod_name, 
                      rdma = t.rdma](const std::vector<ipam::IpConfig>& ips) {
     return LinkSteps(cfg, arrival, mac, table, rdma, ips);
   };
-  // The RDMA device the link steps pair or make, and its mode ("" when none).
   plan.rdma_device = t.rdma.pair ? t.rdma.pair->device.name : t.rdma.soft_name;
   if (!plan.rdma_device.empty()) plan.rdma_mode = netlink::NetnsModeName(t.rdma.mode);
   if (cfg.smcr_wanted) plan.smcr = SmcrTarget{pod_name, t.device->mac, true, false};
@@ -96,8 +93,7 @@ Result<netlink::LinkInfo> FindOnNode(Context& ctx, const StateStore& store, cons
                                      const DeviceQuery& query) {
   ASSIGN_OR_RETURN(auto device, FindDevice(ctx.host, rdma.host, query, ctx.sysfs_root));
   if (device) {
-    // Found by MAC or PCI address under another name than a live claim of it says: the kernel handed it back
-    // as devN when its pod died without DEL. Once that DEL is finished it has its node name again.
+    // Under another name than its claim says: handed back as devN when its pod died without DEL.
     auto owner = FindClaim(store.DevicesDir(), "", device->mac, query.pci);
     if (!owner || owner->device == device->name) return std::move(*device);
     ASSIGN_OR_RETURN(bool free, FreeStaleClaim(ctx, store, *owner));
@@ -106,8 +102,6 @@ Result<netlink::LinkInfo> FindOnNode(Context& ctx, const StateStore& store, cons
     if (device) return std::move(*device);
   }
   if (auto owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci)) {
-    // A holder whose pod is gone leaves the device on the node under its
-    // pod-side name or devN: once its DEL is finished, it is there again.
     ASSIGN_OR_RETURN(bool free, FreeStaleClaim(ctx, store, *owner));
     if (free) {
       ASSIGN_OR_RETURN(device, FindDevice(ctx.host, rdma.host, query, ctx.sysfs_root));

@@ -1,8 +1,5 @@
-// A driver per mode: what differs between moving a device (move), making a macvlan/ipvlan child of it
-// (child), handing over an SR-IOV VF (vf) and SMC-R on the primary's interface only (none). The ADD pipeline
-// (add.cpp) is the same for every mode: Find -> hold (claim or share, add.cpp only) -> Resolve -> MakePlan
-// (pure) -> journal and apply, rolling back on failure -> result. Drivers are found through
-// cni/driver/registry.h.
+// A driver per mode: what differs between move, child, vf and none in the one ADD pipeline (add.cpp,
+// docs/architecture.md). Drivers are found through cni/driver/registry.h.
 #pragma once
 
 #include <memory>
@@ -32,8 +29,7 @@ struct RdmaAccess {
   const base::Error* error = nullptr;
 };
 
-/// How an attachment holds its node device: the one word for it is a hold, a claim or a share
-/// (cni/state/claim.h). ADD takes it through HoldGuard (add.cpp); ListHolds lists them.
+/// How an attachment holds its node device (cni/state/claim.h); ADD takes it through HoldGuard (add.cpp).
 enum class Hold {
   kNone,   ///< nothing is taken from the node (mode none)
   kClaim,  ///< a claim: the device is this attachment's alone (move, vf)
@@ -62,8 +58,8 @@ struct Target {
 class Driver {
  public:
   virtual ~Driver() = default;
-  /// The device the config selects, on the node; code 5/110 when it is not
-  /// there, 7 for what this mode cannot do with it. Changes nothing.
+  /// The device the config selects on the node; code 5/110 when it is not there, 7 when this mode cannot
+  /// take it. Changes nothing.
   virtual base::Result<Target> Find(Context& ctx, const StateStore& store, const RdmaAccess& rdma) const = 0;
   /// With the device held: reads what the plan needs into `t`. Changes nothing.
   virtual base::Status Resolve(Context& ctx, const RdmaAccess& rdma, Target& t) const = 0;
@@ -71,16 +67,13 @@ class Driver {
   virtual base::Result<Plan> MakePlan(const Context& ctx, const Target& t, const std::string& pod_name,
                                       uint32_t table) const = 0;
 
-  /// DEL without a readable state (del.cpp): undoes what only this mode
-  /// knows, from the config and the kernel, appending what failed.
+  /// DEL without a readable state: undoes what only this mode knows, appending what failed.
   virtual void UndoWithoutState(Context& /*ctx*/, const StateStore& /*store*/, const std::string& /*path*/,
                                 StepEnv& /*env*/, const std::string& /*pod_name*/,
                                 std::vector<base::Error>& /*errors*/) const {}
-  /// CHECK: whether attachment `st` has an interface in the pod to look at (a VF bound to vfio-pci has none:
-  /// only its steps are checked).
+  /// CHECK: whether `st` has an interface in the pod (a VF bound to vfio-pci has none).
   virtual bool HasPodLink(const AttachmentState& /*st*/) const { return true; }
-  /// STATUS: whether the device `query` selects is there though it has no
-  /// netdev on the node (a VF bound to vfio-pci).
+  /// STATUS: whether the device `query` selects is there without a netdev (a VF bound to vfio-pci).
   virtual bool PresentWithoutNetdev(const Context& /*ctx*/, const DeviceQuery& /*query*/) const {
     return false;
   }
@@ -89,8 +82,7 @@ class Driver {
 /// The state every plan starts from: the attachment's names.
 AttachmentState NewState(const Context& ctx, const std::string& pod_name, uint32_t table);
 
-/// The RDMA plan of the device a link mode takes (`t.device`): its pairing
-/// and netns mode, or the Soft-RoCE device to make for it (ResolveRdma).
+/// ResolveRdma for `t.device`, with a warning when it is unusable.
 base::Status ResolveTargetRdma(Context& ctx, const RdmaAccess& rdma, Target& t);
 
 /// The RDMA netns mode switch `rdma` plans, as the plan's node steps.
@@ -101,13 +93,11 @@ std::vector<Step> RdmaNodeSteps(const RdmaPlan& rdma);
 Plan LinkPlan(const Context& ctx, const Target& t, const std::string& pod_name, uint32_t table, Step arrival,
               bool set_mac);
 
-/// Finds the device a query selects on the node, or the error saying why it
-/// is not there (in use by another attachment: 11; not there: 5 or 110).
+/// The device `query` selects on the node; code 11 when another attachment holds it, else 5 or 110.
 base::Result<netlink::LinkInfo> FindOnNode(Context& ctx, const StateStore& store, const RdmaAccess& rdma,
                                            const DeviceQuery& query);
 
-/// Whether the claim of `owner` stops blocking once its holder, if provably dead, is recovered
-/// (Context::recover_stale_claim); false when no recovery is set.
+/// Whether `owner`'s claim stops blocking once its provably dead holder is recovered; false without recovery.
 base::Result<bool> FreeStaleClaim(Context& ctx, const StateStore& store, const ClaimOwner& owner);
 
 }  // namespace cni

@@ -1,5 +1,3 @@
-// Mode move: the node's device itself (an eRDMA ENI, an RDMA NIC) goes into
-// the pod, and home again on DEL exactly as it was.
 #include "cni/driver/move.h"
 
 #include "cni/device/choice.h"

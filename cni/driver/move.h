@@ -1,4 +1,4 @@
-// Mode move: the node device itself enters the pod.
+// Mode move: the node device itself enters the pod, and goes home on DEL exactly as it was.
 #pragma once
 
 #include "cni/driver/driver.h"

@@ -1,5 +1,3 @@
-// Mode none: no device moves. Chained after the primary plugin, SMC-R goes on
-// its interface (CNI_IFNAME) and prevResult passes through unchanged.
 #include "cni/driver/none.h"
 
 #include "cni/driver/driver.h"
@@ -22,8 +20,7 @@ class None : public Driver {
                    "use \"shared\" or \"auto\"");
     Target t;
     t.enters_pod = false;
-    // With a device selected: it exists, pairs, its port is ACTIVE (Resolve);
-    // its netdev's MAC is the PNET ID.
+    // A selected device's netdev MAC is the PNET ID.
     if (!ctx.cfg.device.value.empty()) {
       ASSIGN_OR_RETURN(t.device, FindOnNode(ctx, store, rdma, QueryFor(ctx.cfg.device)));
     }
@@ -49,8 +46,7 @@ class None : public Driver {
       plan.state.rdma_device = t.rdma.pair->device.name;
       plan.state.rdma_mode = "shared";
     }
-    // The primary's interface is not an RDMA netdev: its pnet entry needs an
-    // RDMA port with the same ID on the node; warn when there is none.
+    // Not an RDMA netdev: its pnet entry needs an RDMA port with the same ID on the node (warned when none).
     plan.smcr = SmcrTarget{ctx.env.ifname, t.device ? t.device->mac : "", false, true};
     plan.log_line = "SMC-R on " + ctx.env.ifname + " (mode none)";
     return plan;

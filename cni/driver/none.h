@@ -1,4 +1,4 @@
-// Mode none: nothing enters the pod; SMC-R on the primary's interface.
+// Mode none: nothing enters the pod; SMC-R on the primary's interface, prevResult passed through.
 #pragma once
 
 #include "cni/driver/driver.h"

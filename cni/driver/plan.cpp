@@ -16,8 +16,7 @@ base::Result<uint32_t> ChooseTable(const conf::Routing& routing, const std::vect
   for (const auto& r : pod_rules) used.insert(r.table);
   for (const auto& r : pod_routes) used.insert(r.table);
   if (routing.table) {
-    // A fixed table shared with someone else would mix their routes with ours
-    // and DEL would leave them half-removed.
+    // A shared table would mix their routes with ours, and DEL would leave them half-removed.
     if (used.count(*routing.table))
       return base::Error(base::Code::kInvalidConfig,
                          "routing.table: table " + std::to_string(*routing.table) +
@@ -55,8 +54,7 @@ std::vector<Step> PlanPodConfig(const conf::Config& cfg, int pod_index, uint32_t
     AddrInfo a;
     a.ifindex = pod_index;
     a.local = ip.address;
-    // No kernel prefix route: we install the subnet route ourselves at
-    // routeMetric so it never outranks the primary interface's routes.
+    // Our subnet route at routeMetric, not the kernel's, so it never outranks the primary interface's.
     a.flags = netlink::kAddrFlagNoPrefixRoute;
     if (ip.address.addr.family == AF_INET6) a.flags |= netlink::kAddrFlagNoDad;
     steps.push_back(StepAddr{a});

@@ -1,5 +1,4 @@
-// The plan of an ADD, and the pure functions from (config, what the kernel
-// shows) to its steps. No kernel access here; unit-tested on values.
+// The plan of an ADD, and the pure functions from the config and what the kernel shows to its steps.
 #pragma once
 
 #include <cstdint>
@@ -22,12 +21,10 @@ struct Plan {
   AttachmentState state;  ///< names, table, and what DEL restores of the device
   /// First, on the node: the RDMA netns mode switch, a VF's settings through its PF.
   std::vector<Step> node_steps;
-  /// Of node_steps, those the device's claim keeps too, for a DEL without a readable state to undo: a VF's
-  /// settings through its PF.
+  /// Of node_steps, those the claim keeps too, for a DEL without a readable state: a VF's settings.
   std::vector<Step> claim_steps;
   conf::AddressMode addresses = conf::AddressMode::kNone;
-  /// The steps that bring the link into the pod and configure it, given the
-  /// addresses (IPAM's or inherited). Empty when nothing enters the pod.
+  /// The steps that bring the link in and configure it with the addresses; empty when nothing enters the pod.
   std::function<std::vector<Step>(const std::vector<ipam::IpConfig>&)> link_steps;
   /// Recorded in the state with the link steps.
   std::string rdma_device, rdma_mode;
@@ -41,8 +38,8 @@ struct Plan {
   std::string log_line;  ///< the log line of a successful ADD
 };
 
-/// The first table >= 200 that no rule and no route in the pod uses, or the
-/// configured one. kInvalidConfig when a configured table is already used.
+/// The configured table, or the first >= 200 no pod rule or route uses; kInvalidConfig if a configured one
+/// is.
 base::Result<uint32_t> ChooseTable(const conf::Routing& routing,
                                    const std::vector<netlink::RuleInfo>& pod_rules,
                                    const std::vector<netlink::RouteInfo>& pod_routes);
@@ -54,10 +51,9 @@ std::vector<netlink::RouteInfo> RestorableRoutes(const std::vector<netlink::Rout
 /// Addresses DEL must put back: all except IPv6 link-local (the kernel makes those).
 std::vector<netlink::AddrInfo> RestorableAddrs(const std::vector<netlink::AddrInfo>& addrs);
 
-/// The steps after the move that configure the pod-side interface `pod_index` (0 when planned before the link
-/// is in the pod: Journal::Run fills it in): MTU, addresses (no kernel prefix route; no DAD for IPv6), up,
-/// the subnet route in main at routeMetric, the policy table's subnet and default routes, and one rule per
-/// address at rulePriority.
+/// The steps that configure the pod-side interface `pod_index` (0: Journal::Run fills it in): MTU, addresses
+/// (no kernel prefix route; no DAD for IPv6), up, the subnet route in main at routeMetric, the policy table's
+/// subnet and default routes, and one rule per address at rulePriority.
 std::vector<Step> PlanPodConfig(const conf::Config& cfg, int pod_index, uint32_t table,
                                 const std::vector<ipam::IpConfig>& ips);
 

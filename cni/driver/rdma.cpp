@@ -15,11 +15,9 @@ using netlink::NetnsMode;
 
 namespace {
 
-// With rdma.required off, an RDMA problem is a warning and the pod gets the netdev alone.
 Result<RdmaPlan> Problem(const conf::RdmaConfig& cfg, Error e) {
   if (cfg.required) return e;
-  // A config without an `rdma` object did not ask for RDMA: on a node
-  // without it that is normal, not worth a warning on every ADD.
+  // A config without an `rdma` object did not ask for RDMA: no warning on every ADD.
   base::Log::Write(cfg.present ? base::LogLevel::kWarn : base::LogLevel::kInfo,
                    "RDMA: " + e.msg + " (rdma.required is off: continuing without RDMA)");
   return RdmaPlan{};
@@ -31,8 +29,7 @@ Result<RdmaPlan> ResolveRdma(const conf::RdmaConfig& cfg, const netlink::LinkInf
                              netlink::Rdma* host, const Error* open_error, const std::string& sysfs_root,
                              const std::string& soft_name) {
   if (!host) {
-    // OpenRdma's own message for a kernel without NETLINK_RDMA already ends
-    // in "load ib_core": say the whole fix once, here.
+    // OpenRdma's message already ends in "load ib_core": say the whole fix once, here.
     const bool no_netlink = !open_error || open_error->sys_errno == EPROTONOSUPPORT;
     return Problem(
         cfg, Error(Code::kRdmaUnavailable,
@@ -53,8 +50,6 @@ Result<RdmaPlan> ResolveRdma(const conf::RdmaConfig& cfg, const netlink::LinkInf
                    std::string("rdma.netnsMode is ") + netlink::NetnsModeName(want) +
                        " but the kernel's RDMA netns mode is " + netlink::NetnsModeName(plan.mode) +
                        "; set rdma.setSystemMode to switch it, or " + NetnsModeBootFix(want));
-    // The switch is the plan's first step (StepRdmaMode); what follows is
-    // planned for the mode it switches to.
     plan.switch_from = plan.mode;
     plan.mode = want;
   }

@@ -1,5 +1,5 @@
-// The RDMA side of an attachment: the kernel's netns mode and pairing the netdev with its RDMA device (the
-// journal steps that move or create RDMA devices: cni/journal/rdma_device.h).
+// An attachment's RDMA side: the kernel's netns mode, the netdev's RDMA device (steps:
+// journal/rdma_device.h).
 #pragma once
 
 #include <optional>
@@ -18,16 +18,15 @@ struct RdmaPlan {
   netlink::NetnsMode mode = netlink::NetnsMode::kShared;
   std::optional<netlink::PairMatch> pair;  ///< the node's RDMA device for the netdev
   std::string soft_name;                   ///< softRoce: the rxe device to create
-  /// setSystemMode: the kernel's mode now, which the plan's first step
-  /// switches to `mode` (StepRdmaMode); unset when it already is `mode`.
+  /// setSystemMode: the kernel's current mode, which StepRdmaMode switches to `mode`; unset when it is
+  /// `mode`.
   std::optional<netlink::NetnsMode> switch_from;
   bool active() const { return pair.has_value() || !soft_name.empty(); }
 };
 
-/// Reads the kernel's RDMA netns mode (a switch to the configured one is planned when setSystemMode allows
-/// it) and pairs `netdev` on the node. Changes nothing. `host` is null when the kernel has no RDMA netlink;
-/// `open_error` then says why. Errors follow rdma.required: with it off, problems are logged and the plan is
-/// empty.
+/// Reads the kernel's RDMA netns mode (planning a switch when setSystemMode allows it) and pairs `netdev`.
+/// Changes nothing. `host` is null when the kernel has no RDMA netlink, `open_error` saying why. With
+/// rdma.required off, problems are logged and the plan is empty.
 base::Result<RdmaPlan> ResolveRdma(const conf::RdmaConfig& cfg, const netlink::LinkInfo& netdev,
                                    netlink::Rdma* host, const base::Error* open_error,
                                    const std::string& sysfs_root, const std::string& soft_name);

@@ -15,7 +15,6 @@ using base::Status;
 
 namespace {
 
-// onUnsupported: "error" fails ADD, "warn" logs and goes on without the piece.
 Status Unsupported(const conf::Config& cfg, const std::string& what) {
   if (cfg.smcr.on_unsupported_error)
     return Error(Code::kSmcUnsupported,
@@ -24,22 +23,17 @@ Status Unsupported(const conf::Config& cfg, const std::string& what) {
   return base::Ok();
 }
 
-// The PNET ID of the interface's entry: smcr.pnetId, or "auto" derived
-// from the eRDMA netdev's MAC ("" when there is none to derive it from).
+// smcr.pnetId, or the one "auto" derives from the eRDMA netdev's MAC ("" without one).
 std::string PnetIdOf(const conf::Config& cfg, const SmcrTarget& target) {
   return cfg.smcr.pnet_id == "auto" ? netlink::PnetIdFromMac(target.pnet_mac) : cfg.smcr.pnet_id;
 }
 
 bool PnetEntryNeeded(const conf::Config& cfg, const SmcrTarget& target) {
-  // The interface is the RDMA device's own netdev: the kernel pairs them without PNET IDs. A pnet entry here
-  // would make SMC look only for RDMA ports with that ID, which outside s390 only the node's root table
-  // gives, and fall back to TCP (NOSMCDEV).
+  // An entry would make SMC look only for RDMA ports with that ID, which only the node's root table gives.
   return !(target.is_rdma_netdev && cfg.smcr.pnet_id == "auto");
 }
 
-// The interface's entry in the pod's pnet table (ACK parity: what `smc_pnet -a <PNETID> -I eth0` does). Only
-// the interface's entry: the kernel keeps RDMA-device entries in the root netns alone, node-wide and shared
-// by every pod of the device.
+// The interface's pod pnet entry (`smc_pnet -a <ID> -I eth0`); RDMA devices' live in the root netns alone.
 Status PlanPnet(const conf::Config& cfg, const SmcrTarget& target, const SmcrFacts& facts,
                 std::vector<Step>& steps) {
   const std::string pnet_id = PnetIdOf(cfg, target);
@@ -60,7 +54,6 @@ Status PlanPnet(const conf::Config& cfg, const SmcrTarget& target, const SmcrFac
   });
   if (!have) steps.push_back(StepPnet{netlink::PnetEntry{pnet_id, target.ifname, "", 0}});
   if (target.node_port_check) {
-    // SMC-R then needs an RDMA port with the same ID, from the node's table.
     const bool mapped = facts.node_pnet && std::any_of(facts.node_pnet->begin(), facts.node_pnet->end(),
                                                        [&](const netlink::PnetEntry& e) {
                                                          return e.pnet_id == pnet_id && !e.ib_name.empty();
@@ -115,8 +108,7 @@ Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const SmcrTarget& ta
                                    const SmcrFacts& facts) {
   std::vector<Step> steps;
   if (facts.smc_error) {
-    // Without SMC nothing of SMC-R can work: none of its sysctls (disable_ipv6 among them) is worth a
-    // change in the pod, and one message says why.
+    // Without SMC no sysctl of SMC-R (disable_ipv6 among them) is worth a change in the pod.
     RETURN_IF_ERROR(Unsupported(cfg, *facts.smc_error + "; nothing of SMC-R is set in this pod"));
     return steps;
   }

@@ -1,5 +1,4 @@
-// SMC-R in the pod: sysctls, the SMC pnet table and the SMC-Rv2 User EID, read (ReadSmcr) and planned
-// (PlanSmcr, pure) before anything changes, and applied as journal steps.
+// SMC-R in the pod: sysctls, the pnet table and the SMC-Rv2 User EID, read, planned (pure), then journaled.
 #pragma once
 
 #include <functional>
@@ -21,15 +20,13 @@ namespace cni {
 struct SmcrTarget {
   std::string ifname;    ///< the pod interface
   std::string pnet_mac;  ///< the eRDMA netdev's MAC, for pnetId "auto"
-  /// Move mode: the interface is the RDMA device's own netdev, which the
-  /// kernel pairs without PNET IDs, so an "auto" pnet entry is left out.
+  /// Move mode: the RDMA device's own netdev, which the kernel pairs without PNET IDs: no "auto" entry.
   bool is_rdma_netdev = false;
   /// Mode none: warn when no RDMA port in the node's pnet table has the ID.
   bool node_port_check = false;
 };
 
-/// What the kernel says that the SMC-R plan depends on, read in the pod
-/// (and, for node_port_check, on the node) before anything changes.
+/// What the SMC-R plan depends on, read in the pod (and for node_port_check on the node) before any change.
 struct SmcrFacts {
   std::map<std::string, std::optional<std::string>>
       sysctls;                           ///< each one's value; nullopt: not in this kernel
@@ -47,11 +44,10 @@ base::Result<SmcrFacts> ReadSmcr(const conf::Config& cfg, const SmcrTarget& targ
                                  netlink::Smc* smc, const base::Error* smc_error, netlink::Smc* node_smc,
                                  const std::function<bool(const std::string&)>& ueid_in_use);
 
-/// Plans the SMC-R steps for the target interface in the pod: a sysctl step for each configured sysctl (and
-/// disable_ipv6) whose value differs, a pnet entry for the interface (see SmcrTarget), the UEID when
-/// configured and absent or shared with other attachments. Pure. What the kernel lacks is an error
-/// (kSmcUnsupported, naming the piece and the kernel requirement) or, with onUnsupported "warn", a log line
-/// and no step.
+/// Plans (pure) the SMC-R steps for the target interface: a step for each configured sysctl (and
+/// disable_ipv6) whose value differs, a pnet entry (see SmcrTarget), the UEID when configured and absent or
+/// shared with other attachments. What the kernel lacks is kSmcUnsupported, naming the piece and the kernel
+/// requirement, or with onUnsupported "warn" a log line and no step.
 base::Result<std::vector<Step>> PlanSmcr(const conf::Config& cfg, const SmcrTarget& target,
                                          const SmcrFacts& facts);
 

@@ -18,15 +18,13 @@ struct SriovVf {
   std::string netdev;     ///< the VF's netdev in this netns; "" when it has none here
   std::string driver;     ///< the bound driver (basename of the driver link); "" when unbound
 
-  /// Bound to a driver that hands the device to user space (vfio-pci and its
-  /// vendor variants, uio_pci_generic, igb_uio): no netdev, by design.
+  /// Bound to a user-space driver (vfio-pci and its variants, uio_pci_generic, igb_uio): no netdev.
   bool userspace() const;
 };
 
-/// Resolves the VF at PCI address `pci`. `key` is the config key that named it (`device.pci "0000:3b:00.2"`),
-/// for messages. Errors: kDeviceNotFound when there is no such PCI device; kInvalidConfig (code 7) naming
-/// `key` when it is not a VF (no physfn: a PF or a plain device, which mode "move" takes); kDeviceNotFound
-/// when its PF does not list it.
+/// The VF at PCI address `pci`, which config key `key` named (for messages). kDeviceNotFound when there is no
+/// such PCI device or its PF does not list it; code 7 naming `key` when it is not a VF (no physfn: a PF or a
+/// plain device, which mode "move" takes).
 base::Result<SriovVf> FindVf(const std::string& sysfs_root, const std::string& pci, const std::string& key);
 
 }  // namespace cni

@@ -1,5 +1,3 @@
-// Mode vf: an SR-IOV VF. Its settings (MAC, VLAN, trust, ...) go through its PF on the node; a VF with a
-// netdev then moves like a device in mode move, a VF bound to a user-space driver (vfio-pci) moves nothing.
 #include "cni/driver/vf.h"
 
 #include "base/log.h"
@@ -21,9 +19,7 @@ Plan PlanMoved(const Context& ctx, const Target& t, const std::string& pod_name,
 
 namespace {
 
-// The VF the config selects. A PCI address goes to sysfs directly; a netdev name, MAC or RDMA device is found
-// on the node first and its PCI address taken from sysfs. nullopt when a selected netdev is not on the node.
-// Code 7 when the device is no VF.
+// The VF the config selects; nullopt when a selected netdev is not on the node, code 7 when it is no VF.
 Result<std::optional<VfTarget>> FindVfTarget(Context& ctx, netlink::Rdma* rdma, const DeviceQuery& q,
                                              netlink::Vf& vfs) {
   const std::string key = ctx.cfg.device.Describe();
@@ -70,7 +66,6 @@ class Vf : public Driver {
     ASSIGN_OR_RETURN(t.vfs, ctx.netns.OpenVf());
     ASSIGN_OR_RETURN(t.vf, FindVfTarget(ctx, rdma.host, query, *t.vfs));
     if (Userspace(t)) {
-      // Claimed by its PCI address: it has no netdev name.
       const std::string& pci = t.vf->sriov.pci;
       const std::string& driver = t.vf->sriov.driver;
       base::Log::Info("VF " + pci + " is bound to " + driver +
@@ -134,7 +129,7 @@ class Vf : public Driver {
       plan.state.origin.name = vf.sriov.pci;
       if (!step.applied.empty()) plan.claim_steps.push_back(step);
       plan.node_steps.push_back(std::move(step));
-      // Nothing to put them on: the application behind vfio-pci reads the addresses from the result.
+      // The application behind vfio-pci reads the addresses from the result.
       if (cfg.addresses == conf::AddressMode::kIpam) plan.addresses = conf::AddressMode::kIpam;
       plan.result_mac = PodMac(ctx).value_or(vf.state.mac);
       if (plan.result_mac == "00:00:00:00:00:00") plan.result_mac.clear();

@@ -1,4 +1,4 @@
-// Mode vf: an SR-IOV VF, set up through its PF, enters the pod.
+// Mode vf: an SR-IOV VF, set up through its PF, enters the pod (one bound to vfio-pci: nothing enters).
 #pragma once
 
 #include "cni/driver/driver.h"

@@ -1,5 +1,4 @@
-// The SR-IOV side of mode "vf": which VF the config names and the settings ADD applies through its PF
-// (journaled with their old values; applying, putting back and checking them: cni/journal/vf_device.h).
+// Mode vf's SR-IOV side: the VF the config names and the settings applied through its PF (vf_device.h).
 #pragma once
 
 #include <cstdint>
@@ -27,8 +26,7 @@ struct VfOptions : conf::ModeOptions {
   std::optional<LinkState> link_state;
   std::optional<uint32_t> min_tx_rate;  ///< Mbps
   std::optional<uint32_t> max_tx_rate;  ///< Mbps, 0 = unlimited
-  /// InfiniBand VF node/port GUID "00:11:..:77": vf.infinibandGUID, or runtimeConfig.infinibandGUID
-  /// (capability "infinibandGUID").
+  /// InfiniBand VF node/port GUID "00:11:..:77": vf.infinibandGUID, or runtimeConfig.infinibandGUID.
   std::optional<std::string> ib_guid;
   bool any() const {
     return vlan || vlan_qos || spoofchk || trust || link_state || min_tx_rate || max_tx_rate || ib_guid;
@@ -43,22 +41,19 @@ struct VfTarget {
   SriovVf sriov;
   netlink::LinkInfo pf;
   netlink::VfState state;
-  /// The VF's netdev on the node; nullopt when it has none there: bound to a
-  /// user-space driver (sriov.userspace()), or attached elsewhere.
+  /// The VF's netdev on the node; nullopt when bound to a user-space driver, or attached elsewhere.
   std::optional<netlink::LinkInfo> netdev;
 };
 
-/// Finds the VF at PCI address `pci` (named by config key `key`): sysfs, then
-/// its PF on the node and the PF's report on it. kDeviceNotFound when the PF
-/// has no netdev on the node or does not report the VF; the errors of FindVf.
+/// The VF at PCI address `pci` (named by config key `key`), its PF and the PF's report on it. kDeviceNotFound
+/// when the PF has no netdev on the node or does not report the VF; the errors of FindVf.
 base::Result<VfTarget> ResolveVf(netlink::Kernel& host, netlink::Vf& vfs, const std::string& sysfs_root,
                                  const std::string& pci, const std::string& key);
 
-/// The journal step that applies the config's VfOptions and `mac` to the VF, with the old value of each
-/// member it changes. `applied` is empty when the config changes nothing; a VF without a netdev journals the
-/// step all the same, as CHECK and DEL know the attachment by it. The rates travel together: one the config
-/// leaves unset keeps its current value. A VLAN without vlanQoS gets QoS 0. The IB GUID goes to both the node
-/// and the port GUID.
+/// The step that applies the config's VfOptions and `mac` to the VF, with each changed member's old value
+/// (`applied` empty when nothing changes; CHECK and DEL know a VF without a netdev by it all the same). A
+/// rate the config leaves unset keeps its value, a VLAN without vlanQoS gets QoS 0, the IB GUID is the node's
+/// and the port's.
 StepVf PlanVf(const conf::Config& cfg, const std::optional<std::string>& mac, const VfTarget& target);
 
 }  // namespace cni
