@@ -40,8 +40,6 @@ void Fields(JsonFields& f, netlink::RouteInfo& r) {
   if (!f.Has("nexthops", r.nexthops.size() > 1)) return;
   f("nexthops", r.nexthops);
   if (!f.reading() || !f.status().ok()) return;
-  // Legs no kernel could have listed: two or more, each with a device or a
-  // gateway of the route's family, a weight the kernel can carry.
   if (r.nexthops.size() < 2 || r.nexthops.size() > 256)
     return f.Refuse("route \"nexthops\" must be an array of 2 to 256 legs");
   for (const netlink::Nexthop& n : r.nexthops) {
@@ -70,9 +68,8 @@ Status Apply(const StepIpam&, const AttachmentState&, StepEnv&) { return base::O
 Status Undo(const StepIpam& s, const UndoEnv& u, StepEnv& env) {
   if (!env.ipam) return Error(Code::kIpam, "no IPAM executor to release the address");
   auto r = env.ipam->Run(s.type, "DEL", s.config.dump());
-  // A journal ending at an IPAM step of an unfinished ADD never got IPAM's answer. If the plugin cannot even
-  // be started now, it most likely never was (older erdma-cni journaled it before looking for it): there is
-  // no lease to release, and failing would keep the attachment and the device forever.
+  // An unfinished ADD's last step never got IPAM's answer: a plugin that cannot even start now most likely
+  // never did, so there is no lease to release, and failing would keep the attachment forever.
   if (!r.ok() && r.error().changed_nothing && !u.state.complete && u.last) {
     base::Log::Warn("IPAM " + s.type + " cannot be run (" + r.error().msg +
                     "); ADD never got its answer, so no address is released");
@@ -89,7 +86,6 @@ Status Validate(const StepIpam& s, const StepSite& at) {
   if (!s.config.is_object()) return BadValue(at.field_prefix + "config", s.config.dump(), "an object");
   return base::Ok();
 }
-// Forwards CHECK to the IPAM plugin ADD ran.
 Status Check(const StepIpam& s, CheckEnv& env) {
   json config = s.config;
   if (env.ctx.cfg.chained()) config["prevResult"] = env.ctx.cfg.prev_result;
@@ -162,8 +158,7 @@ Status Undo(const StepRule& s, const UndoEnv&, StepEnv& env) {
   return env.pod ? IgnoreGone(env.pod->DelRule(s.rule)) : base::Ok();
 }
 Status Validate(const StepRule& s, const StepSite& at) {
-  // ADD's rules are "from <address> lookup <our table>"; anything else
-  // would have DEL remove a rule of the netns's own.
+  // ADD's rules are "from <address> lookup <our table>": DEL must not remove one of the netns's own.
   if (!s.rule.src || s.rule.table != at.table)
     return BadValue(at.field_prefix + "rule", "table " + std::to_string(s.rule.table),
                     "a rule from one address into the state's table " + std::to_string(at.table));

@@ -35,8 +35,7 @@ Status Journal::RunWritten(size_t count, StepEnv& env) {
   const size_t first = state_.steps.size() - std::min(count, state_.steps.size());
   for (size_t i = first; i < state_.steps.size(); ++i) {
     Step& step = state_.steps[i];
-    // Written before the move or the child's creation told the pod-side
-    // index; the next state write records it.
+    // Planned before the pod-side index was known; the next state write records it.
     std::visit([&env](auto& s) { BindPodIndex(s, env.pod_index); }, step);
     base::Log::Info(DescribeStep(step));
     Status s = base::fault::Point("before", StepOp(step));
@@ -60,10 +59,7 @@ void Journal::DropLast() {
 
 std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
   std::vector<Error> errors;
-  // The device-info file, written last, goes first.
   if (Status s = RemoveDeviceInfo(state.device_info); !s.ok()) errors.push_back(std::move(s).error());
-  // A moved device goes home and a child is deleted: either way the link's
-  // own addresses and routes leave with it.
   const bool moved = FindStep<StepMove>(state.steps) || FindStep<StepChild>(state.steps);
   const StepMac* mac = FindStep<StepMac>(state.steps);
   UndoEnv u{state, mac ? mac->mac : std::string()};
@@ -75,7 +71,6 @@ std::vector<Error> UndoSteps(const AttachmentState& state, StepEnv& env) {
       errors.push_back(std::move(s).error().WithContext("undo " + DescribeStep(step)));
       continue;
     }
-    // Steps on the moved device leave with it when it goes home.
     const bool covered = moved && OnLink(step);
     if (!covered) s = UndoStep(step, u, env);
     if (s.ok()) s = base::fault::Point("undo-after", StepOp(step));

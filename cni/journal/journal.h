@@ -1,6 +1,5 @@
-// Applying and undoing journal steps. Every step enters the state file before
-// it runs (write-ahead); undo runs the inverses in reverse, treats "not
-// found" as done and collects every error instead of stopping at the first.
+// Applying and undoing journal steps. Every step enters the state file before it runs (write-ahead); undo
+// runs the inverses in reverse, treats "not found" as done and collects every error.
 #pragma once
 
 #include <string>
@@ -24,11 +23,9 @@ class Journal {
   /// when its error says it changed nothing: no undo is owed for them. Addresses and routes planned with
   /// pod-side index 0 get env.pod_index once a step has set it.
   base::Status Run(const std::vector<Step>& steps, StepEnv& env);
-  /// Run for the last `count` steps of the state, which a state write made
-  /// before (an earlier Persist) put on disk already.
+  /// Run for the last `count` steps of the state, already on disk (an earlier Persist).
   base::Status RunWritten(size_t count, StepEnv& env);
-  /// Drops the last step from the journal in memory: a step the caller ran
-  /// itself (IPAM ADD) whose error says it changed nothing.
+  /// Drops the last step in memory: one the caller ran itself (IPAM ADD) that changed nothing.
   void DropLast();
 
  private:
@@ -37,9 +34,8 @@ class Journal {
   AttachmentState& state_;
 };
 
-/// Removes the device-info file of `state` (RemoveDeviceInfo), then runs the inverse of every step in reverse
-/// order. Returns every error (empty = all undone). Steps on the moved device itself are left to the move
-/// home, which takes the pod-side configuration with it.
+/// Removes `state`'s device-info file, then runs every step's inverse in reverse order; returns every error.
+/// Steps on the moved device itself are left to its move home, which takes them along.
 std::vector<base::Error> UndoSteps(const AttachmentState& state, StepEnv& env);
 
 /// Joins errors into one, with the first error's code.

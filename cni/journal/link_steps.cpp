@@ -25,8 +25,7 @@ Error NameTaken(const DeviceOrigin& o, const LinkInfo& holder) {
                    ") holds that name; rename or remove it and run DEL again (the state is kept)");
 }
 
-// The kernel's terse refusals of a new child link, explained: the
-// explanation becomes the message, the kernel's words its details.
+// The kernel's terse refusals of a new child, explained; its own words go to the details.
 Error ChildRefused(Error e, const StepChild& c) {
   constexpr uint32_t kPassthru = 8;  // MACVLAN_MODE_PASSTHRU
   std::string why;
@@ -62,8 +61,7 @@ Status RestoreOnHost(const DeviceOrigin& o, netlink::Kernel& host) {
   };
   bool up = link->up;
   if (!o.mac.empty() && link->mac != o.mac) {
-    // A MAC the pod gave it (mode vf). Most drivers take a new MAC only
-    // while the link is down; after a move it is.
+    // Most drivers take a new MAC only while the link is down.
     Status mac = host.SetMac(index, o.mac);
     if (!mac.ok() && mac.error().sys_errno == EBUSY && up) {
       keep(host.SetUp(index, false));
@@ -208,9 +206,8 @@ bool Ours(const DeviceOrigin& o, const std::string& pod_mac, const LinkInfo& l) 
   return o.mac.empty() || l.mac == o.mac || (!pod_mac.empty() && l.mac == pod_mac);
 }
 
-// One the kernel handed back when the pod netns died keeps the index it had (it was free: the device held
-// it), and comes back under its pod-side name or, when that is taken, "dev<N>"; and it is a physical device
-// (virtual ones die with the netns) unless ADD recorded another kind.
+// Handed back when the pod netns died, a device keeps its index, comes back as its pod-side name or "dev<N>",
+// and is a physical device (virtual ones die with the netns) unless ADD recorded another kind.
 bool CameBack(const DeviceOrigin& o, const std::string& pod_name, const std::string& pod_mac,
               const LinkInfo& l) {
   const std::string& n = l.name;
@@ -259,8 +256,7 @@ Status MoveHome(const DeviceOrigin& o, const std::string& pod_name, StepEnv& env
     }
   }
 
-  // The pod netns died: the kernel returned a physical device to the node
-  // under its pod-side name (or "devN" when that was taken).
+  // The pod netns died: the kernel returned the device as its pod-side name or devN.
   std::optional<LinkInfo> returned;
   ASSIGN_OR_RETURN(auto links, env.host.ListLinks());
   for (const auto& l : links)

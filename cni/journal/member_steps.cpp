@@ -10,8 +10,7 @@ using base::Code;
 using base::Error;
 using base::Status;
 
-// The group runs its members itself (AddChosen, DeleteGroup, CheckGroup): they are attachments, not kernel
-// changes a journal applies.
+// A group runs its members itself (AddChosen, DeleteGroup, CheckGroup): they are not the journal's to apply.
 void Fields(JsonFields& f, StepMember& s) { f("podName", s.pod_name)("device", s.device)("why", s.why); }
 std::string Describe(const StepMember& s) { return "member " + s.pod_name + " on " + s.device; }
 Status Apply(const StepMember& s, const AttachmentState&, StepEnv&) {

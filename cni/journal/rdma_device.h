@@ -13,12 +13,10 @@ namespace cni {
 /// How to get RDMA netns mode `want` at boot, for error messages.
 std::string NetnsModeBootFix(netlink::NetnsMode want);
 
-/// Moves RDMA device `name` from `from` into the netns of `netns_fd`.
-/// EOPNOTSUPP becomes kRdmaCannotMove with the fix.
+/// Moves RDMA device `name` from `from` into the netns of `netns_fd`; EOPNOTSUPP is kRdmaCannotMove.
 base::Status MoveRdmaDevice(netlink::Rdma& from, const std::string& name, int netns_fd);
 
-/// Inverse of a StepRdmaMove: the device back to the node. Already home, or
-/// gone (a soft device dies with its netdev), counts as done.
+/// Inverse of a StepRdmaMove: the device back to the node; already home, or gone (a soft one), is done.
 base::Status ReturnRdmaDevice(const std::string& name, netlink::Rdma* host, netlink::Rdma* pod, int host_fd);
 
 /// Inverse of a StepSoftRdma: delete the device wherever it is visible.

@@ -47,8 +47,7 @@ Status Apply(const StepRdmaMode& s, const AttachmentState&, StepEnv& env) {
   base::Log::Info("RDMA netns mode switched to " + s.mode);
   return base::Ok();
 }
-// The mode is the node's, asked for by the config, and other attachments rely on it; the kernel would refuse
-// the way back anyway while the pod's netns exists.
+// The mode is the node's, others rely on it, and the kernel refuses the way back while the pod netns exists.
 Status Undo(const StepRdmaMode& s, const UndoEnv&, StepEnv&) {
   base::Log::Info("the RDMA netns mode stays " + s.mode + " (node-wide; rdma.setSystemMode switched it)");
   return base::Ok();

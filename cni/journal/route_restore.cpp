@@ -23,8 +23,7 @@ Nexthop LegOf(const RouteInfo& r) { return Nexthop{r.gateway, r.oif, 1}; }
 
 bool SameLeg(const Nexthop& a, const Nexthop& b) { return a.gateway == b.gateway && a.oif == b.oif; }
 
-// What the kernel tells one route from another beyond its nexthops. IPv6
-// routes all list scope universe; IPv4 ones keep the scope they were given.
+// What tells routes apart beyond their nexthops; IPv6 routes all list scope universe.
 bool SameHead(const RouteInfo& a, const RouteInfo& b) {
   return a.family() == b.family() && a.table == b.table && a.dst == b.dst && a.metric == b.metric &&
          a.type == b.type && a.protocol == b.protocol && a.prefsrc == b.prefsrc &&
@@ -41,21 +40,18 @@ bool SameLegs(const RouteInfo& a, const RouteInfo& b) {
 Status AddOrAppend(const RouteInfo& unit, netlink::Kernel& host) {
   Status added = host.AddRoute(unit);
   if (added.ok() || added.error().sys_errno != EEXIST) return added;
-  // EEXIST from an exclusive add says only that the table has a route of this destination and metric: another
-  // device's (appended default routes), or what is left of a multipath route. It is ours only if the kernel
-  // lists exactly it.
+  // EEXIST says only that the table has a route of this destination and metric: another device's, or what
+  // is left of a multipath route. It is ours only if the kernel lists exactly it.
   ASSIGN_OR_RETURN(auto through, host.ListRoutes(unit.oif));
   if (std::any_of(through.begin(), through.end(), [&](const RouteInfo& r) { return RouteHolds(r, unit); }))
     return base::Ok();
   Status appended = host.AppendRoute(unit);
-  // An append is refused as existing only for a route identical to it in everything the kernel compares
-  // (fib_table_insert, rt6_duplicate_nexthop): that is the recorded route, in attributes we do not record.
+  // An append refused as existing met a route identical in all the kernel compares: the recorded one.
   if (!appended.ok() && appended.error().sys_errno == EEXIST) return base::Ok();
   return appended;
 }
 
-// `unit` without the legs through other devices that are gone or down now
-// (the kernel refuses a nexthop on either); the device's own legs stay.
+// `unit` without its legs through other devices that are gone or down (the kernel refuses those).
 Result<RouteInfo> UsableLegs(const RouteInfo& unit, netlink::Kernel& host) {
   RouteInfo out = unit;
   out.nexthops.clear();
@@ -79,9 +75,8 @@ Status RestoreUnit(const RouteInfo& unit, netlink::Kernel& host) {
   Status s = AddOrAppend(unit, host);
   if (s.ok() || unit.nexthops.empty() || (s.error().sys_errno != ENODEV && s.error().sys_errno != ENETDOWN))
     return s;
-  // An IPv4 multipath route with a leg through a device that has since left or gone down: the kernel would
-  // have dropped that leg (or the whole route) had our device never moved. Put back what the node can hold
-  // now rather than fail every DEL until that device returns.
+  // A leg through a device since gone or down would have been dropped had our device never moved: put back
+  // what the node can hold rather than fail every DEL until that device returns.
   ASSIGN_OR_RETURN(RouteInfo usable, UsableLegs(unit, host));
   if (usable == unit) return s;
   base::Log::Warn("restoring the multipath route " + unit.dst.ToString() + " table " +
@@ -99,8 +94,7 @@ std::vector<RouteInfo> RestoreUnits(const RouteInfo& recorded, int index) {
     if (n.oif == old) n.oif = index;
   r.oif = index;
   if (r.family() != AF_INET6 || r.nexthops.size() < 2) return {r};
-  // Only the legs through the device left with it. The others stayed; if
-  // one is gone now, someone on the node removed it, and it stays removed.
+  // Only the legs through the device left with it; one of the others that is gone was removed on purpose.
   std::vector<RouteInfo> units;
   for (const Nexthop& n : r.nexthops) {
     if (n.oif != index) continue;
@@ -122,8 +116,6 @@ bool RouteHolds(const RouteInfo& have, const RouteInfo& want) {
                      [&](const Nexthop& n) { return SameLeg(n, leg); });
 }
 
-// A route via a gateway needs the route that makes the gateway reachable, and the dump order says nothing
-// about that: add what can be added, then retry the rest while that makes progress.
 Status RestoreRoutes(const std::vector<RouteInfo>& routes, int index, netlink::Kernel& host) {
   std::vector<RouteInfo> pending;
   for (const RouteInfo& r : routes)

@@ -19,10 +19,9 @@ std::vector<netlink::RouteInfo> RestoreUnits(const netlink::RouteInfo& recorded,
 /// `want` (a single path) as one of its legs.
 bool RouteHolds(const netlink::RouteInfo& have, const netlink::RouteInfo& want);
 
-/// Puts every route back through link `index`. A unit the kernel refuses as existing counts as restored only
-/// when a route it lists is that unit; otherwise it is appended next to what holds its destination and
-/// metric. A route whose gateway is not reachable yet is retried while others make progress (the dump order
-/// is not the order routes depend on each other).
+/// Puts every route back through link `index`. One the kernel refuses as existing is restored only if it
+/// lists it; otherwise it is appended next to what holds its destination and metric. One whose gateway is
+/// not reachable yet is retried while others make progress (the dump order is not the dependency order).
 base::Status RestoreRoutes(const std::vector<netlink::RouteInfo>& routes, int index, netlink::Kernel& host);
 
 }  // namespace cni

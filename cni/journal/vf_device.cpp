@@ -16,7 +16,7 @@ namespace {
 
 std::string OnOff(bool b) { return b ? "on" : "off"; }
 
-// `s` as one setting per member, in do_setvfinfo's order.
+// `s` as one setting per member, in the order the kernel applies them.
 std::vector<netlink::VfSettings> OneByOne(const netlink::VfSettings& s) {
   std::vector<netlink::VfSettings> out;
   auto one = [&](auto member, const auto& value) {
@@ -37,9 +37,8 @@ std::vector<netlink::VfSettings> OneByOne(const netlink::VfSettings& s) {
   return out;
 }
 
-// Sets `old` back one member at a time: the kernel stops at the first member
-// a driver refuses, so one it does not support (EOPNOTSUPP) would block the
-// rest. A member the driver cannot set was not changed by ADD either.
+// One member at a time: the kernel stops at the first member a driver refuses (EOPNOTSUPP), and one the
+// driver cannot set was not changed by ADD either.
 Status RestoreOneByOne(const StepVf& step, int pf_index, netlink::Vf& vfs) {
   std::vector<Error> errors;
   for (const netlink::VfSettings& m : OneByOne(step.old)) {
@@ -78,7 +77,6 @@ Status ApplyVf(const StepVf& step, netlink::Vf* vfs) {
 
 Status RestoreVf(const StepVf& step, netlink::Kernel& host, netlink::Vf* vfs) {
   if (!vfs) return Error(Code::kKernel, "no rtnetlink handle to restore the settings of VF " + step.pci);
-  // The PF, by index; by name if its driver was reloaded meanwhile.
   ASSIGN_OR_RETURN(auto pf, host.FindLinkByIndex(step.pf_index));
   if (!pf || pf->name != step.pf) {
     ASSIGN_OR_RETURN(pf, host.FindLink(step.pf));
@@ -101,8 +99,7 @@ Status RestoreVf(const StepVf& step, netlink::Kernel& host, netlink::Vf* vfs) {
     }
     base::Log::Info("VF " + step.pci + " settings restored: " + netlink::DescribeVfSettings(step.old));
   }
-  // Some drivers pass a MAC set through the PF on to the VF's netdev, and
-  // keep it when the PF's is cleared: the netdev's own goes back as well.
+  // Some drivers pass a PF-set MAC on to the VF's netdev and keep it there: the netdev's own goes back too.
   if (step.applied.mac && !step.netdev.empty() && !step.netdev_mac.empty()) {
     ASSIGN_OR_RETURN(auto link, host.FindLink(step.netdev));
     if (link && link->mac == *step.applied.mac && link->mac != step.netdev_mac) {

@@ -1,5 +1,4 @@
-// Applying a VF's settings through its PF, putting them back and checking them: what StepVf
-// (cni/core/vf_steps.h) does and undoes.
+// A VF's settings through its PF: what StepVf (cni/core/vf_steps.h) applies, puts back and checks.
 #pragma once
 
 #include <cstdint>

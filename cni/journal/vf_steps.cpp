@@ -42,7 +42,6 @@ Status Validate(const StepVf& s, const StepSite& at) {
     return BadValue(at.field_prefix + "netdevMac", s.netdev_mac, "a MAC or \"\"");
   return base::Ok();
 }
-// The settings ADD gave it through the PF are still there.
 Status Check(const StepVf& s, CheckEnv& env) {
   ASSIGN_OR_RETURN(auto vfs, env.ctx.netns.OpenVf());
   return CheckVf(s, *vfs);
