@@ -38,9 +38,8 @@ std::string Trim(std::string s) {
 
 std::string Join(const std::vector<std::string>& v) { return conf::Join(v, ", "); }
 
-// The sysfs directory of the PCI function behind a netdev: its `device`, or that device's parent where the
-// netdev hangs off a bus of its own (virtio: device -> virtio0, whose parent is the PCI function that has
-// numa_node). "" for a netdev without one (veth, a bridge).
+// The sysfs directory of the PCI function behind a netdev: its `device`, or that device's parent (virtio0's
+// PCI function). "" for a netdev without one (veth, a bridge).
 std::string PciFunction(const std::string& sysfs_root, const std::string& ifname) {
   const std::string dev = sysfs_root + "/class/net/" + ifname + "/device";
   // The kernel's own symlinks lead there (base::PathExists refuses them).
@@ -74,8 +73,7 @@ std::optional<std::pair<std::string, std::string>> PodOf(const Env& env) {
   return std::make_pair(ns->second, pod->second);
 }
 
-// The device a kubelet ID stands for: "erdma_0/17" and "erdma_0/3" are slots
-// of one device; any other ID is a device of its own.
+// The device a kubelet ID stands for: "erdma_0/17" and "erdma_0/3" are slots of one device.
 std::string DeviceKey(const std::string& id) {
   auto rdma = netlink::ParseRdmaDeviceId(id);
   return rdma && rdma->instance ? rdma->name : id;
@@ -94,7 +92,6 @@ std::string AckGpuIndex(const conf::Config& cfg) {
 Result<std::vector<DeviceCandidate>> PoolCandidates(Context& ctx, const conf::DevicePool& pool,
                                                     const kubelet::PodAllocation* gpus,
                                                     std::string* passed_over) {
-  // A pool of names asks for those links alone; any other reads the node's list.
   std::vector<netlink::LinkInfo> links;
   if (!pool.names.empty()) {
     for (const std::string& name : pool.names) {
@@ -118,8 +115,7 @@ Result<std::vector<DeviceCandidate>> PoolCandidates(Context& ctx, const conf::De
     ASSIGN_OR_RETURN(rdma_devices, (*rdma)->ListDevices());
     ASSIGN_OR_RETURN(rdma_ports, (*rdma)->ListPorts());
   }
-  // The pod's GPUs first: without them the pool ranks by name, and no candidate's place in the PCIe tree
-  // is read.
+  // Without the pod's GPUs the pool ranks by name and reads no candidate's place in the PCIe tree.
   std::vector<RailGpu> rail_gpus;
   if (gpus && !gpus->gpus.empty()) {
     std::vector<std::string> lines;
@@ -211,8 +207,6 @@ Result<DeviceChoice> ChooseDevices(Context& ctx, std::optional<kubelet::PodAlloc
   const std::string socket =
       ctx.node_policy ? ctx.node_policy->pod_resources_socket : std::string(kubelet::kDefaultSocket);
 
-  // What the kubelet says of the pod: required for a resource; for a pool
-  // only the GPUs' NUMA nodes, without which every free device ranks alike.
   std::optional<kubelet::PodAllocation> alloc;
   if (sel.by == By::kResource) {
     if (!who)
@@ -303,12 +297,10 @@ Result<DeviceChoice> ChooseDevices(Context& ctx, std::optional<kubelet::PodAlloc
   return choice;
 }
 
-// Taking `lo` or the device carrying the node's default route cuts the node (kubelet, the runtime, this
-// plugin's next DEL) off its network. A config, possibly a namespace user's, may not do it; the node admin
-// may, by naming the device in the node file. Checked before anything changes, the claim included.
+// A config, possibly a namespace user's, may not cut the node off its network; the node admin may
+// (docs/security.md). Checked before anything changes, the claim included.
 base::Status RefuseNodeOwnDevice(Context& ctx, const netlink::LinkInfo& dev) {
-  // run.cpp always sets the node policy; unit tests on fake nodes whose one
-  // device carries the only default route leave it out.
+  // Unset only in unit tests on fake nodes (run.cpp always sets it).
   if (!ctx.node_policy) return base::Ok();
   const conf::NodePolicy& node = *ctx.node_policy;
   for (const std::string& allowed : node.allow_node_devices)

@@ -1,6 +1,5 @@
-// Which node devices an attachment of device.resource or device.pool takes, decided at ADD: the ones the
-// kubelet's device plugin gave the pod, or free ones of a pool, nearest the pod's GPUs first. DEL and CHECK
-// never ask again: each device's attachment records the device it took.
+// Which node devices an attachment of device.resource or device.pool takes, decided at ADD (DEL and CHECK
+// read the device each attachment recorded): the ones the kubelet gave the pod, or free ones of a pool.
 #pragma once
 
 #include <optional>
@@ -38,10 +37,9 @@ struct DeviceChoice {
 base::Result<DeviceChoice> ChooseDevices(Context& ctx,
                                          std::optional<kubelet::PodAllocation> answer = std::nullopt);
 
-/// The devices of `pool` on the node that are free (no live claim, for the modes that take a device alone;
-/// not the node's own) and usable (WhyUnusable), ranked by RankRails: each GPU of the pod its nearest device
-/// first, by NCCL's PCIe levels. By name when the pod's GPUs are none or unknown (`gpus` null) or the
-/// topology is flat. `passed_over` gets the pool's devices left out and why.
+/// The devices of `pool` on the node that are free (no live claim, for modes that take a device alone; not
+/// the node's own) and usable (WhyUnusable), ranked by RankRails (`gpus` null: the pod's GPUs are unknown).
+/// `passed_over` gets the pool's devices left out and why.
 base::Result<std::vector<DeviceCandidate>> PoolCandidates(Context& ctx, const conf::DevicePool& pool,
                                                           const kubelet::PodAllocation* gpus,
                                                           std::string* passed_over = nullptr);

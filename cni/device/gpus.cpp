@@ -248,8 +248,7 @@ Mapping ByMinor(const std::string& shown, int minor, const std::vector<NvidiaGpu
                   std::string(kFallBack)};
 }
 
-// The minors of ALIYUN_COM_GPU_MEM_IDX ("1" or "0,1"), each once; nullopt
-// when it is not such a list.
+// The minors of ALIYUN_COM_GPU_MEM_IDX ("1" or "0,1"), each once; nullopt for anything else.
 std::optional<std::vector<int>> AckMinors(std::string_view value) {
   if (value.empty() || value.size() > kMaxGpuIdBytes) return std::nullopt;
   std::vector<int> minors;
@@ -293,9 +292,8 @@ std::vector<PodGpu> MapPodGpus(const std::vector<std::string>& kubelet_gpu_ids,
       case GpuIdKind::kReplica: add("uuid:" + g.uuid, raw, ByUuid(shown, g.uuid, driver_gpus)); break;
       case GpuIdKind::kAckShared:
         if (ack_minors) {
-          // gpushare's Allocate ignores which fake IDs the kubelet picked and
-          // hands the pod the GPUs the scheduler extender wrote here (each
-          // fake ID adds them again, which add() folds).
+          // gpushare gives the pod the GPUs its scheduler wrote here, whichever fake IDs the kubelet picked
+          // (each fake ID adds them again, which add() folds).
           for (int minor : *ack_minors) {
             const std::string id = std::string(kAckGpuIndexAnnotation) + "=" + std::to_string(minor);
             add("minor:" + std::to_string(minor), id, ByMinor("ACK shared GPU " + id, minor, driver_gpus));

@@ -1,5 +1,4 @@
-// Which GPUs a pod got, as PCI addresses: the kubelet's device IDs of GPUs
-// read, and mapped through the NVIDIA driver's procfs files (no NVML).
+// Which GPUs a pod got, as PCI addresses: its kubelet IDs mapped through the NVIDIA driver's procfs files.
 #pragma once
 
 #include <optional>
@@ -13,13 +12,11 @@ namespace cni {
 
 /// Longest kubelet device ID ParseGpuId reads.
 inline constexpr size_t kMaxGpuIdBytes = 256;
-/// Largest minor of a GPU's /dev/nvidia<minor> (NV_MINOR_DEVICE_NUMBER_REGULAR_MAX;
-/// 254 and 255 are the modeset and control devices).
+/// Largest minor of a GPU's /dev/nvidia<minor> (254 and 255 are the modeset and control devices).
 inline constexpr int kMaxNvidiaMinor = 247;
 /// Largest driver/nvidia/gpus/<bdf>/information file read.
 inline constexpr size_t kMaxNvidiaInformationBytes = 4096;
-/// The pod annotation of ACK's shared-GPU scheduler: the /dev/nvidia minors
-/// of the GPUs a pod of aliyun.com/gpu-mem shares.
+/// ACK's shared-GPU pod annotation: the /dev/nvidia minors of the GPUs a pod of aliyun.com/gpu-mem shares.
 inline constexpr const char* kAckGpuIndexAnnotation = "ALIYUN_COM_GPU_MEM_IDX";
 
 /// The forms a kubelet device ID of a GPU takes.
@@ -44,8 +41,7 @@ struct GpuId {
   std::string problem;  ///< kUnknown: what is wrong with it
 };
 
-/// Reads a kubelet device ID of a GPU. Never fails: an ID of no known form,
-/// or longer than kMaxGpuIdBytes, is kUnknown with `problem` set.
+/// Reads a kubelet device ID of a GPU; one of no known form, or too long, is kUnknown with `problem` set.
 GpuId ParseGpuId(std::string_view id);
 
 /// One GPU as the NVIDIA driver lists it in driver/nvidia/gpus/<bdf>/information.
@@ -55,19 +51,15 @@ struct NvidiaGpu {
   std::optional<int> device_minor;  ///< the N of /dev/nvidiaN
 };
 
-/// Reads one information file (`dir_name` is its directory, the GPU's BDF):
-/// tab-aligned "Key: value" lines. The PCI address is "Bus Location", else
-/// the directory name. Fails (kDecoding, naming the file) on a line without
-/// ':', control characters, a key given twice, a malformed value of a key it
-/// reads, a Bus Location other than the directory, or a file naming none of
-/// GPU UUID, Bus Location and Device Minor.
+/// Reads one information file of "Key: value" lines (`dir_name`: its directory, the GPU's BDF, the PCI
+/// address without a "Bus Location"). kDecoding, naming the file, for a line without ':', control characters,
+/// a key given twice, a malformed value of a key it reads, a Bus Location other than the directory, or a file
+/// naming none of GPU UUID, Bus Location and Device Minor.
 base::Result<NvidiaGpu> ParseNvidiaGpuInformation(std::string_view text, std::string_view dir_name);
 
-/// Every GPU under <procfs_root>/driver/nvidia/gpus/, in BDF order. No such
-/// directory (no NVIDIA driver) is an empty list; an entry whose name is not
-/// a BDF is skipped, as is one that vanished meanwhile (hot unplug). A file
-/// that cannot be read or parsed fails the whole read: the caller falls back
-/// to the kubelet's NUMA nodes for every GPU rather than map some by guess.
+/// Every GPU under <procfs_root>/driver/nvidia/gpus/, in BDF order; none without that directory. An entry
+/// that is no BDF or vanished (hot unplug) is skipped; a file that cannot be read or parsed fails the whole
+/// read, so that the caller maps no GPU by guess.
 base::Result<std::vector<NvidiaGpu>> ReadNvidiaGpus(const std::string& procfs_root);
 
 /// One GPU of a pod.
@@ -79,12 +71,10 @@ struct PodGpu {
   std::string why;  ///< for the log: how it was mapped, or why not and what ranking falls back to
 };
 
-/// The distinct GPUs of a pod, in the order of the IDs: a GPU UUID maps
-/// through the driver files' GPU UUID, an index through Device Minor, a PCI
-/// address is itself. `ack_mem_idx` is the pod's ALIYUN_COM_GPU_MEM_IDX
-/// annotation ("" when absent): a comma-separated list of /dev/nvidia minors,
-/// which gpushare uses instead of the GPUs its fake IDs name; it is read only
-/// when a fake ID is among the IDs, and then names the pod's shared GPUs.
+/// The distinct GPUs of a pod, in the order of the IDs: a GPU UUID maps through the driver files' GPU UUID,
+/// an index through Device Minor, a PCI address is itself. `ack_mem_idx`, the pod's ALIYUN_COM_GPU_MEM_IDX
+/// annotation ("" when absent), lists the /dev/nvidia minors gpushare gives instead of the GPUs its fake IDs
+/// name; it is read only when a fake ID is among the IDs.
 std::vector<PodGpu> MapPodGpus(const std::vector<std::string>& kubelet_gpu_ids,
                                const std::vector<NvidiaGpu>& driver_gpus, std::string_view ack_mem_idx);
 

@@ -87,7 +87,6 @@ base::Result<std::optional<netlink::LinkInfo>> FindDevice(netlink::Kernel& host,
     }
     return found;
   }
-  // /sys/bus/pci/devices/<addr>/net/<ifname>
   const std::string dir = sysfs_root + "/bus/pci/devices/" + q.pci + "/net";
   DIR* d = ::opendir(dir.c_str());
   if (!d) return std::optional<netlink::LinkInfo>();

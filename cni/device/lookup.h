@@ -11,24 +11,20 @@
 
 namespace cni {
 
-/// What to look for: one of name, mac, pci, rdma (name and rdma together when
-/// a device ID could be a netdev or an RDMA device: the netdev wins).
+/// What to look for: one of name, mac, pci, rdma (name and rdma together when a device ID could be either).
 struct DeviceQuery {
   std::string name;
   std::string mac;  ///< lower case
   std::string pci;  ///< "0000:3b:00.1"
-  /// An RDMA device ("erdma_0", or a device plugin ID "erdma_0/17"): its
-  /// paired netdev. Set with `name` when a device ID could be either.
+  /// An RDMA device ("erdma_0", or a device plugin ID "erdma_0/17"): its paired netdev; `name` wins.
   std::string rdma;
   std::string Describe() const;
 };
 
-/// A device ID (Multus `deviceID`, runtimeConfig.deviceID) may be a PCI
-/// address, a MAC, a netdev name or an RDMA device (plugin) ID.
+/// A device ID (Multus `deviceID`) may be a PCI address, a MAC, a netdev name or an RDMA device (plugin) ID.
 DeviceQuery QueryFor(const conf::DeviceSelector& sel);
 
-/// The node link the query names; nullopt when it is not on the node.
-/// `rdma` (null when the kernel has none) pairs an RDMA device to its netdev.
+/// The node link the query names; nullopt when it is not there. `rdma` is null when the kernel has none.
 base::Result<std::optional<netlink::LinkInfo>> FindDevice(netlink::Kernel& host, netlink::Rdma* rdma,
                                                           const DeviceQuery& q,
                                                           const std::string& sysfs_root);

@@ -72,8 +72,7 @@ struct PairLevel {
 
 PairLevel Compare(const RailGpu& gpu, const RailNic& nic) {
   if (gpu.location && nic.location) return {Level(*gpu.location, *nic.location), false};
-  // Without a path only NUMA nodes compare, and an unknown node is not taken
-  // for a match: a NIC known to share the GPU's node must come first.
+  // Without a path only NUMA nodes compare; an unknown node is no match, so a known one comes first.
   const int g = gpu.location ? gpu.location->numa : gpu.numa;
   const int n = nic.location ? nic.location->numa : nic.numa;
   return {g >= 0 && g == n ? PciLevel::kPhb : PciLevel::kSys, true};
@@ -102,8 +101,7 @@ std::string_view PciLevelName(PciLevel level) {
 std::optional<PciLocation> ParsePciPath(std::string_view realpath) {
   std::vector<std::string_view> parts = conf::Split(realpath, '/');
   std::erase(parts, std::string_view());
-  // The last root a BDF follows: a prefix of the path (a test's own tree)
-  // may hold anything.
+  // The last root a BDF follows: a prefix of the path (a test's own tree) may hold anything.
   size_t root = parts.size();
   for (size_t i = 0; i + 1 < parts.size(); ++i)
     if (IsPciRoot(parts[i]) && IsBdf(parts[i + 1])) root = i;
@@ -118,9 +116,6 @@ PciLevel Level(const PciLocation& a, const PciLocation& b) {
   if (a.root == b.root) {
     size_t common = 0;
     while (common < a.path.size() && common < b.path.size() && a.path[common] == b.path[common]) ++common;
-    // A switch shows in sysfs as its upstream port with one downstream port
-    // per slot: devices in two slots of one switch have one bridge each
-    // below their common ancestor, the upstream port.
     if (common > 0)
       return BridgesBelow(a, common) <= 1 && BridgesBelow(b, common) <= 1 ? PciLevel::kPix : PciLevel::kPxb;
   }
@@ -150,8 +145,7 @@ Result<PciLocation> ReadPciLocation(const std::string& sysfs_root, const std::st
     return Error(Code::kDecoding, what + ": " + base::EscapeForDisplay(*real) +
                                       " is below no PCI root bus (pciDDDD:BB), so it has no place in the "
                                       "PCIe tree; only a PCI device (not a veth or a bridge) can be ranked");
-  // numa_node belongs to the PCI function, which a virtio netdev's device
-  // ("…/0000:00:03.0/virtio0") is a child of.
+  // numa_node is the PCI function's, the parent of a virtio netdev's device ("…/0000:00:03.0/virtio0").
   const std::string& bdf = location->path.back();
   const std::string function = real->substr(0, real->rfind("/" + bdf) + 1 + bdf.size());
   auto numa = base::ReadKernelFile(function + "/numa_node", 32);

@@ -1,13 +1,8 @@
-// How far a NIC is from a GPU on the PCIe tree, in NCCL's levels, and which
-// free NICs serve a pod's GPUs best.
-//
-// Level rule. Two devices below a common PCI bridge are PIX when each has at
-// most one bridge between itself and that lowest common ancestor (a switch's
-// downstream port under its upstream port, or nothing: two functions of one
-// device), PXB when one has more (nested switches). Without a common bridge
-// the path crosses a PCIe host bridge: NCCL merges every root complex of a
-// NUMA node into one CPU node, so that is PHB on one NUMA node (-1 matching
-// -1) and SYS across NUMA nodes.
+// How far a NIC is from a GPU on the PCIe tree, in NCCL's levels, and which free NICs serve a pod's GPUs
+// best. Level rule: below a common PCI bridge, PIX when each device has at most one bridge between itself and
+// that lowest common ancestor (a switch's downstream port, or none: two functions of one device), else PXB.
+// Without one the path crosses a host bridge: PHB on one NUMA node (-1 matching -1; NCCL merges a NUMA
+// node's root complexes), SYS across.
 #pragma once
 
 #include <optional>
@@ -32,26 +27,19 @@ struct PciLocation {
   int numa = -1;                  ///< its numa_node; -1 when the kernel knows none
 };
 
-/// The location a sysfs realpath such as
-/// /sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/0000:02:08.0/0000:03:00.0
-/// names (numa left -1). The root is the last "pciDDDD:BB" component that a
-/// BDF follows, wherever it is (a test's own tree; under Hyper-V's VMBus);
-/// the path stops at the first component after it that is not a BDF (a
-/// virtio child, "net/eth0"). nullopt without such a root.
+/// The location a sysfs realpath such as /sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0 names (numa -1):
+/// the root is the last "pciDDDD:BB" a BDF follows, wherever it is (a test's tree, Hyper-V's VMBus), the path
+/// ends before the first non-BDF after it ("net/eth0"). nullopt without such a root.
 std::optional<PciLocation> ParsePciPath(std::string_view realpath);
 
 /// The level between two devices, by the rule above.
 PciLevel Level(const PciLocation& a, const PciLocation& b);
 
-/// The location of the sysfs device directory `device_dir` (such as
-/// <sysfs_root>/bus/pci/devices/<bdf> or <sysfs_root>/class/net/<if>/device),
-/// which must resolve below <sysfs_root>/devices/, with numa from the
-/// numa_node of its PCI function (-1 where there is no such file).
+/// The location of the sysfs device directory `device_dir` (<sysfs_root>/bus/pci/devices/<bdf>, .../device),
+/// which must resolve below <sysfs_root>/devices/, with its PCI function's numa_node (-1 without one).
 base::Result<PciLocation> ReadPciLocation(const std::string& sysfs_root, const std::string& device_dir);
 
-/// True for a flat topology, where the tree tells nothing: at least one
-/// location, all on one root, each directly on the root bus (no bridge), none
-/// with a NUMA node. A VM's virtual PCI bus looks like this.
+/// A flat topology (a VM's PCI bus): one or more locations, all directly on one root bus, none with NUMA.
 bool IsFlatTopology(const std::vector<PciLocation>& locations);
 
 /// A GPU of the pod.
@@ -73,9 +61,8 @@ struct RankedNic {
   std::string name;
   std::string gpu;                ///< the label of the GPU it is for; "" when ranked by name
   std::optional<PciLevel> level;  ///< its level to that GPU; absent when ranked by name
-  /// A side had no location: the level compares NUMA nodes only, PHB when
-  /// both are known and equal, SYS otherwise (an unknown node ranks below a
-  /// known match, never beside it).
+  /// A side had no location: PHB when both NUMA nodes are known and equal, SYS otherwise (an unknown node
+  /// ranks below a known match).
   bool numa_only = false;
   int round = 0;  ///< 1: the GPU's first NIC, 2: its second, ...; 0 when ranked by name
 };
@@ -92,13 +79,9 @@ struct RailRanking {
   RankBasis basis = RankBasis::kTopology;
 };
 
-/// Orders every NIC, in rounds: in each, every GPU gets at most one NIC and
-/// every NIC is given once, pairs taken best first by (level, GPU order, NIC
-/// name); rounds repeat until every NIC is placed. So round 1 gives each GPU
-/// its nearest free NIC, and with fewer NICs than GPUs the GPUs behind one
-/// switch share its NIC. Names compare with digit runs as numbers (eth2
-/// before eth10). Without GPUs, or on a flat topology, NICs are in name
-/// order and no level is claimed.
+/// Orders every NIC in rounds, until every NIC is placed: in each, every GPU gets at most one NIC, pairs
+/// taken best first by (level, GPU order, NIC name; digit runs compare as numbers). Without GPUs, or on a
+/// flat topology, NICs are in name order and no level is claimed.
 RailRanking RankRails(const std::vector<RailGpu>& gpus, const std::vector<RailNic>& nics);
 
 }  // namespace cni

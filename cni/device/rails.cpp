@@ -66,7 +66,6 @@ std::string RailWhy(const RankedNic& nic, RankBasis basis, bool gpus_known) {
     case RankBasis::kFlat: return "by name: flat PCI topology (one root bus, no NUMA node)";
     case RankBasis::kTopology: break;
   }
-  // The GPU's ID comes from the kubelet: escaped and cut, so that the journal can always hold it.
   std::string gpu = base::EscapeForDisplay(nic.gpu);
   if (gpu.size() > kMaxGpuIdShown) {
     size_t cut = kMaxGpuIdShown;
