@@ -73,16 +73,13 @@ std::string Placement::Describe() const {
 }
 
 base::Result<Json> ParseObject(std::string_view text) {
-  // The depth bound and the NUL check first: a deeply nested conflist would
-  // overflow the stack when the tree is copied or dumped.
+  // The depth bound first: a deeply nested conflist would overflow the stack when copied or dumped.
   if (auto bounded = base::ParseJson(text, "the conflist"); !bounded.ok()) {
-    // A syntax error in the parser's own words (they give the line); a NUL
-    // byte or too deep a nesting as ParseJson says it.
+    // A syntax error in the parser's own words (they give the line), else as ParseJson says it.
     const Error& e = bounded.error();
     return e.details.empty() ? e : Error(Code::kDecoding, "not JSON: " + e.details);
   }
-  // The parser keeps the last of two equal keys; a rewrite would then drop
-  // the other one without a word. One set of keys per open object.
+  // The parser keeps the last of two equal keys, which a rewrite would drop silently.
   std::vector<std::set<std::string>> open;
   std::optional<std::string> duplicate;
   Json::parser_callback_t cb = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {

@@ -59,12 +59,10 @@ struct Edit {
   std::string summary;   ///< one line for the operator
 };
 
-/// Validates `original` (at most one erdma-cni entry), puts `entry` at
-/// `where`, validates the result. `entry` must be an object of type erdma-cni.
+/// Validates `original` (at most one entry of ours), puts `entry` (of ours) at `where`, validates the result.
 base::Result<Edit> PlanInstall(std::string_view original, const Json& entry, const Placement& where);
 
-/// Takes every erdma-cni entry out of `original`. Refuses to leave a conflist
-/// with no plugins (erdma-cni was the only one).
+/// Takes every erdma-cni entry out of `original`; refuses to leave a conflist with no plugins.
 base::Result<Edit> PlanUninstall(std::string_view original);
 
 }  // namespace install

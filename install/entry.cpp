@@ -44,10 +44,8 @@ base::Result<std::vector<std::string>> CheckEntry(const Json& entry, conf::ModeT
     return Error(Code::kInvalidConfig, "the erdma-cni entry is not a valid erdma-cni config: " + e.msg,
                  e.details);
   }
-  // Chained in a node conflist, the entry runs for every pod of the node, most of which asked for nothing.
-  // A selector naming one node device would move it into the first pod and fail every later one (a
-  // parent's children: act on every pod); the plugin cannot tell a node conflist from a NAD's own chain,
-  // where naming a device is right, so it is judged here.
+  // Judged here: the plugin cannot tell a node conflist from a NAD's own chain, where naming a device is
+  // right.
   if (auto by = conf::OneDeviceForEveryPod(entry); !by.empty())
     return Error(Code::kInvalidConfig,
                  by +

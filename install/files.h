@@ -35,14 +35,12 @@ base::Result<std::string> ReadFile(const std::string& path, size_t max_bytes, bo
 
 /// Replaces `path` with `data`: a hidden temp file in the same directory (".<name>.erdma-cni-XXXXXX": a name
 /// no runtime loads), fchmod to `mode`, fchown to `uid`/`gid` when they are not ours, fsync, rename(2) over
-/// `path`, fsync of the directory. A reader of `path` sees the old file or the new one, whole. When `expect`
-/// is given and `path` is no longer that version just before the rename (rewritten meanwhile by someone
-/// else), nothing is replaced: code 11. On any failure the temp file is removed and `path` is untouched.
+/// `path`, fsync of the directory: a reader sees the old file or the new one, whole. When `path` is no longer
+/// version `expect` just before the rename, nothing is replaced: code 11. On failure `path` is untouched.
 base::Status ReplaceFile(const std::string& path, std::string_view data, mode_t mode, uid_t uid, gid_t gid,
                          const FileStamp* expect = nullptr);
 
-/// An exclusive flock(2) on a directory, held until destruction, so that two
-/// installers on one node take turns. Waits at most `wait_ms` (then code 11).
+/// An exclusive flock(2) on a directory until destruction: installers take turns. Code 11 after `wait_ms`.
 class DirLock {
  public:
   static base::Result<DirLock> Acquire(const std::string& dir, int wait_ms);

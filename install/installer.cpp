@@ -48,8 +48,7 @@ base::Result<T> About(base::Result<T> r, const std::string& what) {
 
 void OnStop(int) { g_stop = 1; }
 
-// The conflist to edit. `must_exist`: install and check need one; for
-// uninstall a missing file means there is nothing to take out ("").
+// The conflist to edit; "" when there is none and `must_exist` is false (uninstall).
 base::Result<std::string> ConflistPath(const Options& o, bool must_exist) {
   std::string name = o.conflist;
   if (name == "auto") {
@@ -162,8 +161,7 @@ base::Result<conf::NodePolicy> LoadNode(const Options& o) {
   return About(conf::LoadNodePolicy(o.node_config.c_str()), "--node-config " + o.node_config);
 }
 
-// What --node-file puts in place: its text, parsed as the plugin will parse it there, and whether the node
-// file does not hold it yet.
+// What --node-file puts in place: its text, parsed as the plugin will, and whether the node file lacks it.
 struct NodeFilePlan {
   std::string dest;  ///< where the plugin reads the node file
   std::string content;
@@ -201,9 +199,8 @@ base::Result<ConflistPlan> PlanConflistInstall(const Options& o, const conf::Nod
   ASSIGN_OR_RETURN(p.warnings, About(CheckEntry(entry, o.modes, p.edit.doc["cniVersion"].get<std::string>(),
                                                 p.edit.doc["name"].get<std::string>(), p.node),
                                      o.entry_file.empty() ? p.path : o.entry_file));
-  // With device.resource every ADD asks the kubelet: while it does not answer on the node file's socket,
-  // every pod of the node would fail. The entry stays out of the conflist (taken out if it is there), so pods
-  // start without erdma-cni, until an install finds the kubelet answering.
+  // With device.resource every ADD asks the kubelet: while it does not answer, the entry stays out of the
+  // conflist (pods start without erdma-cni) until an install finds it answering.
   if (conf::AsksTheKubelet(entry)) {
     if (auto s = kubelet::ListAnswers(p.node.pod_resources_socket, kubelet::kTimeLimit); !s.ok()) {
       ASSIGN_OR_RETURN(p.edit, About(PlanUninstall(p.original), p.path));
@@ -247,7 +244,6 @@ int ExitFor(const base::Status& s, std::ostream& err) {
   return s.ok() ? kExitOk : kExitFailed;
 }
 
-// The conf dir's lock, unless nothing is written (--dry-run).
 base::Result<std::optional<DirLock>> LockUnlessDryRun(const Options& o) {
   if (o.dry_run) return std::optional<DirLock>();
   ASSIGN_OR_RETURN(DirLock lock, DirLock::Acquire(o.conf_dir, kLockWaitMs));

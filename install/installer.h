@@ -1,5 +1,4 @@
-// install, uninstall and check on the node's files: the plugin binary in the
-// CNI bin dir and erdma-cni's entry in the conflist.
+// install, uninstall and check: the plugin binary in the CNI bin dir and erdma-cni's entry in the conflist.
 #pragma once
 
 #include <iosfwd>

@@ -1,5 +1,4 @@
-// erdma-cni-install: puts erdma-cni on a node (install/installer.h). This
-// file only hands over argv, the standard streams and the plugin's modes.
+// erdma-cni-install: puts erdma-cni on a node (install/installer.h).
 #include <exception>
 #include <iostream>
 #include <string>

@@ -29,13 +29,11 @@ struct Options {
   bool dry_run = false;
   bool remove_binary = false;  ///< uninstall: also remove bin_dir/erdma-cni
   unsigned every_seconds = 0;  ///< install: repeat every N seconds until SIGTERM (0: once)
-  /// Not an argument: the plugin's modes (cni::Modes()), which main hands over so that an entry is parsed as
-  /// the plugin parses it.
+  /// Not an argument: the plugin's modes (cni::Modes()), for parsing an entry as the plugin does.
   conf::ModeTable modes;
 };
 
-/// Parses argv[1..]. `--key value` and `--key=value`; each command takes
-/// only its own options. Code 7 with a message for the operator.
+/// Parses argv[1..]: `--key value` or `--key=value`, each command only its own. Code 7 with a message.
 base::Result<Options> ParseArgs(const std::vector<std::string>& args);
 
 /// The --help text.
