@@ -26,11 +26,9 @@ using base::Code;
 using base::Error;
 using Clock = base::SteadyClock;
 
-// The largest response accepted: the limit gRPC clients of the kubelet use
-// for List on a full node (the kubelet's own default is 4 MiB per message).
+// The largest response accepted: what the kubelet's gRPC clients allow List on a full node.
 constexpr size_t kMaxResponseBytes = 16u << 20;
-// A gRPC message on the wire: 1 byte compressed flag, 4 bytes big-endian
-// length, the protobuf bytes (grpc/doc/PROTOCOL-HTTP2.md, Length-Prefixed-Message).
+// A gRPC message on the wire: 1 byte compressed flag, 4 bytes big-endian length, the protobuf bytes.
 constexpr size_t kPrefixBytes = 5;
 
 struct Call {
@@ -50,7 +48,7 @@ struct Call {
   uint32_t close_error = 0;
 };
 
-// grpc-message is percent-encoded on the wire (PROTOCOL-HTTP2.md).
+// grpc-message is percent-encoded on the wire.
 std::string PercentDecode(std::string_view s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -67,8 +65,7 @@ std::string PercentDecode(std::string_view s) {
   return out;
 }
 
-// nghttp2 hands over one frame per call: they are queued and written together (Flush), one send(2) for
-// the preface, the settings and the request instead of one per frame.
+// nghttp2 hands over one frame per call: queued, they go out together in one send(2) (Flush).
 ssize_t OnSend(nghttp2_session*, const uint8_t* data, size_t length, int, void* user) {
   auto* call = static_cast<Call*>(user);
   call->out.append(reinterpret_cast<const char*>(data), length);
@@ -132,9 +129,7 @@ ssize_t ReadRequest(nghttp2_session*, int32_t, uint8_t* buf, size_t length, uint
   return static_cast<ssize_t>(n);
 }
 
-// Keeps the process on the CPU it runs on while it waits for the kubelet, and gives it back its CPUs after.
-// Woken by the kubelet's reply, the scheduler would often move it to the kubelet's CPU; an address space that
-// has run on two CPUs then costs its exit a TLB shootdown (docs/decisions/first-touched-pages.md). The
+// Keeps the process on its CPU while it waits for the kubelet (docs/decisions/first-touched-pages.md). The
 // mask is restored before anything else runs: an IPAM plugin spawned later inherits it.
 class StayOnThisCpu {
  public:
@@ -158,8 +153,7 @@ class StayOnThisCpu {
 };
 
 nghttp2_nv Header(std::string_view name, std::string_view value) {
-  // nghttp2 copies neither; the views outlive nghttp2_submit_request, which
-  // copies them into its own header block (NGHTTP2_NV_FLAG_NONE).
+  // The views need to outlive only nghttp2_submit_request, which copies them (NGHTTP2_NV_FLAG_NONE).
   return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
           reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(),
           NGHTTP2_NV_FLAG_NONE};
@@ -182,8 +176,7 @@ base::Result<base::UniqueFd> Connect(const std::string& socket_path, Clock::time
   std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
   base::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd.valid()) return Error(Code::kIo, std::string("socket: ") + std::strerror(errno), {}, errno);
-  // A unix connect completes at once or, with the listener's backlog full,
-  // fails with EAGAIN (it never returns EINPROGRESS): retry until the deadline.
+  // A unix connect completes at once or fails with EAGAIN (backlog full; never EINPROGRESS): retry.
   while (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     int e = errno;
     if (e == EINTR) continue;
@@ -229,8 +222,7 @@ base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::str
   }
   std::unique_ptr<nghttp2_session, decltype(&nghttp2_session_del)> session(raw_session, nghttp2_session_del);
 
-  // A window as large as the largest reply accepted, so that the server
-  // never waits for a WINDOW_UPDATE in the middle of a reply.
+  // A window as large as the largest reply, so the server never waits for a WINDOW_UPDATE mid-reply.
   const nghttp2_settings_entry settings[] = {
       {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
       {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, static_cast<uint32_t>(kMaxResponseBytes + kPrefixBytes)},
@@ -255,9 +247,8 @@ base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::str
   if (call.stream_id < 0)
     return Error(Code::kInternal, std::string("nghttp2: ") + nghttp2_strerror(call.stream_id));
 
-  // A Get's reply is a few hundred bytes, a List's can be megabytes: a small
-  // buffer on the stack (docs/decisions/first-touched-pages.md), and a larger
-  // one on the heap once a read fills it.
+  // A small buffer on the stack, a larger one on the heap once a read fills it (a List's reply can be
+  // megabytes; docs/decisions/first-touched-pages.md).
   char small[2048];
   std::vector<char> large;
   char* buf = small;

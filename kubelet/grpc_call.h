@@ -1,6 +1,5 @@
-// One unary gRPC call over a unix stream socket: HTTP/2 by libnghttp2, the
-// message bytes by the caller (protobuf-c). Enough gRPC for the kubelet's
-// local APIs: no TLS, no compression, no streaming, no name resolution.
+// One unary gRPC call over a unix stream socket (HTTP/2 by libnghttp2, the message bytes by the caller): no
+// TLS, no compression, no streaming, no name resolution.
 #pragma once
 
 #include <chrono>
@@ -10,7 +9,7 @@
 
 namespace kubelet {
 
-/// gRPC status codes (grpc/doc/statuscodes.md) the callers look at.
+/// The gRPC status codes the callers look at.
 enum class GrpcCode : int {
   kOk = 0,
   kUnknown = 2,
@@ -29,12 +28,11 @@ struct GrpcReply {
   std::string body;
 };
 
-/// Calls `method` ("/package.Service/Method") on the server listening on the unix socket `socket_path` with
-/// the encoded request message `request`, and gives up at `deadline` (the whole call, connect included). The
-/// server learns the same deadline (grpc-timeout). A reply is any gRPC status the server sent; errors are
-/// what kept a status from arriving: kTryAgainLater when no server listens there, or it did not answer in
-/// time (errno ENOENT, ECONNREFUSED or ETIMEDOUT), kIo for a connection that broke or a reply that is not
-/// gRPC. A response message over 16 MiB is an error.
+/// Calls `method` ("/package.Service/Method") with the encoded message `request` on the unix socket
+/// `socket_path`, giving up (and telling the server, grpc-timeout) at `deadline`, connect included. A reply
+/// is any gRPC status the server sent; errors are what kept one from arriving: kTryAgainLater when no server
+/// listens or it did not answer in time (errno ENOENT, ECONNREFUSED or ETIMEDOUT), kIo for a broken
+/// connection, a reply that is not gRPC or a response message over 16 MiB.
 base::Result<GrpcReply> UnaryCall(const std::string& socket_path, const std::string& method,
                                   const std::string& request, std::chrono::steady_clock::time_point deadline);
 

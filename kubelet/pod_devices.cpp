@@ -24,8 +24,7 @@ using Clock = base::SteadyClock;
 
 constexpr const char* kGet = "/v1.PodResourcesLister/Get";
 constexpr const char* kList = "/v1.PodResourcesLister/List";
-// The kubelet's limiter (pkg/kubelet/apis/podresources, DefaultQPS 100,
-// DefaultBurstTokens 10) has a token again after 10 ms.
+// Long enough for the kubelet's rate limiter to have a token again.
 constexpr std::chrono::milliseconds kRateLimitPause{20};
 
 std::string Who(const PodQuery& q) { return "pod " + base::EscapeForDisplay(q.ns + "/" + q.pod); }
@@ -56,8 +55,7 @@ std::vector<int64_t> Nodes(const V1__TopologyInfo* t) {
   return out;
 }
 
-// An ID of q.resource the plugin may act on: it becomes a file and sysfs
-// lookup. What it is instead, for the message, or nullopt when valid.
+// What is wrong with an ID of q.resource (it becomes a file and a sysfs lookup); nullopt when valid.
 struct BadId {
   std::string kind;    ///< "an empty device ID"
   std::string detail;  ///< what it holds, escaped
@@ -71,9 +69,8 @@ std::optional<BadId> Malformed(std::string_view id) {
                    "; a device ID is 1 to 256 printable ASCII characters without spaces)"};
 }
 
-// The pod's devices of q.resource and its GPUs' NUMA nodes. The kubelet sends one ContainerDevices per device
-// ID with that device's topology; an entry with several IDs gives each the entry's topology. Counted before
-// anything is copied, so that a huge answer costs one pass.
+// The pod's devices of q.resource and its GPUs' NUMA nodes, each ID with its entry's topology. Counted
+// before anything is copied, so that a huge answer costs one pass.
 base::Result<PodAllocation> Collect(const V1__PodResources& pod, const PodQuery& q) {
   size_t wanted = 0;
   size_t gpus = 0;
@@ -133,8 +130,7 @@ base::Result<PodAllocation> Collect(const V1__PodResources& pod, const PodQuery&
   return out;
 }
 
-// "aliyun/erdma x2, nvidia.com/gpu x1" or "no devices": what the pod holds, in the order first named, for the
-// message when the resource asked for is not among it.
+// "aliyun/erdma x2, nvidia.com/gpu x1" or "no devices": what the pod holds, in the order first named.
 std::string Holdings(const V1__PodResources& pod) {
   std::vector<std::pair<std::string, size_t>> counts;
   std::unordered_map<std::string, size_t> at;  // resource -> its index in counts
@@ -177,8 +173,7 @@ bool GetNotServed(const GrpcReply& r) {
          r.message.find("PodResources API Get method disabled") != std::string::npos;
 }
 
-// The kubelet's answer for a pod it does not know: a plain Go error, so
-// UNKNOWN, "pod NAME in namespace NS not found" (server_v1.go).
+// The kubelet's answer for a pod it does not know: UNKNOWN "pod NAME in namespace NS not found".
 bool PodUnknown(const GrpcReply& r) {
   return r.status == static_cast<int>(GrpcCode::kNotFound) ||
          (r.status == static_cast<int>(GrpcCode::kUnknown) &&
@@ -256,7 +251,6 @@ base::Result<PodAllocation> PodDevices(const std::string& socket_path, const Pod
                               (q.resource.empty() ? std::string("GPUs") : What(q) + " devices") + " of " +
                               Who(q);
   bool retried = false;
-  // Makes the call, once more when the kubelet's rate limit refused it.
   auto call = [&](const char* method, const std::string& request) -> base::Result<GrpcReply> {
     for (;;) {
       auto r = UnaryCall(socket_path, method, request, deadline);

@@ -18,8 +18,7 @@ inline constexpr const char* kDefaultSocket = "/var/lib/kubelet/pod-resources/ku
 inline constexpr std::chrono::milliseconds kTimeLimit{3000};
 /// NVIDIA's device plugin's resource: the pod's GPUs, whose NUMA nodes a pool prefers.
 inline constexpr const char* kGpuResource = "nvidia.com/gpu";
-/// The most device IDs of one resource (the one asked for, or the GPUs) an answer may give one pod: far more
-/// devices than any node has slots or virtual functions for, so a larger answer is broken or hostile.
+/// The most device IDs of one resource an answer may give one pod (more than any node has): more is hostile.
 inline constexpr size_t kMaxDeviceIds = 1024;
 
 /// One device ID of the resource asked for, as the device plugin named it (`erdma_1/17`, `eni-3`), with the
@@ -36,8 +35,7 @@ struct PodAllocation {
   std::vector<Device> devices;
   /// The NUMA nodes of the pod's nvidia.com/gpu devices, ascending, each once.
   std::vector<int64_t> gpu_numa_nodes;
-  /// Those GPUs as their device plugin names them (UUIDs, replicas, PCI
-  /// addresses), each with its NUMA nodes, in the kubelet's order.
+  /// Those GPUs as their device plugin names them, each with its NUMA nodes, in the kubelet's order.
   std::vector<Device> gpus;
   /// The method that answered: "Get", or "List" where Get is not served.
   std::string method;
@@ -50,34 +48,29 @@ struct PodQuery {
   std::string resource;  ///< empty: no resource wanted, only the GPUs' NUMA nodes
 };
 
-/// Decodes a GetPodResourcesResponse (the message bytes) for `q`: the pod it names must be q's. Pure, and
-/// linear in the answer's size; errors are kDecoding, also for more than kMaxDeviceIds IDs of q.resource or
-/// of the GPUs, and for an ID of q.resource that is no valid device ID (empty, control characters or spaces,
-/// over 256 bytes: conf::IsValidDeviceId).
+/// Decodes a GetPodResourcesResponse for `q`, whose pod it must name. Pure, linear in its size; kDecoding,
+/// also for more than kMaxDeviceIds IDs of q.resource or of the GPUs, or an ID of q.resource that is no
+/// valid device ID (conf::IsValidDeviceId).
 base::Result<PodAllocation> DecodeGetReply(const std::string& bytes, const PodQuery& q);
 
-/// Decodes a ListPodResourcesResponse and picks q's pod. Pure, and linear in the answer's size; errors are
-/// DecodeGetReply's, and kTryAgainLater when the pod is not listed.
+/// Decodes a ListPodResourcesResponse for q's pod; DecodeGetReply's errors, kTryAgainLater when not listed.
 base::Result<PodAllocation> DecodeListReply(const std::string& bytes, const PodQuery& q);
 
 /// Encodes the request messages.
 std::string EncodeGetRequest(const PodQuery& q);
 std::string EncodeListRequest();
 
-/// Asks the kubelet on `socket_path` for the pod's devices of `q.resource` and its GPUs' NUMA nodes: Get, or
-/// List where Get is not served (UNIMPLEMENTED before kubelet 1.27; UNKNOWN "PodResources API Get method
-/// disabled" without the KubeletPodResourcesGet feature gate). The calls and the decoding of their answers
-/// take at most `timeout`; an answer decoded past it is kTryAgainLater. A call refused by the kubelet's rate
-/// limit (RESOURCE_EXHAUSTED) is made once more. Errors name the resource, the pod and what was found:
-/// kTryAgainLater when a retry can help (no socket, no answer, the pod not listed, rate limited twice);
-/// kDeviceNotFound when the pod has no device of the resource; kDecoding for an answer DecodeGetReply
-/// refuses; kIo for any other failure of the call.
-/// Whether the kubelet on `socket_path` answers a List within `timeout` with a ListPodResourcesResponse: what
-/// every ADD of a config with device.resource needs. The error names the socket: kTryAgainLater when no
-/// server listens there or it does not answer in time, kIo for a gRPC failure, kDecoding for an answer that
-/// is not the message.
+/// Whether the kubelet on `socket_path` answers a List within `timeout`, as every ADD with device.resource
+/// needs. The error names the socket: kTryAgainLater when no server listens there or it does not answer in
+/// time, kIo for a gRPC failure, kDecoding for an answer that is not a ListPodResourcesResponse.
 base::Status ListAnswers(const std::string& socket_path, std::chrono::milliseconds timeout);
 
+/// Asks the kubelet on `socket_path` for the pod's devices of `q.resource` and its GPUs' NUMA nodes: Get, or
+/// List where Get is not served (UNIMPLEMENTED, or UNKNOWN "PodResources API Get method disabled"), all
+/// within `timeout`, decoding included. A call the kubelet's rate limit refuses is made once more. Errors
+/// name the resource, the pod and what was found: kTryAgainLater when a retry can help (no socket, no answer
+/// in time, the pod not listed, rate limited twice); kDeviceNotFound when the pod has no device of the
+/// resource; kDecoding for an answer DecodeGetReply refuses; kIo for any other failure of the call.
 base::Result<PodAllocation> PodDevices(const std::string& socket_path, const PodQuery& q,
                                        std::chrono::milliseconds timeout);
 
