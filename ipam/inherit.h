@@ -1,5 +1,4 @@
-// `addresses: inherit`: the pod interface keeps the ENI's own addresses, and
-// the gateway comes from the node's routes through the device.
+// `addresses: inherit`: the ENI's own addresses, and the gateway from the node's routes through it.
 #pragma once
 
 #include <vector>

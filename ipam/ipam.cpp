@@ -47,8 +47,7 @@ Result<std::string> FindPlugin(const std::vector<std::string>& path, const std::
       .ChangedNothing();
 }
 
-// The child's environment: ours, with CNI_COMMAND replaced, and the
-// attachment's variables when it runs for another one.
+// Our environment with CNI_COMMAND replaced, and the attachment's variables when it runs for another one.
 std::vector<std::string> ChildEnv(const std::string& command, const std::optional<Attachment>& who) {
   std::vector<std::string> env;
   auto is = [](const char* e, const char* name) { return std::strncmp(e, name, std::strlen(name)) == 0; };
@@ -80,7 +79,6 @@ bool Exited(pid_t pid) {
   return info.si_pid == pid;
 }
 
-// What one exchange with the plugin gave.
 struct Exchange {
   std::string out;
   bool timed_out = false;
@@ -229,8 +227,7 @@ Result<nlohmann::json> ExecExecutor::Run(const std::string& type, const std::str
 Result<nlohmann::json> ReadOutput(const std::string& type, const std::string& command, const std::string& out,
                                   int status) {
   const std::string what = "ipam " + type + " " + command;
-  // Bounded like every JSON from outside (base/json_parse.h): a plugin that
-  // prints a deeply nested value gets an error, not our stack.
+  // Depth-bounded (base/json_parse.h): a deeply nested value is an error, not a stack overflow.
   std::optional<Error> bad_json;
   nlohmann::json parsed;
   if (!out.empty()) {

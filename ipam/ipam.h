@@ -33,15 +33,12 @@ struct Attachment {
 class Executor {
  public:
   virtual ~Executor() = default;
-  /// Until reset (nullopt), runs plugins for `who` instead of the attachment
-  /// of this process's CNI_* variables, without CNI_ARGS (they are the
-  /// caller's pod's) unless `who` is that pod's own: stale-claim recovery
-  /// finishes another attachment's DEL; a group runs each member's.
+  /// Until reset (nullopt), runs plugins for `who` instead of this process's CNI_* attachment, without the
+  /// caller pod's CNI_ARGS unless `who` is that pod's own (stale-claim recovery, a group's members).
   virtual void RunFor(const std::optional<Attachment>& who) { (void)who; }
-  /// Runs plugin `type` with CNI_COMMAND=`command` and `config` on stdin. Returns the parsed stdout (null
-  /// when empty). A CNI error from the plugin becomes Code::kIpam (11 passes through) with the plugin's
-  /// message. A plugin that could not be started (not on CNI_PATH, not executable) fails with
-  /// Error::changed_nothing set: nothing was allocated.
+  /// Runs plugin `type` with CNI_COMMAND=`command` and `config` on stdin: its parsed stdout (null when
+  /// empty). Its CNI error is Code::kIpam (11 passes through) with its message; a plugin that could not be
+  /// started fails with Error::changed_nothing set.
   virtual base::Result<nlohmann::json> Run(const std::string& type, const std::string& command,
                                            const std::string& config) = 0;
   /// How long one Run may take, in milliseconds (`ipamTimeoutMs`).
@@ -74,9 +71,8 @@ class ExecExecutor : public Executor {
   uint32_t time_limit_ms_ = conf::kDefaultIpamTimeoutMs;
 };
 
-/// What a plugin's run means: its stdout `out` (what was read of it) and its
-/// wait status. Exit 0: the JSON value printed (null when nothing); else the
-/// plugin's CNI error (code 11 passes through) or what became of it.
+/// What a run with stdout `out` and wait `status` means. Exit 0: the JSON value printed (null when nothing);
+/// else the plugin's CNI error (code 11 passes through) or what became of it.
 base::Result<nlohmann::json> ReadOutput(const std::string& type, const std::string& command,
                                         const std::string& out, int status);
 

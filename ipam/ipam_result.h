@@ -9,8 +9,7 @@
 
 namespace ipam {
 
-/// The addresses (and their gateways) of an IPAM plugin's result of any
-/// version. kIpam naming the member that is wrong, the result in details.
+/// A result's addresses and gateways, of any version; kIpam naming the wrong member, the result in details.
 base::Result<std::vector<IpConfig>> ParseResult(const nlohmann::json& result);
 
 /// ParseResult; kIpam when the result holds no address.

@@ -20,8 +20,7 @@ using nlohmann::json;
 base::Result<json> NegotiatingExecutor::Run(const std::string& type, const std::string& command,
                                             const std::string& config) {
   auto first = inner_.Run(type, command, config);
-  // A plugin that timed out or never started has no version problem, and
-  // asking it again would only double the wait.
+  // A plugin that timed out or never started has no version problem; asking again would double the wait.
   if (first.ok() || command == "VERSION" || first.error().sys_errno == ETIMEDOUT ||
       first.error().changed_nothing)
     return first;

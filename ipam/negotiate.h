@@ -1,5 +1,4 @@
-// Version negotiation with IPAM plugins: a network at cniVersion 1.1.0 can
-// use an IPAM plugin that stops at 1.0.0 (Debian's host-local and static do).
+// Version negotiation: a network at cniVersion 1.1.0 can use an IPAM plugin that stops at 1.0.0.
 #pragma once
 
 #include "conf/config.h"
@@ -7,13 +6,11 @@
 
 namespace ipam {
 
-/// What an IPAM plugin reads: the network config without prevResult (the IPAM has no use for it, and it would
-/// only bloat the journal), at the negotiated cniVersion.
+/// What an IPAM plugin reads: the network config at the negotiated cniVersion, without the unused prevResult.
 nlohmann::json DelegateConfig(const conf::Config& cfg);
 
-/// Runs the inner executor; when the plugin fails and its VERSION answer does not list the config's
-/// cniVersion, runs it again at the highest version both support, with prevResult converted to that version.
-/// Costs nothing when the first run succeeds.
+/// Runs the inner executor; when the plugin fails and its VERSION answer lacks the config's cniVersion, runs
+/// it again at the highest version both support, prevResult converted to it.
 class NegotiatingExecutor : public Executor {
  public:
   explicit NegotiatingExecutor(Executor& inner) : inner_(inner) {}
