@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdlib>
 #include <optional>
 #include <unordered_set>
@@ -31,11 +30,6 @@ using By = conf::DeviceSelector::By;
 
 namespace {
 
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 std::string Join(const std::vector<std::string>& v) { return conf::Join(v, ", "); }
 
 // The sysfs directory of the PCI function behind a netdev: its `device`, or that device's parent (virtio0's
@@ -53,16 +47,9 @@ std::string PciFunction(const std::string& sysfs_root, const std::string& ifname
 std::string Attr(const std::string& dir, const char* attr) {
   if (dir.empty()) return "";
   auto v = base::ReadKernelFile(dir + "/" + attr, 64);
-  return v.ok() ? Trim(*v) : "";
-}
-
-// The last component of a symlink's target ("" when it is no symlink).
-std::string LinkBase(const std::string& path) {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  std::string target(buf, static_cast<size_t>(n));
-  return target.substr(target.rfind('/') + 1);
+  if (!v.ok()) return "";
+  while (!v->empty() && (v->back() == '\n' || v->back() == ' ')) v->pop_back();
+  return *v;
 }
 
 std::optional<std::pair<std::string, std::string>> PodOf(const Env& env) {
@@ -190,12 +177,9 @@ Result<std::vector<DeviceCandidate>> PoolCandidates(Context& ctx, const conf::De
 std::string MemberName(const std::string& base, size_t k) {
   size_t digits = base.size();
   while (digits > 0 && base[digits - 1] >= '0' && base[digits - 1] <= '9') --digits;
-  std::string name;
-  if (digits == base.size() || base.size() - digits > 6) {
-    name = base + std::to_string(k);
-  } else {
-    name = base.substr(0, digits) + std::to_string(std::stoul(base.substr(digits)) + k);
-  }
+  const std::string name = digits == base.size() || base.size() - digits > 6
+                               ? base + std::to_string(k)
+                               : base.substr(0, digits) + std::to_string(std::stoul(base.substr(digits)) + k);
   return name.size() > 15 ? "" : name;
 }
 
@@ -215,12 +199,11 @@ Result<DeviceChoice> ChooseDevices(Context& ctx, std::optional<kubelet::PodAlloc
                        ": CNI_ARGS lacks K8S_POD_NAMESPACE and K8S_POD_NAME, which name the pod to ask the "
                        "kubelet about; runtimes under Kubernetes pass them, elsewhere select the device by "
                        "name, mac, pci, rdma or pool");
-    if (answer) {
-      alloc = std::move(answer);
-    } else {
+    if (!answer) {
       ASSIGN_OR_RETURN(
-          alloc, kubelet::PodDevices(socket, {who->first, who->second, sel.value}, kubelet::kTimeLimit));
+          answer, kubelet::PodDevices(socket, {who->first, who->second, sel.value}, kubelet::kTimeLimit));
     }
+    alloc = std::move(answer);
   } else if (who) {
     auto a = kubelet::PodDevices(socket, {who->first, who->second, ""}, kubelet::kTimeLimit);
     if (a.ok())

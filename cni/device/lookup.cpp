@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
+#include <climits>
 #include <cstdlib>
 #include <memory>
 #include <string_view>
@@ -103,27 +103,28 @@ base::Result<std::optional<netlink::LinkInfo>> FindDevice(netlink::Kernel& host,
 
 std::string PciAddressOf(const std::string& sysfs_root, const std::string& ifname) {
   const std::string link = sysfs_root + "/class/net/" + ifname + "/device";
-  auto last = [](std::string_view p) {
-    const size_t slash = p.rfind('/');
-    return slash == std::string_view::npos ? p : p.substr(slash + 1);
-  };
   // One readlink: a PCI netdev's link ends in its function, and a virtual one (veth, bridge) has none.
-  std::array<char, 4096> target{};
-  const ssize_t n = ::readlink(link.c_str(), target.data(), target.size() - 1);
-  if (n <= 0) return "";
-  std::string_view base = last(std::string_view(target.data(), static_cast<size_t>(n)));
-  std::unique_ptr<char, decltype(&std::free)> real(nullptr, &std::free);
-  // A virtio netdev (an ENI on ECS, a NIC in a VM) belongs to virtio<n>, which sits below its PCI function:
-  // the whole path says which.
-  if (base.size() > 6 && base.starts_with("virtio") &&
-      std::all_of(base.begin() + 6, base.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    real.reset(::realpath(link.c_str(), nullptr));
+  std::string pci = LinkBase(link).value_or("");
+  // A virtio netdev's (an ENI on ECS) ends in virtio<n>, below its PCI function: the whole path says which.
+  if (pci.size() > 6 && pci.starts_with("virtio") &&
+      std::all_of(pci.begin() + 6, pci.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    std::unique_ptr<char, decltype(&std::free)> real(::realpath(link.c_str(), nullptr), &std::free);
     if (!real) return "";
     const std::string_view path(real.get());
-    base = last(path.substr(0, path.rfind('/')));
+    const std::string_view parent = path.substr(0, path.rfind('/'));
+    pci = parent.substr(parent.rfind('/') + 1);
   }
-  const std::string pci(base);
   return LooksLikePci(pci) && pci.size() == 12 ? pci : "";
+}
+
+std::optional<std::string> LinkBase(const std::string& path) {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return std::nullopt;
+  std::string target(buf, static_cast<size_t>(n));
+  while (target.size() > 1 && target.back() == '/') target.pop_back();
+  const size_t slash = target.rfind('/');
+  return slash == std::string::npos ? target : target.substr(slash + 1);
 }
 
 }  // namespace cni

@@ -32,4 +32,7 @@ base::Result<std::optional<netlink::LinkInfo>> FindDevice(netlink::Kernel& host,
 /// The PCI address behind a netdev (/sys/class/net/<if>/device), "" if none.
 std::string PciAddressOf(const std::string& sysfs_root, const std::string& ifname);
 
+/// The last component of symlink `path`'s target ("../0000:3b:00.2": "0000:3b:00.2"); nullopt if no symlink.
+std::optional<std::string> LinkBase(const std::string& path);
+
 }  // namespace cni

@@ -5,11 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
-#include <optional>
 #include <vector>
 
 #include "base/file.h"
+#include "cni/device/lookup.h"
 
 namespace cni {
 namespace {
@@ -18,20 +17,7 @@ using base::Code;
 using base::Error;
 using base::Result;
 
-/// The last component of a symlink's target ("../0000:3b:00.2" gives
-/// "0000:3b:00.2"); nullopt when `path` is not a symlink.
-std::optional<std::string> LinkBase(const std::string& path) {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink(path.c_str(), buf, sizeof buf - 1);
-  if (n <= 0) return std::nullopt;
-  std::string target(buf, static_cast<size_t>(n));
-  while (target.size() > 1 && target.back() == '/') target.pop_back();
-  const size_t slash = target.rfind('/');
-  return slash == std::string::npos ? target : target.substr(slash + 1);
-}
-
-/// Entries of a directory of any type (sysfs mixes directories and
-/// symlinks), sorted, no hidden ones; empty when it cannot be read.
+/// Entries of any type (sysfs mixes directories and symlinks), sorted, no hidden ones; none when unreadable.
 std::vector<std::string> Entries(const std::string& dir) {
   std::vector<std::string> out;
   DIR* d = ::opendir(dir.c_str());
