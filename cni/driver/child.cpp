@@ -20,7 +20,6 @@ using base::Status;
 using conf::Get;
 using conf::Invalid;
 using conf::Key;
-using conf::Quote;
 using nlohmann::json;
 
 namespace {
@@ -29,6 +28,13 @@ constexpr std::string_view kMacvlanKeys[] = {"mode", "mac", "sourceMacs"};
 constexpr conf::Level kMacvlanLevel{"macvlan", kMacvlanKeys};
 constexpr std::string_view kIpvlanKeys[] = {"mode", "mac"};
 constexpr conf::Level kIpvlanLevel{"ipvlan", kIpvlanKeys};
+constexpr std::pair<std::string_view, MacvlanMode> kMacvlanModes[] = {{"bridge", MacvlanMode::kBridge},
+                                                                      {"private", MacvlanMode::kPrivate},
+                                                                      {"vepa", MacvlanMode::kVepa},
+                                                                      {"passthru", MacvlanMode::kPassthru},
+                                                                      {"source", MacvlanMode::kSource}};
+constexpr std::pair<std::string_view, IpvlanMode> kIpvlanModes[] = {
+    {"l2", IpvlanMode::kL2}, {"l3", IpvlanMode::kL3}, {"l3s", IpvlanMode::kL3s}};
 
 Result<conf::ParsedMode> ParseMacvlan(const conf::ModeInput& in) {
   auto o = std::make_shared<MacvlanOptions>();
@@ -38,19 +44,8 @@ Result<conf::ParsedMode> ParseMacvlan(const conf::ModeInput& in) {
   const json& b = *in.block;
   if (!b.is_object()) return Invalid("macvlan: must be an object, e.g. {\"mode\": \"passthru\"}");
   RETURN_IF_ERROR(conf::RefuseUnknown(b, kMacvlanLevel));
-  if (const json* m = Get(b, Key(kMacvlanLevel, "mode"))) {
-    const char* fix = "use \"bridge\", \"private\", \"vepa\", \"passthru\" or \"source\"";
-    if (!m->is_string()) return Invalid(std::string("macvlan.mode: must be a string; ") + fix);
-    const auto& s = m->get_ref<const std::string&>();
-    bool known = false;
-    for (MacvlanMode mode : {MacvlanMode::kBridge, MacvlanMode::kPrivate, MacvlanMode::kVepa,
-                             MacvlanMode::kPassthru, MacvlanMode::kSource})
-      if (s == MacvlanModeName(mode)) {
-        o->mode = mode;
-        known = true;
-      }
-    if (!known) return Invalid("macvlan.mode: " + Quote(s) + " is not a macvlan mode; " + fix);
-  }
+  if (const json* m = Get(b, Key(kMacvlanLevel, "mode")))
+    RETURN_IF_ERROR(ParseName(*m, "macvlan.mode", "a macvlan mode", kMacvlanModes, o->mode));
   if (const json* m = Get(b, Key(kMacvlanLevel, "mac"))) {
     out.mac = conf::UnicastMac(*m);
     if (!out.mac) return Invalid(std::string("macvlan.mac") + conf::kMacFix);
@@ -88,19 +83,8 @@ Result<conf::ParsedMode> ParseIpvlan(const conf::ModeInput& in) {
   if (const json* b = in.block) {
     if (!b->is_object()) return Invalid("ipvlan: must be an object, e.g. {\"mode\": \"l2\"}");
     RETURN_IF_ERROR(conf::RefuseUnknown(*b, kIpvlanLevel));
-    if (const json* m = Get(*b, Key(kIpvlanLevel, "mode"))) {
-      const char* fix = "use \"l2\", \"l3\" or \"l3s\"";
-      if (!m->is_string()) return Invalid(std::string("ipvlan.mode: must be a string; ") + fix);
-      const auto& s = m->get_ref<const std::string&>();
-      if (s == "l2")
-        o->mode = IpvlanMode::kL2;
-      else if (s == "l3")
-        o->mode = IpvlanMode::kL3;
-      else if (s == "l3s")
-        o->mode = IpvlanMode::kL3s;
-      else
-        return Invalid("ipvlan.mode: " + Quote(s) + " is not an ipvlan mode; " + fix);
-    }
+    if (const json* m = Get(*b, Key(kIpvlanLevel, "mode")))
+      RETURN_IF_ERROR(ParseName(*m, "ipvlan.mode", "an ipvlan mode", kIpvlanModes, o->mode));
     if (Get(*b, Key(kIpvlanLevel, "mac")))
       return Invalid(
           "ipvlan.mac: ipvlan children share their parent's MAC; remove it or use mode \"macvlan\"");
@@ -112,36 +96,9 @@ Result<conf::ParsedMode> ParseIpvlan(const conf::ModeInput& in) {
 
 }  // namespace
 
-const conf::ModeSpec kMacvlanMode{.name = "macvlan",
-                                  .options_key = "macvlan",
-                                  .takes_device = true,
-                                  .from_pool = true,
-                                  .child = true,
-                                  .sets_mac = true,
-                                  .moves_rdma = true,
-                                  .pod_gets = "a macvlan child of the device, born in the pod",
-                                  .parse = ParseMacvlan,
-                                  .check_mac = CheckMacvlanMac,
-                                  .driver = ChildDriver};
-
-const conf::ModeSpec kIpvlanMode{.name = "ipvlan",
-                                 .options_key = "ipvlan",
-                                 .takes_device = true,
-                                 .from_pool = true,
-                                 .child = true,
-                                 .moves_rdma = true,
-                                 .pod_gets = "an ipvlan child (parent's MAC)",
-                                 .parse = ParseIpvlan,
-                                 .driver = ChildDriver};
-
 const char* MacvlanModeName(MacvlanMode m) {
-  switch (m) {
-    case MacvlanMode::kPrivate: return "private";
-    case MacvlanMode::kVepa: return "vepa";
-    case MacvlanMode::kBridge: return "bridge";
-    case MacvlanMode::kPassthru: return "passthru";
-    case MacvlanMode::kSource: return "source";
-  }
+  for (const auto& [name, mode] : kMacvlanModes)
+    if (mode == m) return name.data();
   return "?";
 }
 
@@ -204,12 +161,12 @@ class Child : public Driver {
     // The kernel refuses a child's MTU above its parent's with a bare EINVAL.
     if (ctx.cfg.mtu && t.device->mtu && *ctx.cfg.mtu > t.device->mtu) {
       const std::string most = std::to_string(t.device->mtu);
-      return Error(Code::kInvalidConfig, "mtu: " + std::to_string(*ctx.cfg.mtu) + " is more than " +
-                                             t.device->name + "'s MTU, " + most + ", which a " +
+      const std::string& dev = t.device->name;
+      return Error(Code::kInvalidConfig, "mtu: " + std::to_string(*ctx.cfg.mtu) + " is more than " + dev +
+                                             "'s MTU, " + most + ", which a " +
                                              std::string(ctx.cfg.mode->name) +
-                                             " child cannot exceed; set mtu to at "
-                                             "most " +
-                                             most + ", or raise " + t.device->name + "'s MTU on the node");
+                                             " child cannot exceed; set mtu to at most " + most +
+                                             ", or raise " + dev + "'s MTU on the node");
     }
     RETURN_IF_ERROR(ResolveTargetRdma(ctx, rdma, t));
     return CheckChildRdma(ctx.cfg, *t.device, t.rdma);
@@ -236,9 +193,26 @@ class Child : public Driver {
 
 }  // namespace
 
-const Driver& ChildDriver() {
-  static const Child driver;
-  return driver;
-}
+const conf::ModeSpec kMacvlanMode{.name = "macvlan",
+                                  .options_key = "macvlan",
+                                  .takes_device = true,
+                                  .from_pool = true,
+                                  .child = true,
+                                  .sets_mac = true,
+                                  .moves_rdma = true,
+                                  .pod_gets = "a macvlan child of the device, born in the pod",
+                                  .parse = ParseMacvlan,
+                                  .check_mac = CheckMacvlanMac,
+                                  .driver = DriverOf<Child>};
+
+const conf::ModeSpec kIpvlanMode{.name = "ipvlan",
+                                 .options_key = "ipvlan",
+                                 .takes_device = true,
+                                 .from_pool = true,
+                                 .child = true,
+                                 .moves_rdma = true,
+                                 .pod_gets = "an ipvlan child (parent's MAC)",
+                                 .parse = ParseIpvlan,
+                                 .driver = DriverOf<Child>};
 
 }  // namespace cni

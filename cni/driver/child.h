@@ -32,10 +32,7 @@ struct IpvlanOptions : conf::ModeOptions {
 extern const conf::ModeSpec kMacvlanMode;
 extern const conf::ModeSpec kIpvlanMode;
 
-const Driver& ChildDriver();
-
-/// The macvlan/ipvlan child of `parent` that ADD creates in the pod as
-/// `pod_name` (the child driver's arrival step).
+/// The child of `parent` that ADD creates in the pod as `pod_name` (the child driver's arrival step).
 StepChild ChildStep(const conf::Config& cfg, const std::optional<std::string>& mac,
                     const netlink::LinkInfo& parent, const std::string& pod_name);
 

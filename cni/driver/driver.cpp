@@ -1,8 +1,6 @@
 // What the drivers share: the link's steps in the pod, and finding a device on the node.
 #include "cni/driver/driver.h"
 
-#include <algorithm>
-
 #include "base/log.h"
 #include "cni/device/rails.h"
 #include "cni/driver/plan.h"
@@ -97,7 +95,7 @@ Result<netlink::LinkInfo> FindOnNode(Context& ctx, const StateStore& store, cons
     auto owner = FindClaim(store.DevicesDir(), "", device->mac, query.pci);
     if (!owner || owner->device == device->name) return std::move(*device);
     ASSIGN_OR_RETURN(bool free, FreeStaleClaim(ctx, store, *owner));
-    if (!free) return std::move(*device);  // as before: the claim names another device
+    if (!free) return std::move(*device);
     ASSIGN_OR_RETURN(device, FindDevice(ctx.host, rdma.host, query, ctx.sysfs_root));
     if (device) return std::move(*device);
   }

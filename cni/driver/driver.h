@@ -17,6 +17,7 @@
 #include "cni/driver/vf_settings.h"
 #include "cni/journal/journal.h"
 #include "cni/state/state.h"
+#include "conf/fields.h"
 #include "ipam/ipam.h"
 
 namespace cni {
@@ -78,6 +79,31 @@ class Driver {
     return false;
   }
 };
+
+/// Reads the mode option `v`, a string among the names of `names` ({name, value} pairs), into `out`. Code 7
+/// naming `key` for anything else (`is_not`: what an unknown string "is not"), listing the names.
+template <class Names, class E>
+base::Status ParseName(const nlohmann::json& v, const std::string& key, const std::string& is_not,
+                       const Names& names, E& out) {
+  std::string fix = "use ";
+  for (size_t i = 0; i < std::size(names); ++i)
+    fix += (i == 0 ? "" : i + 1 < std::size(names) ? ", " : " or ") + conf::Quote(names[i].first);
+  if (!v.is_string()) return conf::Invalid(key + ": must be a string; " + fix);
+  const auto& s = v.get_ref<const std::string&>();
+  for (const auto& [name, value] : names)
+    if (s == name) {
+      out = value;
+      return base::Ok();
+    }
+  return conf::Invalid(key + ": " + conf::Quote(s) + " is not " + is_not + "; " + fix);
+}
+
+/// The one instance of driver `T`, a conf::ModeSpec's `driver`.
+template <class T>
+const Driver& DriverOf() {
+  static const T driver;
+  return driver;
+}
 
 /// The state every plan starts from: the attachment's names.
 AttachmentState NewState(const Context& ctx, const std::string& pod_name, uint32_t table);

@@ -65,11 +65,6 @@ const conf::ModeSpec kMoveMode{.name = "move",
                                .from_pool = true,
                                .moves_rdma = true,
                                .pod_gets = "the node device itself",
-                               .driver = MoveDriver};
-
-const Driver& MoveDriver() {
-  static const Move driver;
-  return driver;
-}
+                               .driver = DriverOf<Move>};
 
 }  // namespace cni

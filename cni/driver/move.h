@@ -9,6 +9,4 @@ namespace cni {
 /// Its row (cni/driver/registry.cpp).
 extern const conf::ModeSpec kMoveMode;
 
-const Driver& MoveDriver();
-
 }  // namespace cni

@@ -37,7 +37,7 @@ class None : public Driver {
     Plan plan;
     plan.pass_through = true;
     if (!ctx.cfg.smcr_wanted) {
-      plan.result_only = true;  // nothing to change, nothing to remember
+      plan.result_only = true;
       return plan;
     }
     plan.state = NewState(ctx, ctx.env.ifname, 0);
@@ -56,11 +56,6 @@ class None : public Driver {
 }  // namespace
 
 const conf::ModeSpec kNoneMode{
-    .name = "none", .pod_gets = "nothing new: SMC-R on the primary's interface", .driver = NoneDriver};
-
-const Driver& NoneDriver() {
-  static const None driver;
-  return driver;
-}
+    .name = "none", .pod_gets = "nothing new: SMC-R on the primary's interface", .driver = DriverOf<None>};
 
 }  // namespace cni

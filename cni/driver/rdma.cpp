@@ -10,7 +10,6 @@ namespace cni {
 using base::Code;
 using base::Error;
 using base::Result;
-using base::Status;
 using netlink::NetnsMode;
 
 namespace {

@@ -85,13 +85,10 @@ class Vf : public Driver {
       return t;
     }
     if (t.vf) t.device = t.vf->netdev;
-    // A holder whose pod died without DEL: the kernel handed the netdev back (under another name than its
-    // claim's), or it is not back yet. Once its DEL is finished, the netdev is found as the node knows it.
-    std::optional<ClaimOwner> owner;
-    if (t.device)
-      owner = FindClaim(store.DevicesDir(), "", t.device->mac, t.vf ? t.vf->sriov.pci : query.pci);
-    else
-      owner = FindClaim(store.DevicesDir(), query.name, query.mac, query.pci);
+    // A claim under another name: its holder's pod may have died without DEL (as in FindOnNode).
+    const std::optional<ClaimOwner> owner =
+        t.device ? FindClaim(store.DevicesDir(), "", t.device->mac, t.vf ? t.vf->sriov.pci : query.pci)
+                 : FindClaim(store.DevicesDir(), query.name, query.mac, query.pci);
     if (owner && (!t.device || owner->device != t.device->name)) {
       ASSIGN_OR_RETURN(bool free, FreeStaleClaim(ctx, store, *owner));
       if (free) {
@@ -163,11 +160,6 @@ const conf::ModeSpec kVfMode{.name = "vf",
                              .moves_rdma = true,
                              .pod_gets = "an SR-IOV VF's netdev, set up through its PF",
                              .parse = ParseVfOptions,
-                             .driver = VfDriver};
-
-const Driver& VfDriver() {
-  static const Vf driver;
-  return driver;
-}
+                             .driver = DriverOf<Vf>};
 
 }  // namespace cni

@@ -9,6 +9,4 @@ namespace cni {
 /// Its row (cni/driver/registry.cpp).
 extern const conf::ModeSpec kVfMode;
 
-const Driver& VfDriver();
-
 }  // namespace cni

@@ -4,10 +4,12 @@
 #include <limits>
 
 #include "base/log.h"
+#include "cni/driver/driver.h"
 #include "cni/journal/vf_device.h"
 #include "conf/fields.h"
 #include "conf/keys.h"
 #include "conf/mode_options.h"
+#include "conf/names.h"
 
 namespace cni {
 
@@ -25,22 +27,17 @@ namespace {
 constexpr std::string_view kVfKeys[] = {"mac",      "vlan",  "vlanQoS",   "minTxRate",     "maxTxRate",
                                         "spoofchk", "trust", "linkState", "infinibandGUID"};
 constexpr conf::Level kVfLevel{"vf", kVfKeys};
+constexpr std::pair<std::string_view, VfOptions::LinkState> kLinkStates[] = {
+    {"auto", VfOptions::LinkState::kAuto},
+    {"enable", VfOptions::LinkState::kEnable},
+    {"disable", VfOptions::LinkState::kDisable}};
 
 /// "00:11:22:33:44:55:66:77" in any case, returned lower case.
 std::optional<std::string> NormalizeGuid(std::string_view s) {
   if (s.size() != 23) return std::nullopt;
-  std::string out(s);
-  for (size_t i = 0; i < out.size(); ++i) {
-    char& c = out[i];
-    if (i % 3 == 2) {
-      if (c != ':') return std::nullopt;
-    } else if (c >= 'A' && c <= 'F') {
-      c = static_cast<char>(c - 'A' + 'a');
-    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
-      return std::nullopt;
-    }
-  }
-  return out;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (i % 3 == 2 ? s[i] != ':' : !conf::IsHexDigit(s[i])) return std::nullopt;
+  return conf::AsciiLower(s);
 }
 
 Status ParseGuid(const json& v, const std::string& path, std::optional<std::string>& out) {
@@ -89,17 +86,9 @@ Status ParseVfBlock(const json& b, VfOptions& out, std::optional<std::string>& m
     out.trust = flag;
   }
   if (const json* v = Get(b, Key(kVfLevel, "linkState"))) {
-    const char* fix = "use \"auto\", \"enable\" or \"disable\"";
-    if (!v->is_string()) return Invalid(std::string("vf.linkState: must be a string; ") + fix);
-    const auto& s = v->get_ref<const std::string&>();
-    if (s == "auto")
-      out.link_state = VfOptions::LinkState::kAuto;
-    else if (s == "enable")
-      out.link_state = VfOptions::LinkState::kEnable;
-    else if (s == "disable")
-      out.link_state = VfOptions::LinkState::kDisable;
-    else
-      return Invalid("vf.linkState: " + conf::Quote(s) + " is not supported; " + fix);
+    VfOptions::LinkState state{};
+    RETURN_IF_ERROR(ParseName(*v, "vf.linkState", "supported", kLinkStates, state));
+    out.link_state = state;
   }
   if (const json* v = Get(b, Key(kVfLevel, "infinibandGUID")))
     RETURN_IF_ERROR(ParseGuid(*v, "vf.infinibandGUID", out.ib_guid));
@@ -161,12 +150,15 @@ StepVf PlanVf(const conf::Config& cfg, const std::optional<std::string>& mac, co
   netlink::VfSettings& o = step.old;
   a.vf = o.vf = t.sriov.vf;
   std::vector<std::string> unknown;  // members whose old value the driver does not report
+  auto keep_old = [&](auto& old, const auto& reported, const char* member) {
+    if (reported == std::decay_t<decltype(reported)>{})
+      unknown.push_back(member);
+    else
+      old = reported;
+  };
   if (mac) {
     a.mac = *mac;
-    if (!now.mac.empty())
-      o.mac = now.mac;
-    else
-      unknown.push_back("mac");
+    keep_old(o.mac, now.mac, "mac");
   }
   if (c.vlan) {
     a.vlan = netlink::VfVlan{*c.vlan, c.vlan_qos.value_or(0)};
@@ -179,29 +171,20 @@ StepVf PlanVf(const conf::Config& cfg, const std::optional<std::string>& mac, co
   }
   if (c.spoofchk) {
     a.spoofchk = *c.spoofchk;
-    o.spoofchk = now.spoofchk;
-    if (!now.spoofchk) unknown.push_back("spoofchk");
+    keep_old(o.spoofchk, now.spoofchk, "spoofchk");
   }
   if (c.trust) {
     a.trust = *c.trust;
-    o.trust = now.trust;
-    if (!now.trust) unknown.push_back("trust");
+    keep_old(o.trust, now.trust, "trust");
   }
   if (c.link_state) {
     a.link_state = static_cast<uint32_t>(*c.link_state);
-    o.link_state = now.link_state;
-    if (!now.link_state) unknown.push_back("linkState");
+    keep_old(o.link_state, now.link_state, "linkState");
   }
   if (c.ib_guid) {
     a.node_guid = a.port_guid = *c.ib_guid;
-    if (!now.node_guid.empty())
-      o.node_guid = now.node_guid;
-    else
-      unknown.push_back("node GUID");
-    if (!now.port_guid.empty())
-      o.port_guid = now.port_guid;
-    else
-      unknown.push_back("port GUID");
+    keep_old(o.node_guid, now.node_guid, "node GUID");
+    keep_old(o.port_guid, now.port_guid, "port GUID");
   }
   for (const auto& u : unknown)
     base::Log::Warn("VF " + t.sriov.pci + ": " + t.pf.name + "'s driver does not report the VF's " + u +

@@ -87,14 +87,14 @@ class Toy : public cni::Driver {
  public:
   base::Result<cni::Target> Find(cni::Context& ctx, const cni::StateStore& store,
                                  const cni::RdmaAccess& rdma) const override {
-    return cni::MoveDriver().Find(ctx, store, rdma);
+    return cni::kMoveMode.driver().Find(ctx, store, rdma);
   }
   base::Status Resolve(cni::Context& ctx, const cni::RdmaAccess& rdma, cni::Target& t) const override {
-    return cni::MoveDriver().Resolve(ctx, rdma, t);
+    return cni::kMoveMode.driver().Resolve(ctx, rdma, t);
   }
   base::Result<cni::Plan> MakePlan(const cni::Context& ctx, const cni::Target& t, const std::string& pod_name,
                                    uint32_t table) const override {
-    ASSIGN_OR_RETURN(cni::Plan plan, cni::MoveDriver().MakePlan(ctx, t, pod_name, table));
+    ASSIGN_OR_RETURN(cni::Plan plan, cni::kMoveMode.driver().MakePlan(ctx, t, pod_name, table));
     const std::string& label = conf::OptionsOf<ToyOptions>(ctx.cfg.mode_options).label;
     plan.log_line = "toy " + label + ": " + plan.log_line;
     g_plans.push_back(label);
