@@ -85,8 +85,9 @@ Status RestoreUnit(const RouteInfo& unit, netlink::Kernel& host) {
   return AddOrAppend(usable, host);
 }
 
-}  // namespace
-
+// The kernel's units of restoring `recorded` through the device now at `index`. The kernel dropped an IPv4
+// route whole when the device left: one unit. It dropped only an IPv6 multipath route's legs through the
+// device, each a route of its own: one unit per leg.
 std::vector<RouteInfo> RestoreUnits(const RouteInfo& recorded, int index) {
   RouteInfo r = recorded;
   const int old = recorded.oif;
@@ -106,6 +107,8 @@ std::vector<RouteInfo> RestoreUnits(const RouteInfo& recorded, int index) {
   }
   return units;
 }
+
+}  // namespace
 
 bool RouteHolds(const RouteInfo& have, const RouteInfo& want) {
   if (!SameHead(have, want)) return false;
@@ -129,12 +132,9 @@ Status RestoreRoutes(const std::vector<RouteInfo>& routes, int index, netlink::K
       Status s = RestoreUnit(r, host);
       if (s.ok()) continue;
       // A gateway not reachable yet: IPv4 says ENETUNREACH, IPv6 EHOSTUNREACH.
-      if (s.error().sys_errno == ENETUNREACH || s.error().sys_errno == EHOSTUNREACH) {
-        retry.push_back(r);
-        unreachable.push_back(std::move(s).error());
-      } else {
-        errors.push_back(std::move(s).error());
-      }
+      const bool later = s.error().sys_errno == ENETUNREACH || s.error().sys_errno == EHOSTUNREACH;
+      if (later) retry.push_back(r);
+      (later ? unreachable : errors).push_back(std::move(s).error());
     }
     if (retry.size() == pending.size()) break;
     pending = std::move(retry);

@@ -9,14 +9,7 @@
 
 namespace cni {
 
-/// The kernel's units of restoring `recorded` (a route through the device when its index was `recorded.oif`),
-/// with its legs through the device now at `index`. An IPv4 route is one unit: the kernel dropped it whole
-/// when the device left. An IPv6 multipath route is one unit per leg through the device: each leg is a route
-/// of its own, and the kernel dropped only those.
-std::vector<netlink::RouteInfo> RestoreUnits(const netlink::RouteInfo& recorded, int index);
-
-/// Whether `have` (as the kernel lists it) is `want`, or, for IPv6, holds
-/// `want` (a single path) as one of its legs.
+/// Whether `have` (as the kernel lists it) is `want`, or for IPv6 holds it (a single path) as a leg.
 bool RouteHolds(const netlink::RouteInfo& have, const netlink::RouteInfo& want);
 
 /// Puts every route back through link `index`. One the kernel refuses as existing is restored only if it

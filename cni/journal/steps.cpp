@@ -1,9 +1,6 @@
 // The dispatch over the Step variant.
 #include "cni/core/steps.h"
 
-#include <cerrno>
-#include <charconv>
-#include <climits>
 #include <type_traits>
 #include <utility>
 
