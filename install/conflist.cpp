@@ -61,6 +61,47 @@ std::optional<std::pair<int, char>> IndentOf(std::string_view text) {
   return std::make_pair(n, c);
 }
 
+// `doc` with `entry` at `where`, no other of ours; code 7 for a type not in the chain or an index past its
+// end.
+base::Result<Json> WithEntry(const Json& doc, const Json& entry, const Placement& where) {
+  Json out = WithoutOurs(doc);
+  auto it = out.find("plugins");
+  if (it == out.end() || !it->is_array()) return Invalid("plugins: missing or not an array");
+  Json& plugins = *it;
+  size_t pos = plugins.size();
+  switch (where.kind) {
+    case Placement::Kind::kLast: break;
+    case Placement::Kind::kAfter: {
+      std::optional<size_t> found;
+      for (size_t i = 0; i < plugins.size(); ++i)
+        if (const std::string* type = TypeOf(plugins[i]); type && *type == where.after_type) found = i;
+      if (!found)
+        return Invalid("no plugin of type \"" + where.after_type + "\" in the chain (its types: " +
+                       Types(plugins) + "); name one of them with --after, or use --position N or --last");
+      pos = *found + 1;
+      break;
+    }
+    case Placement::Kind::kIndex:
+      if (where.index > plugins.size())
+        return Invalid("position " + std::to_string(where.index) + " is past the end: the chain has " +
+                       std::to_string(plugins.size()) + " other entries (positions 0.." +
+                       std::to_string(plugins.size()) + "); use --last to append");
+      pos = where.index;
+      break;
+  }
+  plugins.insert(plugins.begin() + static_cast<std::ptrdiff_t>(pos), entry);
+  return out;
+}
+
+// `doc` in the layout of `original`: the same indent unit (or one line) and the same final newline.
+std::string Render(const Json& doc, std::string_view original) {
+  auto indent = IndentOf(original);
+  std::string text = indent ? doc.dump(indent->first, indent->second) : doc.dump();
+  size_t last = original.find_last_not_of(" \t\r");
+  if (last != std::string_view::npos && original[last] == '\n') text += '\n';
+  return text;
+}
+
 }  // namespace
 
 std::string Placement::Describe() const {
@@ -157,44 +198,6 @@ Json WithoutOurs(const Json& doc) {
     if (!IsOurs(p)) kept.push_back(std::move(p));
   *it = std::move(kept);
   return out;
-}
-
-base::Result<Json> WithEntry(const Json& doc, const Json& entry, const Placement& where) {
-  Json out = WithoutOurs(doc);
-  auto it = out.find("plugins");
-  if (it == out.end() || !it->is_array()) return Invalid("plugins: missing or not an array");
-  Json& plugins = *it;
-  size_t pos = plugins.size();
-  switch (where.kind) {
-    case Placement::Kind::kLast: break;
-    case Placement::Kind::kAfter: {
-      std::optional<size_t> found;
-      for (size_t i = 0; i < plugins.size(); ++i)
-        if (const std::string* type = TypeOf(plugins[i]); type && *type == where.after_type) found = i;
-      if (!found)
-        return Invalid("no plugin of type \"" + where.after_type + "\" in the chain (its types: " +
-                       Types(plugins) + "); name one of them with --after, or use --position N or --last");
-      pos = *found + 1;
-      break;
-    }
-    case Placement::Kind::kIndex:
-      if (where.index > plugins.size())
-        return Invalid("position " + std::to_string(where.index) + " is past the end: the chain has " +
-                       std::to_string(plugins.size()) + " other entries (positions 0.." +
-                       std::to_string(plugins.size()) + "); use --last to append");
-      pos = where.index;
-      break;
-  }
-  plugins.insert(plugins.begin() + static_cast<std::ptrdiff_t>(pos), entry);
-  return out;
-}
-
-std::string Render(const Json& doc, std::string_view original) {
-  auto indent = IndentOf(original);
-  std::string text = indent ? doc.dump(indent->first, indent->second) : doc.dump();
-  size_t last = original.find_last_not_of(" \t\r");
-  if (last != std::string_view::npos && original[last] == '\n') text += '\n';
-  return text;
 }
 
 base::Result<Edit> PlanInstall(std::string_view original, const Json& entry, const Placement& where) {

@@ -43,14 +43,6 @@ base::Status Validate(const Json& doc, std::optional<size_t> ours);
 /// `doc` with every erdma-cni entry taken out; everything else as it was.
 Json WithoutOurs(const Json& doc);
 
-/// `doc` with `entry` at `where` and no other erdma-cni entry. Fails (code 7)
-/// when `where` names a type that is not in the chain or an index past its end.
-base::Result<Json> WithEntry(const Json& doc, const Json& entry, const Placement& where);
-
-/// `doc` as text in the layout of `original`: the same indent unit (spaces or
-/// tabs, or one line when `original` is one line) and the same final newline.
-std::string Render(const Json& doc, std::string_view original);
-
 /// What an install or uninstall would do to one conflist.
 struct Edit {
   bool changed = false;  ///< false: the file already holds what was asked (by value)

@@ -127,9 +127,7 @@ base::Result<BinaryPlan> PlanBinary(const Options& o) {
   }
   ASSIGN_OR_RETURN(std::string content,
                    About(ReadFile(p.source, kMaxBinaryBytes, /*follow=*/true), "--source"));
-  if (content.compare(0, 4,
-                      "\x7f"
-                      "ELF") != 0)
+  if (!content.starts_with("\177ELF"))
     return Error(Code::kInvalidConfig, "--source " + p.source + " is not an executable (no ELF header)");
   // A dest that is a link, missing, unreadable or different is replaced.
   auto current = ReadFile(p.dest, kMaxBinaryBytes, /*follow=*/false);

@@ -21,24 +21,21 @@ bool ParseCount(std::string_view s, uint64_t max, uint64_t* out) {
   return ec == std::errc() && end == s.data() + s.size() && *out <= max;
 }
 
-// Options that take a value, and the commands that accept each option.
-const std::set<std::string_view> kWithValue = {"--bin-dir",     "--conf-dir", "--conflist", "--after",
-                                               "--position",    "--entry",    "--source",   "--every",
-                                               "--node-config", "--node-file"};
-const std::map<std::string_view, std::set<Command>> kAccepted = {
-    {"--bin-dir", {Command::kInstall, Command::kUninstall, Command::kCheck}},
-    {"--conf-dir", {Command::kInstall, Command::kUninstall, Command::kCheck}},
-    {"--conflist", {Command::kInstall, Command::kUninstall, Command::kCheck}},
-    {"--after", {Command::kInstall, Command::kCheck}},
-    {"--position", {Command::kInstall, Command::kCheck}},
-    {"--last", {Command::kInstall, Command::kCheck}},
-    {"--entry", {Command::kInstall, Command::kCheck}},
-    {"--source", {Command::kInstall, Command::kCheck}},
-    {"--node-config", {Command::kInstall, Command::kCheck}},
-    {"--node-file", {Command::kInstall, Command::kCheck}},
-    {"--dry-run", {Command::kInstall, Command::kUninstall}},
-    {"--remove-binary", {Command::kUninstall}},
-    {"--every", {Command::kInstall}},
+// Each option: whether it takes a value, and the commands that accept it.
+const std::map<std::string_view, std::pair<bool, std::set<Command>>> kAccepted = {
+    {"--bin-dir", {true, {Command::kInstall, Command::kUninstall, Command::kCheck}}},
+    {"--conf-dir", {true, {Command::kInstall, Command::kUninstall, Command::kCheck}}},
+    {"--conflist", {true, {Command::kInstall, Command::kUninstall, Command::kCheck}}},
+    {"--after", {true, {Command::kInstall, Command::kCheck}}},
+    {"--position", {true, {Command::kInstall, Command::kCheck}}},
+    {"--last", {false, {Command::kInstall, Command::kCheck}}},
+    {"--entry", {true, {Command::kInstall, Command::kCheck}}},
+    {"--source", {true, {Command::kInstall, Command::kCheck}}},
+    {"--node-config", {true, {Command::kInstall, Command::kCheck}}},
+    {"--node-file", {true, {Command::kInstall, Command::kCheck}}},
+    {"--dry-run", {false, {Command::kInstall, Command::kUninstall}}},
+    {"--remove-binary", {false, {Command::kUninstall}}},
+    {"--every", {true, {Command::kInstall}}},
 };
 
 // Each command's names, the one messages use first.
@@ -88,9 +85,9 @@ base::Result<Options> ParseArgs(const std::vector<std::string>& args) {
     }
     auto accepted = kAccepted.find(flag);
     if (accepted == kAccepted.end()) return UsageError("unknown option \"" + flag + "\"");
-    if (!accepted->second.contains(o.command))
+    if (!accepted->second.second.contains(o.command))
       return UsageError(flag + " is not an option of " + std::string(CommandName(o.command)));
-    if (kWithValue.contains(flag)) {
+    if (accepted->second.first) {
       if (!value) {
         if (i + 1 >= args.size()) return UsageError(flag + " needs a value");
         value = args[++i];
