@@ -22,8 +22,7 @@ std::optional<IpAddress> GatewayFor(const netlink::IpPrefix& addr, const std::ve
     if (!r.dst.IsDefault() && !addr.Contains(*r.gateway)) continue;
     if (!best || rank(r) < rank(*best)) best = &r;
   }
-  if (!best) return std::nullopt;
-  return best->gateway;
+  return best ? best->gateway : std::nullopt;
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 #include "kubelet/grpc_call.h"
 
-#include <fcntl.h>
 #include <nghttp2/nghttp2.h>
 #include <poll.h>
 #include <sched.h>

@@ -99,8 +99,7 @@ base::Result<PodAllocation> Collect(const V1__PodResources& pod, const PodQuery&
   std::unordered_set<std::string_view> seen;
   for (size_t c = 0; c < pod.n_containers; ++c) {
     const V1__ContainerResources* cr = pod.containers[c];
-    if (cr == nullptr) continue;
-    for (size_t d = 0; d < cr->n_devices; ++d) {
+    for (size_t d = 0; cr != nullptr && d < cr->n_devices; ++d) {
       const V1__ContainerDevices* cd = cr->devices[d];
       if (cd == nullptr) continue;
       const std::string resource = Str(cd->resource_name);
