@@ -27,9 +27,8 @@ struct Placement {
   std::string Describe() const;
 };
 
-/// Parses JSON text into an object. Refuses text that is not JSON, a value that is not an object, and
-/// duplicate keys at any depth (a rewrite would silently keep only one of them), a NUL byte and nesting
-/// deeper than base::kMaxJsonDepth. Code 6, the message says where.
+/// Parses JSON text into an object. Code 6, saying where, for no JSON, no object, a NUL byte, nesting deeper
+/// than base::kMaxJsonDepth, or a key twice in one object at any depth (a rewrite would keep one).
 base::Result<Json> ParseObject(std::string_view text);
 
 /// How many entries of `plugins` are ours.

@@ -12,9 +12,8 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;  ///< failed (nothing changed), or check: not as asked
 inline constexpr int kExitUsage = 2;
 
-/// Runs `o.command`. What was done goes to `out`; errors and warnings to `err`, each naming the file and the
-/// fix. Order on install: the binary first, then the conflist, so a runtime never runs a chain whose binary
-/// is missing; uninstall does the reverse.
+/// Runs `o.command`: what was done to `out`, errors and warnings (naming the file and the fix) to `err`.
+/// Install writes the binary before the conflist, so no runtime runs a chain without it; uninstall reverses.
 int Run(const Options& o, std::ostream& out, std::ostream& err);
 
 }  // namespace install

@@ -53,10 +53,9 @@ inline constexpr size_t kMaxOutputBytes = 1 << 20;
 inline constexpr const char* kPluginPhase = "ipam-plugin";
 inline constexpr const char* kExecPhase = "ipam-exec";
 
-/// Executor that spawns the plugin from `cni_path` with this process's environment (CNI_COMMAND replaced), in
-/// a process group of its own. A plugin that has not exited within the time limit is killed with its whole
-/// group (code 104, sys_errno ETIMEDOUT); once the plugin exits, what it printed is read and whatever it left
-/// in its group is killed too: a child that keeps its stdout open does not hold us (or the device's lock) up.
+/// Executor that spawns the plugin from `cni_path` with this process's environment (CNI_COMMAND replaced) in
+/// a process group of its own, killed whole past the time limit (code 104, ETIMEDOUT) and once the plugin has
+/// exited: a child that keeps its stdout open does not hold us (or the device's lock) up.
 class ExecExecutor : public Executor {
  public:
   explicit ExecExecutor(std::vector<std::string> cni_path) : cni_path_(std::move(cni_path)) {}

@@ -27,13 +27,12 @@ struct DeviceChoice {
   std::vector<DeviceCandidate> candidates;
 };
 
-/// At ADD, for cfg.device of kResource or kPool. Asks the kubelet (the node file's podResourcesSocket) for
-/// the pod's devices of the resource, and for a pool the NUMA nodes of its GPUs (best effort: without them
-/// every free device ranks alike). `answer`: the kubelet's answer where WhatThePodAsked already asked. Errors
-/// name the resource or the pool and what was found: kInvalidEnv without the pod's name where the kubelet
-/// must be asked; kTryAgainLater when the kubelet is not there or the pool has too few free devices;
-/// kDeviceNotFound when the pod has fewer devices of the resource than device.count asks for; kInvalidConfig
-/// when `count: "all"` matches more than conf::kMaxDevices.
+/// At ADD, for a device.resource or device.pool: asks the kubelet (podResourcesSocket) for the pod's devices
+/// of the resource, or for a pool its GPUs (best effort). `answer`: the kubelet's answer where
+/// WhatThePodAsked already asked. Errors name the resource or the pool and what was found: kInvalidEnv
+/// without the pod's name where the kubelet must be asked; kTryAgainLater when the kubelet is not there or
+/// the pool has too few free devices; kDeviceNotFound when the pod has fewer devices of the resource than
+/// device.count asks for; kInvalidConfig when `count: "all"` matches more than conf::kMaxDevices.
 base::Result<DeviceChoice> ChooseDevices(Context& ctx,
                                          std::optional<kubelet::PodAllocation> answer = std::nullopt);
 

@@ -18,10 +18,9 @@ class Journal {
 
   /// Writes the state as it is now.
   base::Status Persist();
-  /// Appends `steps` to the journal in one write, then applies them in order. Stops at the first failure (the
-  /// caller rolls back). The steps that never ran leave the journal in memory, and so does the failed one
-  /// when its error says it changed nothing: no undo is owed for them. Addresses and routes planned with
-  /// pod-side index 0 get env.pod_index once a step has set it.
+  /// Appends `steps` to the journal in one write, then applies them in order up to the first failure (the
+  /// caller rolls back); steps owed no undo (never ran, or failed having changed nothing) leave the journal
+  /// in memory. Addresses and routes planned with pod-side index 0 get env.pod_index once a step has set it.
   base::Status Run(const std::vector<Step>& steps, StepEnv& env);
   /// Run for the last `count` steps of the state, already on disk (an earlier Persist).
   base::Status RunWritten(size_t count, StepEnv& env);
