@@ -30,11 +30,6 @@ std::string DirOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
-std::string BaseOf(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 bool SameTime(const timespec& a, const timespec& b) { return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec; }
 
 }  // namespace
@@ -62,7 +57,7 @@ base::Status ReplaceFile(const std::string& path, std::string_view data, mode_t 
   const std::string dir = DirOf(path);
   // Hidden, and the part after the last dot is mkstemp's letters and digits: libcni loads only names ending
   // in .conf, .conflist or .json, so a runtime listing the directory mid-write never picks the temp file up.
-  std::string tmp = dir + "/." + BaseOf(path) + ".erdma-cni-XXXXXX";
+  std::string tmp = dir + "/." + path.substr(path.rfind('/') + 1) + ".erdma-cni-XXXXXX";
   UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
   if (!fd.valid()) return SysError("create a temp file in " + dir, errno);
   auto fail = [&tmp](Error e) {

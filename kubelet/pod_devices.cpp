@@ -30,16 +30,14 @@ constexpr std::chrono::milliseconds kRateLimitPause{20};
 std::string Who(const PodQuery& q) { return "pod " + base::EscapeForDisplay(q.ns + "/" + q.pod); }
 std::string What(const PodQuery& q) { return base::EscapeForDisplay(q.resource); }
 
-template <typename T, void (*Free)(T*, ProtobufCAllocator*)>
+template <auto Free>
 struct Freer {
-  void operator()(T* m) const { Free(m, nullptr); }
+  void operator()(auto* m) const { Free(m, nullptr); }
 };
 using GetReply =
-    std::unique_ptr<V1__GetPodResourcesResponse,
-                    Freer<V1__GetPodResourcesResponse, v1__get_pod_resources_response__free_unpacked>>;
+    std::unique_ptr<V1__GetPodResourcesResponse, Freer<v1__get_pod_resources_response__free_unpacked>>;
 using ListReply =
-    std::unique_ptr<V1__ListPodResourcesResponse,
-                    Freer<V1__ListPodResourcesResponse, v1__list_pod_resources_response__free_unpacked>>;
+    std::unique_ptr<V1__ListPodResourcesResponse, Freer<v1__list_pod_resources_response__free_unpacked>>;
 
 const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
 std::string Str(const char* s) { return s ? s : ""; }

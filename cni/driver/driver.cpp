@@ -26,30 +26,6 @@ AttachmentState NewState(const Context& ctx, const std::string& pod_name, uint32
   return st;
 }
 
-namespace {
-
-// The link's arrival, its configuration with `ips`, then its RDMA device.
-std::vector<Step> LinkSteps(const conf::Config& cfg, Step arrival, const std::optional<std::string>& mac,
-                            uint32_t table, const RdmaPlan& rdma, const std::vector<ipam::IpConfig>& ips) {
-  std::vector<Step> steps{std::move(arrival)};
-  // Drivers differ in whether a MAC set through the PF reaches the VF's netdev (mlx5 does not until the VF
-  // driver reloads): set it there too, while the link is still down from the move.
-  if (mac) steps.emplace_back(StepMac{*mac});
-  for (Step& s : PlanPodConfig(cfg, 0, table, ips)) steps.push_back(std::move(s));
-  const bool exclusive = rdma.mode == netlink::NetnsMode::kExclusive;
-  if (rdma.pair) {
-    if (exclusive) steps.emplace_back(StepRdmaMove{rdma.pair->device.name});
-  } else if (!rdma.soft_name.empty()) {
-    // Soft-RoCE dies when its netdev changes netns, so it is made on the pod side once the link is there; in
-    // exclusive mode it registers on the node and moves in.
-    steps.emplace_back(StepSoftRdma{rdma.soft_name});
-    if (exclusive) steps.emplace_back(StepRdmaMove{rdma.soft_name});
-  }
-  return steps;
-}
-
-}  // namespace
-
 Status ResolveTargetRdma(Context& ctx, const RdmaAccess& rdma, Target& t) {
   const std::string soft_name = "rxe_" + ctx.env.container_id.substr(0, 12) + "_" + PodIfName(ctx);
   ASSIGN_OR_RETURN(t.rdma,
@@ -73,10 +49,25 @@ Plan LinkPlan(const Context& ctx, const Target& t, const std::string& pod_name, 
   plan.state = NewState(ctx, pod_name, table);
   plan.addresses = cfg.addresses;
   plan.node_steps = RdmaNodeSteps(t.rdma);
+  // The link's arrival, its configuration with `ips`, then its RDMA device.
   plan.link_steps = [&cfg, arrival = std::move(arrival),
                      mac = set_mac ? PodMac(ctx) : std::optional<std::string>(), table,
                      rdma = t.rdma](const std::vector<ipam::IpConfig>& ips) {
-    return LinkSteps(cfg, arrival, mac, table, rdma, ips);
+    std::vector<Step> steps{arrival};
+    // Drivers differ in whether a MAC set through the PF reaches the VF's netdev (mlx5 does not until the VF
+    // driver reloads): set it there too, while the link is still down from the move.
+    if (mac) steps.emplace_back(StepMac{*mac});
+    for (Step& s : PlanPodConfig(cfg, 0, table, ips)) steps.push_back(std::move(s));
+    const bool exclusive = rdma.mode == netlink::NetnsMode::kExclusive;
+    if (rdma.pair) {
+      if (exclusive) steps.emplace_back(StepRdmaMove{rdma.pair->device.name});
+    } else if (!rdma.soft_name.empty()) {
+      // Soft-RoCE dies when its netdev changes netns, so it is made on the pod side once the link is there;
+      // in exclusive mode it registers on the node and moves in.
+      steps.emplace_back(StepSoftRdma{rdma.soft_name});
+      if (exclusive) steps.emplace_back(StepRdmaMove{rdma.soft_name});
+    }
+    return steps;
   };
   plan.rdma_device = t.rdma.pair ? t.rdma.pair->device.name : t.rdma.soft_name;
   if (!plan.rdma_device.empty()) plan.rdma_mode = netlink::NetnsModeName(t.rdma.mode);

@@ -23,11 +23,6 @@ Status Unsupported(const conf::Config& cfg, const std::string& what) {
   return base::Ok();
 }
 
-// smcr.pnetId, or the one "auto" derives from the eRDMA netdev's MAC ("" without one).
-std::string PnetIdOf(const conf::Config& cfg, const SmcrTarget& target) {
-  return cfg.smcr.pnet_id == "auto" ? netlink::PnetIdFromMac(target.pnet_mac) : cfg.smcr.pnet_id;
-}
-
 bool PnetEntryNeeded(const conf::Config& cfg, const SmcrTarget& target) {
   // An entry would make SMC look only for RDMA ports with that ID, which only the node's root table gives.
   return !(target.is_rdma_netdev && cfg.smcr.pnet_id == "auto");
@@ -36,7 +31,9 @@ bool PnetEntryNeeded(const conf::Config& cfg, const SmcrTarget& target) {
 // The interface's pod pnet entry (`smc_pnet -a <ID> -I eth0`); RDMA devices' live in the root netns alone.
 Status PlanPnet(const conf::Config& cfg, const SmcrTarget& target, const SmcrFacts& facts,
                 std::vector<Step>& steps) {
-  const std::string pnet_id = PnetIdOf(cfg, target);
+  // "auto": derived from the eRDMA netdev's MAC ("" without one).
+  const std::string pnet_id =
+      cfg.smcr.pnet_id == "auto" ? netlink::PnetIdFromMac(target.pnet_mac) : cfg.smcr.pnet_id;
   if (pnet_id.empty())
     return Error(
         Code::kInvalidConfig,

@@ -29,18 +29,11 @@ std::vector<std::string> Entries(const std::string& dir) {
   return out;
 }
 
-std::string FirstLine(const std::string& path) {
-  auto text = base::ReadKernelFile(path, 256);
-  if (!text.ok()) return "";
-  std::string s = *text;
-  const size_t nl = s.find('\n');
-  return nl == std::string::npos ? s : s.substr(0, nl);
-}
-
 // In switchdev mode the VF representors hang off the PF's PCI device too; their phys_port_name says pf0vf1
 // (or c1pf0vf1, pf0sf3 for subfunctions), the uplink's says p0.
 bool IsRepresentor(const std::string& net_dir, const std::string& name) {
-  const std::string port = FirstLine(net_dir + "/" + name + "/phys_port_name");
+  auto text = base::ReadKernelFile(net_dir + "/" + name + "/phys_port_name", 256);
+  const std::string port = text.ok() ? text->substr(0, text->find('\n')) : "";
   return port.find("vf") != std::string::npos || port.find("sf") != std::string::npos;
 }
 
