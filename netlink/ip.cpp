@@ -66,8 +66,7 @@ std::optional<IpPrefix> IpPrefix::Parse(std::string_view text, bool allow_bare) 
     return p;
   }
   std::string_view len = text.substr(slash + 1);
-  // Decimal digits only: from_chars takes "-0", and "024" is as suspicious
-  // here as it is to Go's netip.ParsePrefix.
+  // Decimal digits only (from_chars takes "-0"), no leading zero.
   if (len.empty() || len.size() > 3 || (len.size() > 1 && len[0] == '0')) return std::nullopt;
   for (char c : len)
     if (c < '0' || c > '9') return std::nullopt;

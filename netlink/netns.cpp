@@ -150,7 +150,6 @@ NetnsSwitch::NetnsSwitch(NetnsSwitch&& o) noexcept
 NetnsSwitch::~NetnsSwitch() {
   if (home_ < 0) return;
   if (::setns(home_, CLONE_NEWNET) != 0) {
-    // Going on in the wrong namespace would configure the wrong node.
     std::fprintf(stderr, "erdma-cni: cannot return to the original network namespace: %s\n",
                  std::strerror(errno));
     std::abort();

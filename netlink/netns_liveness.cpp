@@ -81,11 +81,9 @@ std::vector<std::string> NsMounts(const std::string& mountinfo, const std::strin
   return out;
 }
 
-// Whether the open descriptor /proc/<pid>/fd/<n> refers to the namespace. Its link reads net:[ino] when it
-// was opened through /proc/<pid>/ns/net, but the mount point's path when opened through a bind mount (or "/"
-// once that is detached): those are told by the inode they lead to. Sockets, pipes and anonymous inodes are
-// no namespace; the rest is looked at with AT_STATX_DONT_SYNC, so a stuck FUSE or NFS file cannot hold us up.
-// A socket is told apart for its own look (netns_sockets.h).
+// Whether the open descriptor /proc/<pid>/fd/<n> refers to the namespace: its link reads net:[ino], or
+// (opened through a bind mount) a path told by the inode it leads to, looked at with AT_STATX_DONT_SYNC so
+// that a stuck FUSE or NFS file cannot hold us up. A socket is told apart for its own look (netns_sockets.h).
 enum class Fd { kOther, kRefers, kSocket };
 Fd FdRefersTo(const std::string& link, const std::string& tag, const NetnsId& id) {
   char buf[PATH_MAX];
@@ -102,10 +100,8 @@ Fd FdRefersTo(const std::string& link, const std::string& tag, const NetnsId& id
   return ours ? Fd::kRefers : Fd::kOther;
 }
 
-// What a handle with the recorded device and inode says. The inode number of a namespace is handed to the
-// next new one once it is freed (the lowest free number), so on a busy node the next pod's netns soon has it:
-// the cookie tells them apart. Numbers are unique among live namespaces, so a live one with another cookie
-// means ours is gone.
+// What a handle with the recorded device and inode says: inode numbers are unique among live namespaces but
+// reused, so a live one with another cookie means ours is gone.
 enum class Match { kOurs, kReused };
 Match Confirm(const std::string& handle, const NetnsId& id) {
   if (id.cookie == 0) return Match::kOurs;  // recorded without one: cannot tell

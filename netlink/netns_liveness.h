@@ -33,14 +33,12 @@ uint64_t SocketNetnsCookie(int fd);
 /// link) leads to: a socket made inside it (NetnsSwitch) says. nullopt when it cannot be told.
 std::optional<uint64_t> NetnsCookieAt(const std::string& handle);
 
-/// Whether the netns recorded as `path` (and `id`, when known) may still exist. A handle with its device and
-/// inode but another cookie proves it gone (the number went to a newer namespace). With `id`, it exists when
-/// `path` still resolves to it, a thread of a task under `proc_root` is in it, a task's open descriptor
-/// refers to it (net:[ino]) or is a socket made in it (TaskSockets, only when `proc_root` is "/proc"), or any
-/// mount namespace has an nsfs mount of it. Without `id` (a state of an older erdma-cni), when `path` still
-/// opens as a network namespace. True when unsure (`proc_root` cannot be listed, a socket cannot be looked
-/// at): only a provably dead netns counts as gone. Not seen: a reference no task holds (a socket in flight in
-/// a unix message, the kernel's own). `kept_by` (when given) receives what keeps it ("task 1234").
+/// Whether the netns recorded as `path` (and `id`, when known) may still exist. With `id`: while `path`
+/// resolves to it, a thread of a task under `proc_root` is in it, a task's descriptor refers to it or is a
+/// socket made in it (only when `proc_root` is "/proc"), or a mount namespace mounts it; a handle with its
+/// device and inode but another cookie proves it gone. Without `id` (a state of an older erdma-cni): while
+/// `path` opens as a netns. True when unsure; a reference no task holds (a socket in flight) is not seen.
+/// `kept_by` (when given) receives what keeps it ("task 1234").
 bool NetnsMayExist(const std::optional<NetnsId>& id, const std::string& path,
                    const std::string& proc_root = "/proc", std::string* kept_by = nullptr);
 

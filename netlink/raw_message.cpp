@@ -9,8 +9,6 @@
 namespace netlink::raw {
 
 Request::Request(uint16_t type, uint16_t flags, uint32_t seq) : msg_(nlmsg_alloc_size(kMaxSize)) {
-  // NL_AUTO_PORT is 0: the kernel fills in the sender. No payload yet; the
-  // family header, if any, comes with PutExtraHeader.
   ok_ = msg_ && nlmsg_put(msg_.get(), NL_AUTO_PORT, seq, type, 0, flags) != nullptr;
 }
 

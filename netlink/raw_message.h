@@ -56,9 +56,8 @@ class Request {
 
 // --- attributes of an answer ------------------------------------------------
 
-/// Policy entries for the attribute tables of the parsers: the payload each attribute must have (iproute2's
-/// and the kernel's nla_policy idea, checked by libnl's nla_validate). Integers are exact: a u32 of 2 or 8
-/// bytes is as wrong as one of 3.
+/// Policy entries for the attribute tables of the parsers: the payload each attribute must have (checked by
+/// libnl's nla_validate). Integers are exact: a u32 of 2 or 8 bytes is as wrong as one of 3.
 constexpr nla_policy PolicyU8() { return {NLA_U8, 1, 1}; }
 constexpr nla_policy PolicyU32() { return {NLA_U32, 4, 4}; }
 constexpr nla_policy PolicyU64() { return {NLA_U64, 8, 8}; }

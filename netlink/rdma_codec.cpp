@@ -69,7 +69,6 @@ Result<Attrs> ParseMessage(std::span<const uint8_t> msg, const char* what, uint1
   if (type != MessageType(op) && (alt_op == 0 || type != MessageType(alt_op))) {
     return Malformed(std::string(what) + ": unexpected message type " + std::to_string(type));
   }
-  // NLDEV messages have no family header: attributes follow nlmsghdr.
   if (auto problem = raw::IndexAttrs(a.storage.data(), NLMSG_HDRLEN, a.storage.size(), kPolicy, a.tb)) {
     return Malformed(std::string(what) + ": " + *problem);
   }
@@ -115,8 +114,7 @@ Bytes BuildMoveDevice(uint32_t seq, uint32_t dev_index, uint32_t netns_fd) {
 base::Result<Bytes> BuildNewLink(uint32_t seq, std::string_view name, std::string_view type,
                                  std::string_view netdev_name) {
   if (auto p = KernelNameProblem(name, "the RDMA device name", kDeviceNameMax)) return BadRequest(*p);
-  // nldev_newlink refuses it too; elsewhere in ib_core a '%' asks for a
-  // numbered name ("rxe%d"), which would leave us not knowing the name.
+  // A '%' asks ib_core for a numbered name ("rxe%d"), which would leave us not knowing the name.
   if (name.find('%') != std::string_view::npos) {
     return BadRequest("the RDMA device name '" + std::string(name) + "' contains '%'");
   }
@@ -156,7 +154,6 @@ base::Result<RdmaDevice> ParseDevice(std::span<const uint8_t> msg) {
   RdmaDevice d;
   d.index = a.U32(RDMA_NLDEV_ATTR_DEV_INDEX);
   d.name = a.Str(RDMA_NLDEV_ATTR_DEV_NAME);
-  // In a device message PORT_INDEX is the last port number (rdma_end_port).
   if (a[RDMA_NLDEV_ATTR_PORT_INDEX]) d.num_ports = a.U32(RDMA_NLDEV_ATTR_PORT_INDEX);
   if (const nlattr* guid = a[RDMA_NLDEV_ATTR_NODE_GUID]) d.node_guid = FormatGuid(nla_get_u64(guid));
   d.protocol = a.Str(RDMA_NLDEV_ATTR_DEV_PROTOCOL);
@@ -165,7 +162,6 @@ base::Result<RdmaDevice> ParseDevice(std::span<const uint8_t> msg) {
 
 base::Result<RdmaPort> ParsePort(std::span<const uint8_t> msg) {
   constexpr const char* kWhat = "RDMA_NLDEV_CMD_PORT_GET message";
-  // nldev_port_get_doit answers with type GET, the dump with PORT_GET.
   ASSIGN_OR_RETURN(Attrs a, ParseMessage(msg, kWhat, RDMA_NLDEV_CMD_PORT_GET, RDMA_NLDEV_CMD_GET));
   if (!a[RDMA_NLDEV_ATTR_DEV_INDEX]) return Missing(kWhat, "RDMA_NLDEV_ATTR_DEV_INDEX");
   if (!a[RDMA_NLDEV_ATTR_DEV_NAME]) return Missing(kWhat, "RDMA_NLDEV_ATTR_DEV_NAME");
@@ -174,7 +170,6 @@ base::Result<RdmaPort> ParsePort(std::span<const uint8_t> msg) {
   p.dev_index = a.U32(RDMA_NLDEV_ATTR_DEV_INDEX);
   p.dev_name = a.Str(RDMA_NLDEV_ATTR_DEV_NAME);
   p.port = a.U32(RDMA_NLDEV_ATTR_PORT_INDEX);
-  // fill_port_info adds the netdev only when it lives in the asking socket's namespace.
   if (a[RDMA_NLDEV_ATTR_NDEV_INDEX]) p.netdev_index = a.U32(RDMA_NLDEV_ATTR_NDEV_INDEX);
   p.netdev_name = a.Str(RDMA_NLDEV_ATTR_NDEV_NAME);
   if (const nlattr* s = a[RDMA_NLDEV_ATTR_PORT_STATE]) p.state = nla_get_u8(s);

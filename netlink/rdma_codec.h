@@ -1,7 +1,6 @@
 // RDMA netlink (NETLINK_RDMA, client NLDEV) messages as bytes: building the requests erdma-cni sends and
 // parsing what the kernel answers. Pure functions over buffers, no socket; libnl's nlmsg_* and nla_* only lay
-// out and walk the bytes (netlink/raw_message.h). Shapes follow the kernel's drivers/infiniband/core/nldev.c
-// and include/uapi/rdma/rdma_netlink.h.
+// out and walk the bytes (netlink/raw_message.h).
 #pragma once
 
 #include <cstdint>
@@ -47,8 +46,7 @@ Bytes BuildDelLink(uint32_t seq, uint32_t dev_index);
 // attribute is Error{kKernel, "malformed RDMA netlink reply: ...", sys_errno = EBADMSG}. Unknown attributes
 // are skipped.
 
-/// The RDMA_NLDEV_CMD_SYS_GET answer: RDMA_NLDEV_SYS_ATTR_NETNS_MODE is 1 for shared, 0 for exclusive
-/// (iproute2's rdma/sys.c; nldev_sys_get_doit sends ib_devices_shared_netns).
+/// The RDMA_NLDEV_CMD_SYS_GET answer: RDMA_NLDEV_SYS_ATTR_NETNS_MODE is 1 for shared, 0 for exclusive.
 base::Result<NetnsMode> ParseSysGet(std::span<const uint8_t> msg);
 /// One RDMA_NLDEV_CMD_GET message: needs DEV_INDEX and DEV_NAME.
 base::Result<RdmaDevice> ParseDevice(std::span<const uint8_t> msg);

@@ -67,9 +67,7 @@ class RdmaSocket final : public Rdma {
     const std::string what =
         "RDMA_NLDEV_CMD_SET dev " + std::to_string(dev_index) + " netns fd " + std::to_string(netns_fd);
     if (netns_fd < 0) return SysError(what, EBADF);
-    // rdma_dev_change_netns moves a device only out of the namespace of the *calling thread*
-    // (current->nsproxy->net_ns), not the socket's; asked from anywhere else the kernel answers ENODEV. So
-    // the request goes out from inside this handle's namespace.
+    // The kernel moves a device only out of the calling thread's namespace, not the socket's (else ENODEV).
     auto inside = NetnsSwitch::Enter(netns_);
     if (!inside.ok())
       return std::move(inside).error().WithContext(what + " (entering " + netns_.path() + ")");
@@ -108,8 +106,7 @@ base::Result<std::unique_ptr<Rdma>> OpenRdma(const Netns& ns) {
   const std::string what = "opening an RDMA netlink socket in " + ns.path();
   auto sock = Socket::Open(ns, NETLINK_RDMA, what);
   if (!sock.ok()) {
-    // netlink_create: no kernel socket registered for the protocol, even
-    // after request_module. ib_core registers it.
+    // No kernel socket for the protocol: ib_core registers it.
     if (sock.error().sys_errno == EPROTONOSUPPORT) {
       return Error(base::Code::kKernel, what + ": kernel has no RDMA netlink (NETLINK_RDMA); load ib_core",
                    sock.error().details, EPROTONOSUPPORT);

@@ -14,9 +14,8 @@
 namespace netlink::rtnl {
 namespace {
 
-// IFA_F_* flags a caller can ask for in RTM_NEWADDR. ListAddrs reports only these, so what AddAddr added
-// lists back as equal; the kernel's own state bits (permanent, tentative, secondary, deprecated, ...) are
-// left out.
+// IFA_F_* flags a caller can ask for in RTM_NEWADDR: ListAddrs reports only these (not the kernel's state
+// bits), so what AddAddr added lists back as equal.
 constexpr uint32_t kSettableAddrFlags = 0x02 /*NODAD*/ | 0x04 /*OPTIMISTIC*/ | 0x10 /*HOMEADDRESS*/ |
                                         0x100 /*MANAGETEMPADDR*/ | 0x200 /*NOPREFIXROUTE*/ |
                                         0x400 /*MCAUTOJOIN*/;

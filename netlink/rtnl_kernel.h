@@ -1,6 +1,5 @@
-// The syscall boundary: the handful of rtnetlink verbs erdma-cni needs, for one network namespace. The real
-// implementation (rtnl_socket.h) speaks rtnetlink through libnl on a socket opened inside that namespace;
-// tests use an in-memory fake (test/fake/fake_kernel.h) that can fail the Nth call.
+// The syscall boundary: the rtnetlink verbs erdma-cni needs, for one network namespace (rtnl_socket.h); tests
+// use an in-memory fake (test/fake/fake_kernel.h) that can fail the Nth call.
 #pragma once
 
 #include <cerrno>

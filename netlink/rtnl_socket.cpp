@@ -235,9 +235,8 @@ class RtnlKernel final : public Kernel {
   }
 
   Result<std::vector<RouteInfo>> ListRoutes(int oif) override {
-    // rtm_table 0 and no RTM_F_CLONED: every table (local included), no exception-cache entries; RTA_OIF: the
-    // kernel's filter (strict checking, transport.cpp), which keeps a multipath route when one of its legs
-    // goes through the device, as the filter below does.
+    // rtm_table 0, no RTM_F_CLONED: every table, no exception-cache entries. RTA_OIF: the kernel's filter,
+    // which keeps a multipath route with a leg through the device, as the filter below does.
     auto objects = sock_.Dump(kDumpRoutes, [oif] {
       nl::MsgPtr msg = DumpRequest(RTM_GETROUTE, rtmsg{});
       if (msg && oif > 0 && nla_put_u32(msg.get(), RTA_OIF, static_cast<uint32_t>(oif)) < 0) msg.reset();
@@ -249,8 +248,7 @@ class RtnlKernel final : public Kernel {
     }
     std::vector<RouteInfo> out;
     ForEach<rtnl_route>(*objects, RTM_NEWROUTE, [&](rtnl_route* r) {
-      // A PMTU or redirect exception, which kernels 5.3+ put in a dump
-      // without strict checking: the kernel's cache, not a route to restore.
+      // A PMTU or redirect exception: the kernel's cache, not a route to restore.
       if (rtnl_route_get_flags(r) & RTM_F_CLONED) return;
       auto info = rtnl::ToRouteInfo(r, oif);
       if (info && (oif <= 0 || info->oif == oif)) out.push_back(*info);
@@ -259,8 +257,7 @@ class RtnlKernel final : public Kernel {
   }
 
   Result<std::vector<RouteInfo>> ListTableRoutes(uint32_t table) override {
-    // rtm_table and RTA_TABLE: the kernel dumps that table alone (strict checking, transport.cpp); a kernel
-    // that ignores the filter sends every table, which the loop below drops.
+    // rtm_table and RTA_TABLE: the kernel dumps that table alone; the loop below drops any other.
     auto objects = sock_.Dump(kDumpRoutes, [table] {
       rtmsg rtm{};
       rtm.rtm_table =
@@ -360,12 +357,10 @@ class RtnlKernel final : public Kernel {
     });
   }
 
-  /// Kernel fact (__dev_change_net_namespace, do_setlink): IFLA_IFNAME names the link *during* the move only
-  /// when its current name is taken in the target. Otherwise it moves under its current name and is renamed
-  /// in the target afterwards; when that rename fails (new name taken there, invalid name) the request fails
-  /// with the link already moved. This puts it back, through a socket opened in the target for the purpose,
-  /// so a failed MoveLink leaves the link where it was. Returns `failure`, with what happened added to its
-  /// details.
+  /// The kernel renames a moved link in the target after the move, unless its name is taken there; when that
+  /// rename fails the request fails with the link already moved. This puts it back (through a socket opened
+  /// in the target), so a failed MoveLink leaves the link where it was. Returns `failure`, what happened
+  /// added.
   Status MoveBack(int target_fd, const LinkInfo& before, const std::string& new_name, Error failure) {
     auto note = [&](const std::string& text) {
       failure.details += (failure.details.empty() ? "" : "; ") + text;

@@ -35,7 +35,6 @@ Error Malformed(const std::string& why) {
 /// A generic netlink request: nlmsghdr typed by the family id, genlmsghdr.
 raw::Request GenlRequest(uint16_t family, uint8_t cmd, uint16_t flags, uint32_t seq) {
   raw::Request r(family, flags, seq);
-  // Without memory there is no header to fill in, and Finish() gives nothing.
   if (auto* genl = static_cast<genlmsghdr*>(r.PutExtraHeader(sizeof(genlmsghdr)))) {
     genl->cmd = cmd;
     genl->version = kRequestVersion;
@@ -101,11 +100,9 @@ Error Missing(const char* what, const char* attr) {
 
 Result<Bytes> BuildUeidCommand(uint32_t seq, uint16_t family, uint8_t cmd, std::string_view ueid) {
   ASSIGN_OR_RETURN(std::string padded, NormalizeUeid(ueid));
-  // smc_clc_ueid_valid takes trailing blanks as padding, and the table
-  // compares all 32 bytes: `smcd ueid add` pads with blanks, so must we.
+  // The kernel compares all 32 bytes, trailing blanks as padding, and wants exactly 33 (the NUL included).
   padded.resize(kUeidLen, ' ');
   auto r = GenlRequest(family, cmd, kCommand, seq);
-  // smc_nl_add_ueid and smc_nl_remove_ueid insist on nla_len(...) == 33.
   r.PutString(SMC_NLA_EID_TABLE_ENTRY, padded);
   return std::move(r).Finish();
 }
@@ -132,8 +129,7 @@ base::Result<Bytes> BuildPnetAdd(uint32_t seq, uint16_t family, const PnetEntry&
 }
 
 base::Result<Bytes> BuildPnetDel(uint32_t seq, uint16_t family, std::string_view pnet_id) {
-  // smc_pnet_del hands the attribute to the table walk as it came: "net1"
-  // would never match the "NET1" that SMC_PNETID_ADD stored.
+  // The kernel compares it verbatim: "net1" would never match the "NET1" that SMC_PNETID_ADD stored.
   ASSIGN_OR_RETURN(const std::string id, NormalizePnetId(pnet_id));
   auto r = GenlRequest(family, SMC_PNETID_DEL, kCommand, seq);
   r.PutString(SMC_PNETID_NAME, id);
@@ -161,8 +157,7 @@ base::Result<PnetEntry> ParsePnetEntry(std::span<const uint8_t> msg, uint16_t fa
   if (!a[SMC_PNETID_IBPORT]) return Missing(kWhat, "SMC_PNETID_IBPORT");
   PnetEntry e;
   e.pnet_id = a.Str(SMC_PNETID_NAME);
-  // Netdev names cannot hold '/', so "n/a" is never a real one; RDMA device
-  // names are sysfs names and cannot either.
+  // Neither a netdev nor an RDMA device name can hold '/': "n/a" is never a real one.
   e.eth_name = a.Str(SMC_PNETID_ETHNAME);
   if (e.eth_name == kNotApplicable) e.eth_name.clear();
   e.ib_name = a.Str(SMC_PNETID_IBNAME);

@@ -1,8 +1,7 @@
 // SMC generic netlink messages as bytes: the SMC_PNETID family's pnet table commands and the SMC_GEN_NETLINK
 // family's user EID commands (family ids as netlink::Socket::ResolveFamily gives them), and parsing what the
 // kernel answers. Pure functions over buffers, no socket; libnl's nlmsg_* and nla_* only lay out and walk the
-// bytes (netlink/raw_message.h). Shapes follow include/uapi/linux/smc.h, include/uapi/linux/genetlink.h and
-// the kernel's net/smc/smc_pnet.c, smc_clc.c, smc_netlink.c and net/netlink/genetlink.c.
+// bytes (netlink/raw_message.h).
 #pragma once
 
 #include <cstdint>

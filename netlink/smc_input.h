@@ -1,6 +1,5 @@
-// What the kernel accepts as SMC names: PNET IDs, user EIDs and pnet entries (net/smc/smc_pnet.c
-// smc_pnetid_valid, smc_clc.c smc_clc_ueid_valid), and the PNET ID derived from a MAC. Pure functions; shared
-// by the netlink codec (smc_codec.h), the fake and the config checks.
+// What the kernel accepts as SMC names: PNET IDs, user EIDs and pnet entries, and the PNET ID derived from a
+// MAC. Pure functions; shared by the netlink codec (smc_codec.h), the fake and the config checks.
 #pragma once
 
 #include <cstddef>

@@ -1,18 +1,8 @@
 // The syscall boundary for SMC (Shared Memory Communications over RDMA): the SMC pnet table and the SMC user
 // EIDs, for one network namespace, as netlink::Rdma is for RDMA devices. The real implementation
 // (smc_socket.h) speaks the generic netlink families SMC_PNETID and SMC_GEN_NETLINK on a plain netlink socket
-// opened inside that namespace; tests use a stateful fake (test/fake/fake_smc.h).
-//
-// Kernel facts the contracts below rest on (net/smc/smc_pnet.c, smc_clc.c):
-//  - Each network namespace has its own pnet table. Netdev (ETH) entries may
-//    be added in any namespace; IB entries only in the initial one: elsewhere
-//    the kernel ignores the IB attributes and, having added nothing, answers
-//    EEXIST. A dump outside the initial namespace shows ETH entries only.
-//  - An ETH entry is keyed by the netdev *name*: the netdev need not exist,
-//    and the entry outlives it (and a move of it out of the namespace). An
-//    entry dies with its namespace.
-//  - The user EID table is global (one for the whole kernel, whatever
-//    namespace asks) and holds at most 4 EIDs.
+// opened inside that namespace; tests use a stateful fake (test/fake/fake_smc.h). The kernel's rules for the
+// pnet and EID tables: docs/smc-r.md, "Kernel requirements".
 #pragma once
 
 #include <cstdint>

@@ -31,9 +31,8 @@ class SmcSocket final : public Smc {
                    "CTRL_CMD_GETFAMILY SMC_PNETID: " + std::string(std::strerror(ENOENT)), ENOENT);
     }
     pnet_family_ = *pnet;
-    // SMC_GEN_NETLINK came after SMC_PNETID (5.11), and its UEID commands (dump, add, remove: one kernel
-    // change) after that. Ask the family rather than guess from a version: genl_family_rcv_msg answers
-    // EOPNOTSUPP for a command the family lacks.
+    // Whether the family has the UEID commands is asked of it, not guessed from a version: a command it
+    // lacks answers EOPNOTSUPP.
     ASSIGN_OR_RETURN(std::optional<uint16_t> gen, GetFamily(smcnl::kGenFamily));
     if (!gen) return base::Ok();
     auto probe = sock_.DumpBytes("probing SMC_NETLINK_DUMP_UEID",
@@ -60,8 +59,7 @@ class SmcSocket final : public Smc {
     Status done = sock_.Command(
         what, [&](uint32_t seq) { return smcnl::BuildPnetAdd(seq, pnet_family_, *normalized); });
     if (!done.ok() && done.error().sys_errno == EEXIST && !normalized->ib_name.empty()) {
-      // smc_pnet_enter ignores IB attributes outside init_net and then,
-      // having added nothing, says EEXIST: the errno alone is misleading.
+      // Outside the root namespace the kernel ignores IB attributes and says EEXIST: misleading alone.
       Error e = std::move(done).error();
       if (!e.details.empty()) e.details += "; ";
       e.details +=
@@ -105,7 +103,7 @@ class SmcSocket final : public Smc {
     if (!HasUeid()) return NoUeid(what);
     Status done = sock_.Command(
         what, [&](uint32_t seq) { return smcnl::BuildUeidRemove(seq, gen_family_, *canonical); });
-    // smc_clc_ueid_remove on s390: "indicate success and enabling of seid".
+    // s390: the last UEID removed, the kernel falls back to the system EID (Smc::DelUeid).
     if (!done.ok() && done.error().sys_errno == EAGAIN) return base::Ok();
     return done;
   }
@@ -132,8 +130,7 @@ class SmcSocket final : public Smc {
 
 base::Result<std::unique_ptr<Smc>> OpenSmc(const Netns& ns) {
   const std::string what = "opening an SMC generic netlink socket in " + ns.path();
-  // genl_info_net(), whose pnet table SMC_PNETID reads and writes, is the
-  // namespace the socket was created in.
+  // SMC_PNETID reads and writes the pnet table of the socket's namespace.
   ASSIGN_OR_RETURN(Socket sock, Socket::Open(ns, NETLINK_GENERIC, what));
   auto smc = std::make_unique<SmcSocket>(std::move(sock));
   if (Status resolved = smc->Resolve(); !resolved.ok()) return std::move(resolved).error().WithContext(what);

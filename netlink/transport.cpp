@@ -60,9 +60,8 @@ int OnDone(nl_msg* msg, void* arg) {
   return -nl_syserr2nlerr(ack->error);
 }
 
-// Replaces libnl's own check, whose expected number stays behind for good
-// once an exchange is abandoned half way; ours follows the last request sent.
-// libnl checks no port: the kernel answers with the requester's (or 0).
+// Replaces libnl's check, whose expected number stays behind once an exchange is abandoned half way; this one
+// follows the last request sent, and checks the port (the requester's, or 0 from the kernel).
 int OnSeqCheck(nl_msg* msg, void* arg) {
   auto* ex = static_cast<InFlight*>(arg);
   const nlmsghdr* hdr = nlmsg_hdr(msg);
@@ -70,8 +69,7 @@ int OnSeqCheck(nl_msg* msg, void* arg) {
   return hdr->nlmsg_seq == ex->seq && ours ? NL_OK : -NLE_SEQ_MISMATCH;
 }
 
-// Without this callback libnl reports NLE_DUMP_INTR only once the whole dump has been read, as a failure (and
-// nl_cache_refill restarts forever without emptying its cache). Noting it here lets Dump() keep or restart.
+// Without this callback libnl reports NLE_DUMP_INTR only after the whole dump, as a failure.
 int OnDumpIntr(nl_msg*, void* arg) {
   static_cast<InFlight*>(arg)->interrupted = true;
   return NL_OK;
@@ -108,8 +106,6 @@ void KeepObject(nl_object* obj, void* arg) {
   }
 }
 
-// nl_msg_parse picks the parser by message type (link, addr, route, rule); a codec gets the message as it
-// came (libnl has checked nlmsg_len against the bytes received).
 int OnValid(nl_msg* msg, void* arg) {
   auto* c = static_cast<Collected*>(arg);
   if (c->bytes) {
@@ -192,8 +188,6 @@ base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::stri
   const base::phase::Scope phase("netlink-open");
   nl::SockPtr sk;
   {
-    // A netlink socket belongs to the namespace it was created in for the
-    // rest of its life, so the switch lasts only for socket() and bind().
     auto inside = NetnsSwitch::Enter(ns);
     if (!inside.ok()) return std::move(inside).error().WithContext(what);
     // NL_CB_DEFAULT, not the kind libnl takes from the NLCB environment variable:
@@ -203,8 +197,7 @@ base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::stri
     sk.reset(nl_socket_alloc_cb(cb));
     nl_cb_put(cb);  // the socket holds its own reference
     if (!sk) return SysError(what, ENOMEM);
-    // nl_connect folds socket()'s errno into libnl's codes; EPROTONOSUPPORT
-    // (no kernel side for the protocol) comes back from NLE_PROTO_MISMATCH.
+    // nl_connect folds socket()'s errno into libnl's codes.
     if (const int err = nl_connect(sk.get(), protocol); err < 0) {
       return SysError(what, NlErrorToErrno(err), std::string("nl_connect: libnl: ") + nl_geterror(err));
     }

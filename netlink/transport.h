@@ -39,11 +39,9 @@ class Socket {
   using Builder = std::function<base::Result<raw::Bytes>(uint32_t seq)>;
 
   /// Creates and connects a socket of netlink `protocol` (NETLINK_ROUTE, NETLINK_RDMA, NETLINK_GENERIC)
-  /// inside `ns`, entering it only for that: a netlink socket belongs to the namespace it was created in for
-  /// the rest of its life. NETLINK_EXT_ACK and NETLINK_CAP_ACK are on where the kernel has them. Errors are
-  /// Error{kKernel, "<what>: <strerror>", ..., errno}; a protocol the kernel has no socket for gives
-  /// EPROTONOSUPPORT. `large_answers`: one answer message may exceed kRouteReceiveSize (RTM_GETLINK with
-  /// RTEXT_FILTER_VF); libnl then peeks at each datagram to size its buffer.
+  /// inside `ns`, entering it only for socket() and bind(): the socket stays in that namespace for life.
+  /// Errors: Error{kKernel, "<what>: <strerror>", ..., errno}, EPROTONOSUPPORT for a protocol the kernel
+  /// lacks. `large_answers`: a message may exceed kRouteReceiveSize, so libnl peeks at each datagram.
   static base::Result<Socket> Open(const Netns& ns, int protocol, const std::string& what,
                                    bool large_answers = false);
 
@@ -101,9 +99,8 @@ class Socket {
   /// The receive buffer of RDMA and generic netlink sockets: a datagram
   /// that does not fit is an error (EMSGSIZE), never cut short.
   static constexpr size_t kReceiveSize = 32768;
-  /// The same for rtnetlink: more than any one link, address, route or rule
-  /// message without the VF list (a link's alternative names alone may fill a
-  /// 64 KiB attribute). A socket opened with `large_answers` grows its buffer instead.
+  /// The same for rtnetlink: more than any one message without the VF list
+  /// (`large_answers` sockets grow their buffer instead).
   static constexpr size_t kRouteReceiveSize = 131072;
   /// SO_RCVBUF of rtnetlink sockets, so that the kernel can queue such a message at all.
   static constexpr int kRouteSocketBuffer = 1 << 20;

@@ -148,7 +148,6 @@ std::optional<uint64_t> ParseGuid(std::string_view text) {
 
 Bytes BuildGetLink(uint32_t seq, int pf_index) {
   raw::Request r(RTM_GETLINK, raw::kCommand, seq);
-  // Without memory there is no header to fill in, and Finish() gives nothing.
   if (auto* ifi = static_cast<ifinfomsg*>(r.PutExtraHeader(sizeof(ifinfomsg)))) {
     ifi->ifi_family = AF_UNSPEC;
     ifi->ifi_index = pf_index;

@@ -1,7 +1,6 @@
 // rtnetlink messages about SR-IOV VFs as bytes: asking a PF for its VFs, reading the answer's
 // IFLA_VFINFO_LIST, and changing VF settings through the PF. Pure functions over buffers, no socket; libnl's
-// nlmsg_* and nla_* only lay out and walk the bytes (netlink/raw_message.h). Shapes follow the kernel's
-// net/core/rtnetlink.c (rtnl_fill_vfinfo, do_setvfinfo) and include/uapi/linux/if_link.h.
+// nlmsg_* and nla_* only lay out and walk the bytes (netlink/raw_message.h).
 #pragma once
 
 #include <cstdint>
@@ -20,16 +19,14 @@ namespace netlink::vfmsg {
 using Bytes = raw::Bytes;
 
 /// RTM_GETLINK for the link `pf_index` (NLM_F_REQUEST|NLM_F_ACK: the answer is one RTM_NEWLINK, then the ACK)
-/// with IFLA_EXT_MASK = RTEXT_FILTER_VF|RTEXT_FILTER_SKIP_STATS: the VF list, without the per-VF counters
-/// that would only make the answer longer.
+/// with IFLA_EXT_MASK = RTEXT_FILTER_VF|RTEXT_FILTER_SKIP_STATS: the VF list, without per-VF counters.
 Bytes BuildGetLink(uint32_t seq, int pf_index);
 
 /// RTM_NEWLINK on the PF (ifinfomsg index = pf_index, NLM_F_REQUEST|NLM_F_ACK) carrying IFLA_VFINFO_LIST with
 /// the set members of `s`: IFLA_VF_MAC, IFLA_VF_VLAN, IFLA_VF_RATE, IFLA_VF_SPOOFCHK, IFLA_VF_TRUST,
 /// IFLA_VF_LINK_STATE and IFLA_VF_IB_NODE_GUID in one IFLA_VF_INFO, and IFLA_VF_IB_PORT_GUID in a second one
-/// (do_setvfinfo returns right after the first GUID it handles, so two GUIDs in one IFLA_VF_INFO would set
-/// only the node GUID). EINVAL, nothing built, for empty settings, a MAC that is not six hex bytes or a GUID
-/// that is not eight.
+/// (the kernel sets one GUID per IFLA_VF_INFO). EINVAL, nothing built, for empty settings, a MAC that is not
+/// six hex bytes or a GUID that is not eight.
 base::Result<Bytes> BuildSetVf(uint32_t seq, int pf_index, const VfSettings& s);
 
 /// The VFs in one RTM_NEWLINK message (its nlmsghdr first; bytes past nlmsg_len ignored), in the order the

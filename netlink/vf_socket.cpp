@@ -41,7 +41,6 @@ class VfSocket final : public Vf {
 
 base::Result<std::unique_ptr<Vf>> OpenVf(const Netns& ns) {
   const std::string what = "opening an rtnetlink socket for VF settings in " + ns.path();
-  // Its GETLINK asks for the VF list: one message can exceed any fixed buffer.
   ASSIGN_OR_RETURN(Socket sock, Socket::Open(ns, NETLINK_ROUTE, what, /*large_answers=*/true));
   return std::unique_ptr<Vf>(std::make_unique<VfSocket>(std::move(sock)));
 }
