@@ -7,10 +7,7 @@
 
 namespace base {
 
-/// clock_gettime(2) of `id` as a system call. The vDSO's first use maps its
-/// code and data pages into the process: two page faults, which a plugin that
-/// reads the clock a few times per run pays for nothing
-/// (docs/decisions/first-touched-pages.md).
+/// clock_gettime(2) of `id` as a system call (docs/decisions/first-touched-pages.md).
 timespec ReadClock(clockid_t id);
 
 /// std::chrono::steady_clock read by ReadClock(CLOCK_MONOTONIC). Its

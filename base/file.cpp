@@ -27,8 +27,7 @@ Error SysError(const std::string& what, int err) {
 namespace {
 
 // Whether a directory root keeps state in (or under) may be trusted: real, owned by root (or us), and
-// writable by nobody else. An ancestor that others may write is still fine when it is sticky (/tmp): they
-// cannot rename or remove our entries there, and a directory they planted fails the owner check.
+// writable by nobody else; an ancestor (not `last`) others may write only when it is sticky (/tmp).
 Status CheckDirStat(const std::string& path, const struct stat& st, bool last) {
   if (S_ISLNK(st.st_mode))
     return Error(Code::kIo,
@@ -51,8 +50,7 @@ Status CheckDirStat(const std::string& path, const struct stat& st, bool last) {
   return Ok();
 }
 
-// A directory this process checked. Every file operation below is relative to its descriptor, so a directory
-// swapped for a symlink after the check cannot redirect it.
+// A directory this process checked: every file operation below is relative to its descriptor.
 struct CheckedDir {
   std::shared_ptr<const UniqueFd> fd;  // shared with the FileLocks taken in it
   // Passed the check as a directory that holds files (CheckDirStat's `last`). One checked only as an ancestor
@@ -122,9 +120,8 @@ std::shared_ptr<const UniqueFd> Keep(const std::string& key, UniqueFd fd, bool h
 }
 
 // After an operation in the checked directory open at `fd` failed with ENOENT: whether the directory was
-// removed since it was checked (an empty network directory another DEL removed). A removed directory never
-// gets a link back, so one with links now had them during the operation. A removed one is forgotten, so that
-// the next use walks the path again.
+// removed since it was checked (it never gets a link back). A removed one is forgotten: the next use walks
+// the path again.
 bool Removed(const std::string& key, int fd) {
   struct stat st {};
   if (::fstat(fd, &st) == 0 && st.st_nlink > 0) return false;
@@ -170,8 +167,7 @@ Result<std::shared_ptr<const UniqueFd>> WalkPrivateDirs(const std::string& path,
       walked += "/" + comp;
       const bool last = next == path.size();
       if (comp == "." || comp == "..") return Error(Code::kIo, path + ": \".\" and \"..\" are not allowed");
-      // Checked on the opened descriptor, so nothing can be swapped in between.
-      // O_DIRECTORY | O_NOFOLLOW opens only a real directory.
+      // Checked on the opened descriptor: nothing can be swapped in between.
       int fd = ::openat(cur->get(), comp.c_str(), kDirFlags);
       if (fd < 0 && errno == ENOENT && create) {
         if (::mkdirat(cur->get(), comp.c_str(), 0700) == 0 || errno == EEXIST)
@@ -182,8 +178,7 @@ Result<std::shared_ptr<const UniqueFd>> WalkPrivateDirs(const std::string& path,
       if (fd < 0) {
         const int err = errno;
         if (err == ENOENT) {
-          // The directory the walk started from was checked earlier and may
-          // have been removed since: then the walk starts again above it.
+          // The directory the walk started from may have been removed since: start again above it.
           if (cached && Removed(start, cur->get())) {
             restart = true;
             break;
@@ -443,7 +438,6 @@ Status LinkFile(const std::string& from, const std::string& to, bool replace) {
     ASSIGN_OR_RETURN(Entry src, Split(from));
     ASSIGN_OR_RETURN(Entry dst, Split(to));
     if (!src.dir || !dst.dir) return SysError("link " + from + " as " + to, kNoDir);
-    // Most often there is nothing to replace: one linkat.
     if (::linkat(src.fd(), src.name.c_str(), dst.fd(), dst.name.c_str(), 0) == 0) return Ok();
     if (errno == EEXIST) {
       if (!replace) return Ok();

@@ -1,11 +1,9 @@
 // Files the plugin owns: state, claims. Writes are atomic (temp + rename) and not fsynced: state only has to
 // survive the process being killed; a reboot destroys every pod netns anyway.
 //
-// A `path` below names an entry of a private directory. That directory is walked from "/" without following
-// symlinks and checked once per process (MakePrivateDirs); every operation then runs relative to its
-// descriptor, with O_NOFOLLOW. A directory that fails the check fails every operation in it (kIo). When a
-// checked directory was removed since (an empty network directory, by a DEL), an operation that fails with
-// ENOENT walks the path again and runs once more.
+// A `path` below names an entry of a private directory, checked once per process (MakePrivateDirs); every
+// operation runs relative to its descriptor, and fails (kIo) in a directory that fails the check. The rules:
+// docs/security.md, "Only root may write the directory".
 #pragma once
 
 #include <functional>

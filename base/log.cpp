@@ -57,8 +57,7 @@ bool ParseLogLevel(std::string_view s, LogLevel* out) {
 namespace {
 
 // An existing log file is appended to and rotated only when it is ours: a regular file of our user with one
-// link. Anything else at the path (a FIFO, a device, another program's log, a hard link to a file elsewhere)
-// is left alone.
+// link (not a FIFO, a device, another program's log, a hard link to a file elsewhere).
 bool IsOurLog(const struct stat& st) {
   return S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && st.st_nlink == 1;
 }
@@ -66,8 +65,7 @@ bool IsOurLog(const struct stat& st) {
 // Opens (creating it) the log file `name` in the directory open at `dir`; its size in `*size`. An error when
 // it is not ours.
 Result<UniqueFd> OpenLog(int dir, const std::string& name, uint64_t* size) {
-  // O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of
-  // hanging the plugin; regular files ignore the flag.
+  // O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of hanging the plugin.
   ASSIGN_OR_RETURN(UniqueFd fd,
                    OpenNoSymlinks(name, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOCTTY, 0600, dir));
   struct stat st {};
@@ -100,16 +98,14 @@ void Log::Configure(const std::string& path, LogLevel level, uint64_t max_bytes)
   if (slash == std::string::npos || slash + 1 == path.size()) return CannotLog(path, "not a file path");
   const std::string dir_path = slash == 0 ? "/" : path.substr(0, slash);
   const std::string name = path.substr(slash + 1);
-  // The directory once, without a symlink anywhere along it; the file and
-  // its rotation then stay inside that directory (openat, renameat).
+  // The directory once, without a symlink along it; the file and its rotation then stay inside it.
   auto dir = OpenNoSymlinks(dir_path, O_PATH | O_DIRECTORY);
   if (!dir.ok()) return CannotLog(path, dir.error().msg);
   uint64_t size = 0;
   auto fd = OpenLog(dir->get(), name, &size);
   if (!fd.ok()) return CannotLog(path, fd.error().msg);
   if (max_bytes > 0 && size >= max_bytes) {
-    // Size cap: the full file becomes <path>.1 (replacing the previous one) and a new one starts. rename() is
-    // atomic; two plugins rotating at once cost at most one old generation, never a torn line.
+    // rename() is atomic: two plugins rotating at once cost at most one old generation, never a torn line.
     const std::string old = name + ".1";
     if (::renameat(dir->get(), name.c_str(), dir->get(), old.c_str()) == 0) {
       fd = OpenLog(dir->get(), name, &size);
@@ -133,7 +129,6 @@ void AppendCapped(LogState& s, const std::string& line) {
     if (s.max_bytes) s.room -= text.size();
   };
   if (s.dropped) return;
-  // The usual case, a line that fits before any rotation, builds no note.
   if (s.max_bytes == 0 || (!s.rotated && line.size() <= s.room)) return append(line);
   const std::string note = "erdma-cni: this invocation's further log lines are dropped: logMaxBytes (" +
                            std::to_string(s.max_bytes) + ") reached\n";
@@ -181,8 +176,6 @@ void Log::Write(LogLevel level, std::string_view msg) {
       .append(" [")
       .append(std::to_string(getpid()));
   line.append("] ");
-  // Tags and messages carry the runtime's, the kernel's and pods' text:
-  // escaped, a newline in K8S_POD_NAME cannot start a forged line.
   if (!s.tag.empty()) line.append(EscapeForDisplay(s.tag)).append(": ");
   line.append(EscapeForDisplay(Cut(msg, kMaxLogMessageBytes))).append("\n");
   // One write() per line: O_APPEND keeps lines from parallel plugins whole.

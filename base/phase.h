@@ -1,11 +1,6 @@
-// Where an invocation's CPU time goes, phase by phase. With ERDMA_CNI_PHASES set,
-// the plugin reads its process CPU clock at each phase boundary and prints one
-// line on stderr before it exits (`erdma-bench --phases` tabulates it):
-//   erdma-cni phases (CPU us): start-up=<us> config=<us> ...
-// A phase named twice adds up. A Scope's time (a state write, a netlink request) counts to its own name, not
-// to the phase running around it. The time before main is "start-up"; the exit is not counted. A child's CPU
-// (the IPAM plugin's) counts to a phase of its own, from its rusage. Without the variable, Begin and Scope
-// test one flag.
+// Where an invocation's CPU time goes, phase by phase, with ERDMA_CNI_PHASES set (docs/performance.md). A
+// phase named twice adds up; a Scope's time counts to its own name, not to the phase running around it; the
+// exit is not counted. Without the variable, Begin and Scope test one flag.
 #pragma once
 
 #include <string>
