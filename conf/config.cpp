@@ -190,8 +190,7 @@ Status ParseDevice(const json& root, bool device_optional, Config& c) {
             "not \".\" or \"..\"");
       c.device = DeviceSelector{DeviceSelector::By::kName, name->get<std::string>(), {}};
     } else if (rdma) {
-      // RDMA device names are at most 63 bytes (IB_DEVICE_NAME_MAX) and
-      // printable; the same shape check as a device ID.
+      // RDMA device names are at most 63 bytes and printable, like a device ID.
       const std::string* r = rdma->is_string() ? &rdma->get_ref<const std::string&>() : nullptr;
       if (!r || r->size() > 63 || !IsValidDeviceId(*r) || r->find('/') != std::string::npos)
         return Invalid("device.rdma: must be an RDMA device name like \"erdma_0\" (see `rdma dev`)");
@@ -335,8 +334,7 @@ Status ParseRouting(const json& root, Config& c) {
   return base::Ok();
 }
 
-// Longer than any runtime waits for a CNI call (kubelet's default
-// runtime-request-timeout is 2 minutes): a wait past it only hides a stuck lock.
+// Longer than any runtime waits for a CNI call: a wait past it only hides a stuck lock.
 constexpr uint64_t kMaxLockTimeoutMs = 120000;
 
 // dataDir finds the journal; the rest only says how to log and how long to wait. With `lenient` (DEL) a bad

@@ -94,8 +94,7 @@ struct Config {
   RdmaConfig rdma;
   SmcrConfig smcr;
   bool smcr_wanted = false;  ///< this pod asked for SMC-R (enable + annotation)
-  /// tmpfs: the state must survive a killed process, not a reboot, which
-  /// destroys every pod netns (docs/decisions/state-on-tmpfs.md).
+  /// On tmpfs: docs/decisions/state-on-tmpfs.md.
   std::string data_dir = "/run/erdma-cni";
   std::string log_file;  ///< empty: no log file (errors still go to stderr)
   /// How long ADD and DEL wait for a device's claim lock held by another

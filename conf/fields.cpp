@@ -13,8 +13,7 @@ const json* Get(const json& obj, const char* key) {
 }
 
 std::string Quote(std::string_view s) {
-  // Strings come from the parser and are valid UTF-8; replace anyway so that
-  // building an error message can never throw.
+  // Replace: building an error message must never throw.
   return json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

@@ -51,7 +51,6 @@ struct ModeSpec {
   base::Result<ParsedMode> (*parse)(const ModeInput& in) = nullptr;
   /// Whether the options allow setting the MAC asked for at `key` (a sets_mac mode); null: they do.
   base::Status (*check_mac)(const ModeOptions* options, const std::string& key) = nullptr;
-  /// Its driver.
   const cni::Driver& (*driver)() = nullptr;
 };
 

@@ -1,7 +1,5 @@
-// The node's own settings: what only the node admin may decide, because it reaches outside one attachment. A
-// network config can come from a NetworkAttachmentDefinition that a namespace user wrote; this file cannot.
-// Its path is fixed (kNodeConfigPath) or set by ERDMA_CNI_NODE_CONFIG in the runtime's environment, which
-// also belongs to the node admin.
+// The node's own settings: what only the node admin may decide, because it reaches outside one attachment
+// (docs/security.md). Its path is kNodeConfigPath or ERDMA_CNI_NODE_CONFIG in the runtime's environment.
 #pragma once
 
 #include <cstdint>
