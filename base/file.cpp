@@ -291,6 +291,18 @@ Result<Entry> Split(const std::string& path) {
   return Entry{std::move(fd), std::move(dir), std::move(name)};
 }
 
+// Runs `op(at, err)` on the Entry of `path`; once more, on a new Split, when it set `err` to an errno for
+// which the Entry is Gone.
+template <typename R, typename Op>
+R WithEntry(const std::string& path, const Op& op) {
+  for (bool again = true;; again = false) {
+    ASSIGN_OR_RETURN(Entry at, Split(path));
+    int err = 0;
+    R r = op(at, err);
+    if (!again || !at.Gone(err)) return r;
+  }
+}
+
 // Appends the entries of one d_type in the directory open at `fd` (read from
 // its start) to `names`. Returns 0 or the errno of getdents64 (ENOENT: the
 // directory was removed). getdents64, not fdopendir, which adds stat and fcntl calls.
@@ -368,8 +380,7 @@ Status EnsurePrivateDirs(const std::string& path) {
 }
 
 Status WriteFileAtomic(const std::string& path, const std::string& data, unsigned mode) {
-  for (bool again = true;; again = false) {
-    ASSIGN_OR_RETURN(Entry at, Split(path));
+  return WithEntry<Status>(path, [&](Entry& at, int& err) -> Status {
     if (!at.dir) return SysError("create " + path, kNoDir);
     const std::string tmp = at.name + ".tmp." + std::to_string(::getpid());
     constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
@@ -379,8 +390,7 @@ Status WriteFileAtomic(const std::string& path, const std::string& data, unsigne
     if (!fd.valid() && errno == EEXIST && ::unlinkat(at.fd(), tmp.c_str(), 0) == 0)
       fd = UniqueFd(::openat(at.fd(), tmp.c_str(), kFlags, 0600));
     if (!fd.valid()) {
-      const int err = errno;
-      if (again && at.Gone(err)) continue;
+      err = errno;
       return SysError("create " + path + ".tmp", err);
     }
     if (mode != 0600 && ::fchmod(fd.get(), static_cast<mode_t>(mode)) != 0) {
@@ -394,26 +404,23 @@ Status WriteFileAtomic(const std::string& path, const std::string& data, unsigne
     }
     fd.Reset();
     if (::renameat(at.fd(), tmp.c_str(), at.fd(), at.name.c_str()) != 0) {
-      const int err = errno;
+      err = errno;
       ::unlinkat(at.fd(), tmp.c_str(), 0);
-      if (again && at.Gone(err)) continue;
       return SysError("rename " + path + ".tmp", err);
     }
     return Ok();
-  }
+  });
 }
 
 Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes, FileId* id) {
-  for (bool again = true;; again = false) {
-    ASSIGN_OR_RETURN(Entry at, Split(path));
+  return WithEntry<Result<std::string>>(path, [&](Entry& at, int& err) -> Result<std::string> {
     if (!at.dir) return SysError("open " + path, kNoDir);
     // O_NONBLOCK: a FIFO planted at the path must not hang the plugin (it is
     // refused as not a regular file); regular files ignore the flag.
     UniqueFd fd(
         ::openat(at.fd(), at.name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
     if (!fd.valid()) {
-      const int err = errno;
-      if (again && at.Gone(err)) continue;
+      err = errno;
       return SysError("open " + path, err);
     }
     struct stat st {};
@@ -422,7 +429,7 @@ Result<std::string> ReadFileNoFollow(const std::string& path, size_t max_bytes, 
     if (id)
       *id = FileId{static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino)};
     return ReadRest(fd.get(), path, max_bytes);
-  }
+  });
 }
 
 std::optional<FileId> FileIdOf(const std::string& path) {
@@ -482,27 +489,23 @@ Result<std::string> ReadKernelFile(const std::string& path, size_t max_bytes) {
 }
 
 Status RemoveFile(const std::string& path) {
-  for (bool again = true;; again = false) {
-    ASSIGN_OR_RETURN(Entry at, Split(path));
+  return WithEntry<Status>(path, [&](Entry& at, int& err) -> Status {
     if (!at.dir || ::unlinkat(at.fd(), at.name.c_str(), 0) == 0) return Ok();
-    const int err = errno;
-    if (again && at.Gone(err)) continue;
+    err = errno;
     if (err != ENOENT) return SysError("unlink " + path, err);
     return Ok();
-  }
+  });
 }
 
 Status RenameFile(const std::string& path, const std::string& new_name) {
-  for (bool again = true;; again = false) {
-    ASSIGN_OR_RETURN(Entry at, Split(path));
+  return WithEntry<Status>(path, [&](Entry& at, int& err) -> Status {
     if (!at.dir) return SysError("rename " + path, kNoDir);
     if (new_name.empty() || new_name.find('/') != std::string::npos || new_name == "." || new_name == "..")
       return Error(Code::kIo, "not a file name: " + new_name);
     if (::renameat(at.fd(), at.name.c_str(), at.fd(), new_name.c_str()) == 0) return Ok();
-    const int err = errno;
-    if (again && at.Gone(err)) continue;
+    err = errno;
     return SysError("rename " + path, err);
-  }
+  });
 }
 
 void RemoveDirIfEmpty(const std::string& path) {
@@ -539,16 +542,14 @@ bool PathExists(const std::string& path) {
 }
 
 Result<bool> Exists(const std::string& path) {
-  for (bool again = true;; again = false) {
-    ASSIGN_OR_RETURN(Entry at, Split(path));
+  return WithEntry<Result<bool>>(path, [&](Entry& at, int& err) -> Result<bool> {
     if (!at.dir) return false;
     struct stat st {};
     if (::fstatat(at.fd(), at.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return true;
-    const int err = errno;
-    if (again && at.Gone(err)) continue;
+    err = errno;
     if (err == ENOENT || err == ENOTDIR) return false;
     return SysError("stat " + path, err);
-  }
+  });
 }
 
 Result<bool> PrivateDirExists(const std::string& dir) {
@@ -563,14 +564,12 @@ Result<bool> PrivateDirExists(const std::string& dir) {
 }
 
 Result<FileLock> FileLock::Acquire(const std::string& path, int wait_ms) {
-  for (bool again = true;; again = false) {
-    ASSIGN_OR_RETURN(Entry at, Split(path));
+  return WithEntry<Result<FileLock>>(path, [&](Entry& at, int& err) -> Result<FileLock> {
     if (!at.dir) return SysError("open lock " + path, kNoDir);
     for (;;) {
       UniqueFd fd(::openat(at.fd(), at.name.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
       if (!fd.valid()) {
-        const int err = errno;
-        if (again && at.Gone(err)) break;
+        err = errno;
         return SysError("open lock " + path, err);
       }
       // The previous holder may have unlinked the file after we opened it:
@@ -590,7 +589,7 @@ Result<FileLock> FileLock::Acquire(const std::string& path, int wait_ms) {
                      path + " is locked by another erdma-cni invocation; try again later");
       return std::move(locked).error();
     }
-  }
+  });
 }
 
 void FileLock::Unlink() { ::unlinkat(dir_->get(), name_.c_str(), 0); }
