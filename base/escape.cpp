@@ -3,10 +3,7 @@
 #include <cstdint>
 
 namespace base {
-namespace {
 
-// Length of the valid UTF-8 sequence at s[i] (overlong forms, surrogates and
-// code points past U+10FFFF refused), or 0.
 size_t Utf8Length(std::string_view s, size_t i) {
   const auto b = [&](size_t k) { return static_cast<uint8_t>(s[i + k]); };
   const uint8_t c = b(0);
@@ -31,6 +28,8 @@ size_t Utf8Length(std::string_view s, size_t i) {
     if (b(k) < 0x80 || b(k) > 0xBF) return 0;
   return n;
 }
+
+namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 

@@ -16,6 +16,10 @@ namespace base {
 /// the input becomes \\).
 std::string EscapeForDisplay(std::string_view s);
 
+/// The length of the valid UTF-8 sequence of two or more bytes at s[i] (overlong forms, surrogates and code
+/// points past U+10FFFF refused), or 0 (ASCII included).
+size_t Utf8Length(std::string_view s, size_t i);
+
 /// The value of an ASCII hex digit in either case (no locale); -1 for any other byte.
 int HexValue(char c);
 /// `n` bytes as lower-case hex pairs separated by ':' ("00:16:3e:10:f8:b0").

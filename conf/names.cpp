@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "base/escape.h"
+
 namespace conf {
 
 namespace {
@@ -34,35 +36,10 @@ std::string AsciiLower(std::string_view s) {
 }
 
 bool IsValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t len = 0;
-    uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if (c >= 0xc2 && c <= 0xdf) {
-      len = 2;
-      cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      len = 3;
-      cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return false;  // a continuation byte, 0xc0/0xc1 (overlong) or past 0xf4
-    }
-    if (s.size() - i < len) return false;
-    for (size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff))) return false;  // overlong
-    if (cp >= 0xd800 && cp <= 0xdfff) return false;                                               // surrogate
-    i += len;
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = static_cast<unsigned char>(s[i]) < 0x80 ? 1 : base::Utf8Length(s, i);
+    if (n == 0) return false;
+    i += n;
   }
   return true;
 }
