@@ -70,20 +70,10 @@ std::string EscapeForDisplay(std::string_view s) {
       ++i;
       continue;
     }
-    switch (c) {
-      case '\n':
-        out.append("\\n");
-        ++i;
-        continue;
-      case '\r':
-        out.append("\\r");
-        ++i;
-        continue;
-      case '\t':
-        out.append("\\t");
-        ++i;
-        continue;
-      default: break;
+    if (const char* named = c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : nullptr) {
+      out.append(named);
+      ++i;
+      continue;
     }
     const size_t n = c >= 0x80 ? Utf8Length(s, i) : 0;
     // U+0080..U+009F (C2 80..C2 9F) are the C1 controls: CSI (U+009B)
