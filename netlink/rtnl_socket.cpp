@@ -222,16 +222,13 @@ class RtnlKernel final : public Kernel {
   }
 
   Status AddAddr(const AddrInfo& addr) override {
-    const std::string what = "RTM_NEWADDR " + rtnl::Describe(addr);
-    ASSIGN_OR_RETURN(nl::RtAddrPtr a, WithWhat(rtnl::MakeAddr(addr, false), what));
     // Without NLM_F_EXCL IPv4 still answers EEXIST; say what we mean anyway.
-    return sock_.Run(what, [&](nl_sock* sk) { return rtnl_addr_add(sk, a.get(), NLM_F_EXCL); });
+    return RunOn("RTM_NEWADDR " + rtnl::Describe(addr), rtnl::MakeAddr(addr, false), &rtnl_addr_add,
+                 NLM_F_EXCL);
   }
 
   Status DelAddr(const AddrInfo& addr) override {
-    const std::string what = "RTM_DELADDR " + rtnl::Describe(addr);
-    ASSIGN_OR_RETURN(nl::RtAddrPtr a, WithWhat(rtnl::MakeAddr(addr, true), what));
-    return sock_.Run(what, [&](nl_sock* sk) { return rtnl_addr_delete(sk, a.get(), 0); });
+    return RunOn("RTM_DELADDR " + rtnl::Describe(addr), rtnl::MakeAddr(addr, true), &rtnl_addr_delete, 0);
   }
 
   Result<std::vector<RouteInfo>> ListRoutes(int oif) override {
@@ -277,22 +274,19 @@ class RtnlKernel final : public Kernel {
   }
 
   Status AddRoute(const RouteInfo& route) override {
-    const std::string what = "RTM_NEWROUTE " + rtnl::Describe(route);
-    ASSIGN_OR_RETURN(nl::RoutePtr r, WithWhat(rtnl::MakeRoute(route, false), what));
     // rtnl_route_add adds NLM_F_CREATE itself.
-    return sock_.Run(what, [&](nl_sock* sk) { return rtnl_route_add(sk, r.get(), NLM_F_EXCL); });
+    return RunOn("RTM_NEWROUTE " + rtnl::Describe(route), rtnl::MakeRoute(route, false), &rtnl_route_add,
+                 NLM_F_EXCL);
   }
 
   Status AppendRoute(const RouteInfo& route) override {
-    const std::string what = "RTM_NEWROUTE (append) " + rtnl::Describe(route);
-    ASSIGN_OR_RETURN(nl::RoutePtr r, WithWhat(rtnl::MakeRoute(route, false), what));
-    return sock_.Run(what, [&](nl_sock* sk) { return rtnl_route_add(sk, r.get(), NLM_F_APPEND); });
+    return RunOn("RTM_NEWROUTE (append) " + rtnl::Describe(route), rtnl::MakeRoute(route, false),
+                 &rtnl_route_add, NLM_F_APPEND);
   }
 
   Status DelRoute(const RouteInfo& route) override {
-    const std::string what = "RTM_DELROUTE " + rtnl::Describe(route);
-    ASSIGN_OR_RETURN(nl::RoutePtr r, WithWhat(rtnl::MakeRoute(route, true), what));
-    return sock_.Run(what, [&](nl_sock* sk) { return rtnl_route_delete(sk, r.get(), 0); });
+    return RunOn("RTM_DELROUTE " + rtnl::Describe(route), rtnl::MakeRoute(route, true), &rtnl_route_delete,
+                 0);
   }
 
   Result<std::vector<RuleInfo>> ListRules() override {
@@ -306,16 +300,12 @@ class RtnlKernel final : public Kernel {
   }
 
   Status AddRule(const RuleInfo& rule) override {
-    const std::string what = "RTM_NEWRULE " + rtnl::Describe(rule);
-    ASSIGN_OR_RETURN(nl::RulePtr r, WithWhat(rtnl::MakeRule(rule), what));
     // Without NLM_F_EXCL the kernel happily adds an identical second rule.
-    return sock_.Run(what, [&](nl_sock* sk) { return rtnl_rule_add(sk, r.get(), NLM_F_EXCL); });
+    return RunOn("RTM_NEWRULE " + rtnl::Describe(rule), rtnl::MakeRule(rule), &rtnl_rule_add, NLM_F_EXCL);
   }
 
   Status DelRule(const RuleInfo& rule) override {
-    const std::string what = "RTM_DELRULE " + rtnl::Describe(rule);
-    ASSIGN_OR_RETURN(nl::RulePtr r, WithWhat(rtnl::MakeRule(rule), what));
-    return sock_.Run(what, [&](nl_sock* sk) { return rtnl_rule_delete(sk, r.get(), 0); });
+    return RunOn("RTM_DELRULE " + rtnl::Describe(rule), rtnl::MakeRule(rule), &rtnl_rule_delete, 0);
   }
 
  private:
@@ -323,6 +313,13 @@ class RtnlKernel final : public Kernel {
   static constexpr const char* kDumpAddrs = "RTM_GETADDR dump";
   static constexpr const char* kDumpRoutes = "RTM_GETROUTE dump";
   static constexpr const char* kDumpRules = "RTM_GETRULE dump";
+
+  /// Sends the object `made` with libnl's `call` (rtnl_addr_add, rtnl_route_delete, ...) and `nlflags`.
+  template <typename Ptr, typename T>
+  Status RunOn(const std::string& what, Result<Ptr> made, int (*call)(nl_sock*, T*, int), int nlflags) {
+    ASSIGN_OR_RETURN(Ptr obj, WithWhat(std::move(made), what));
+    return sock_.Run(what, [&](nl_sock* sk) { return call(sk, obj.get(), nlflags); });
+  }
 
   /// One RTM_GETLINK by index or name. Not rtnl_link_get_kernel: it swaps in its own error callback, which
   /// loses the errno and extack text, and asks for VF details nobody here reads.
@@ -337,12 +334,11 @@ class RtnlKernel final : public Kernel {
       if (objects.error().sys_errno == ENODEV) return std::optional<LinkInfo>();
       return std::move(objects).error();
     }
-    for (const nl::ObjectPtr& o : *objects) {
-      if (nl_object_get_msgtype(o.get()) == RTM_NEWLINK) {
-        return std::optional<LinkInfo>(rtnl::ToLinkInfo(reinterpret_cast<rtnl_link*>(o.get())));
-      }
-    }
-    return std::optional<LinkInfo>();
+    std::optional<LinkInfo> found;
+    ForEach<rtnl_link>(*objects, RTM_NEWLINK, [&](rtnl_link* l) {
+      if (!found) found = rtnl::ToLinkInfo(l);
+    });
+    return found;
   }
 
   /// RTM_NEWLINK with IFLA_NET_NS_FD, and IFLA_IFNAME when `name` is set,
