@@ -134,12 +134,7 @@ int OnDumpDone(nl_msg* msg, void* arg) {
   return err < 0 ? err : NL_STOP;
 }
 
-}  // namespace
-
-base::Error SysError(const std::string& what, int err, std::string details) {
-  return base::Error(base::Code::kKernel, what + ": " + std::strerror(err), std::move(details), err);
-}
-
+// The errno closest to a libnl error code, for failures the kernel did not report itself.
 int NlErrorToErrno(int nl_error) {
   switch (std::abs(nl_error)) {
     case NLE_INTR: return EINTR;
@@ -176,6 +171,12 @@ int NlErrorToErrno(int nl_error) {
     case NLE_ATTRSIZE: return ERANGE;
     default: return EIO;
   }
+}
+
+}  // namespace
+
+base::Error SysError(const std::string& what, int err, std::string details) {
+  return base::Error(base::Code::kKernel, what + ": " + std::strerror(err), std::move(details), err);
 }
 
 Socket::Socket(nl::SockPtr sk) : sk_(std::move(sk)), ex_(std::make_unique<InFlight>()) {}

@@ -119,8 +119,4 @@ class Socket {
   std::unique_ptr<InFlight> ex_;  // the callbacks keep its address: it must not move
 };
 
-/// The errno closest to a libnl error code (for failures the kernel did not
-/// report itself: out of memory, truncated messages, ...).
-int NlErrorToErrno(int nl_error);
-
 }  // namespace netlink
