@@ -211,33 +211,22 @@ base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::stri
   const size_t buffer = protocol == NETLINK_ROUTE ? kRouteReceiveSize : kReceiveSize;
   if (nl_socket_set_msg_buf_size(sk.get(), buffer) < 0) return SysError(what, ENOMEM);
   const int fd = nl_socket_get_fd(sk.get());
-  // The kernel drops a datagram larger than the socket's receive space (libnl's default holds no link message
-  // past ~30 KiB) and the next recvmsg fails with ENOBUFS: raised as iproute2 does, a limit capped by
-  // net.core.rmem_max, not an allocation.
-  const int one = 1;
+  // One socket option; an `optional` one the kernel lacks (ENOPROTOOPT) is left out.
+  auto set = [&](int level, int opt, int value, const char* name, bool optional) -> base::Status {
+    if (::setsockopt(fd, level, opt, &value, sizeof value) == 0 || (optional && errno == ENOPROTOOPT))
+      return base::Ok();
+    const int err = errno;
+    return SysError(what + ": setsockopt" + name, err);
+  };
   if (protocol == NETLINK_ROUTE) {
-    const int rcvbuf = kRouteSocketBuffer;
-    if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf) != 0) {
-      const int err = errno;
-      return SysError(what + ": setsockopt SO_RCVBUF", err);
-    }
-    // Strict checking (4.20+): the kernel validates every GET and dump request and honours a dump's filters
-    // (RTA_OIF, ifa_index), so one device's dump does not carry every route and address of the node. Older
-    // kernels ignore the filters; the callers filter the answers either way.
-    if (::setsockopt(fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof one) != 0 &&
-        errno != ENOPROTOOPT) {
-      const int err = errno;
-      return SysError(what + ": setsockopt NETLINK_GET_STRICT_CHK", err);
-    }
+    // SO_RCVBUF raised as iproute2 does: docs/architecture.md, "Netlink transport".
+    RETURN_IF_ERROR(set(SOL_SOCKET, SO_RCVBUF, kRouteSocketBuffer, " SO_RCVBUF", false));
+    // docs/decisions/rtnetlink-strict-checking.md; callers filter the answers too, for older kernels.
+    RETURN_IF_ERROR(set(SOL_NETLINK, NETLINK_GET_STRICT_CHK, 1, " NETLINK_GET_STRICT_CHK", true));
   }
-  // EXT_ACK: the kernel explains its errors in text. CAP_ACK: it does not echo the whole request back in
-  // every error. Kernels before 4.12 lack both; the errno alone still works there.
-  for (const int opt : {NETLINK_EXT_ACK, NETLINK_CAP_ACK}) {
-    if (::setsockopt(fd, SOL_NETLINK, opt, &one, sizeof one) != 0 && errno != ENOPROTOOPT) {
-      const int err = errno;
-      return SysError(what + ": setsockopt", err);
-    }
-  }
+  // EXT_ACK: errors explained in text. CAP_ACK: errors do not echo the request. Optional (kernels 4.12+).
+  for (const int opt : {NETLINK_EXT_ACK, NETLINK_CAP_ACK})
+    RETURN_IF_ERROR(set(SOL_NETLINK, opt, 1, "", true));
   Socket s(std::move(sk));
   nl_sock* raw = s.sk_.get();
   InFlight* ex = s.ex_.get();
