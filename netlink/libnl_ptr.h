@@ -16,20 +16,13 @@
 
 namespace netlink::nl {
 
-struct SockFree {
-  void operator()(nl_sock* p) const { nl_socket_free(p); }
-};
-struct MsgFree {
-  void operator()(nl_msg* p) const { nlmsg_free(p); }
-};
-struct CbPut {
-  void operator()(nl_cb* p) const { nl_cb_put(p); }
-};
-struct AddrPut {
-  void operator()(nl_addr* p) const { nl_addr_put(p); }
-};
-struct NexthopFree {
-  void operator()(rtnl_nexthop* p) const { rtnl_route_nh_free(p); }
+/// A deleter that hands the handle to `Free`.
+template <auto Free>
+struct FreeWith {
+  template <typename T>
+  void operator()(T* p) const {
+    Free(p);
+  }
 };
 /// Every rtnl_* object is an nl_object with a reference count.
 struct ObjectPut {
@@ -39,11 +32,11 @@ struct ObjectPut {
   }
 };
 
-using SockPtr = std::unique_ptr<nl_sock, SockFree>;
-using MsgPtr = std::unique_ptr<nl_msg, MsgFree>;
-using CbPtr = std::unique_ptr<nl_cb, CbPut>;
-using AddrPtr = std::unique_ptr<nl_addr, AddrPut>;
-using NexthopPtr = std::unique_ptr<rtnl_nexthop, NexthopFree>;
+using SockPtr = std::unique_ptr<nl_sock, FreeWith<nl_socket_free>>;
+using MsgPtr = std::unique_ptr<nl_msg, FreeWith<nlmsg_free>>;
+using CbPtr = std::unique_ptr<nl_cb, FreeWith<nl_cb_put>>;
+using AddrPtr = std::unique_ptr<nl_addr, FreeWith<nl_addr_put>>;
+using NexthopPtr = std::unique_ptr<rtnl_nexthop, FreeWith<rtnl_route_nh_free>>;
 using ObjectPtr = std::unique_ptr<nl_object, ObjectPut>;
 using RtAddrPtr = std::unique_ptr<rtnl_addr, ObjectPut>;
 using RoutePtr = std::unique_ptr<rtnl_route, ObjectPut>;
