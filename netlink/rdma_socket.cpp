@@ -2,6 +2,7 @@
 
 #include <linux/netlink.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <optional>
 #include <utility>
@@ -90,9 +91,7 @@ class RdmaSocket final : public Rdma {
  private:
   Result<bool> HasDevice(uint32_t index) {
     ASSIGN_OR_RETURN(std::vector<RdmaDevice> devices, ListDevices());
-    for (const RdmaDevice& d : devices)
-      if (d.index == index) return true;
-    return false;
+    return std::any_of(devices.begin(), devices.end(), [&](const RdmaDevice& d) { return d.index == index; });
   }
 
   // The socket, and the namespace it lives in, entered for MoveDevice.
