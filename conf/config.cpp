@@ -350,6 +350,7 @@ Status ParseFiles(const json& root, Config& c, bool lenient) {
     c.del_warnings.push_back(std::move(msg) + "; the default is used");
     return base::Ok();
   };
+  auto soft = [&](const Status& s) { return s.ok() ? s : bad(s.error().msg); };
   if (const json* v = Get(root, Key(kTop, "logFile"))) {
     if (v->is_string() &&
         (v->get_ref<const std::string&>().empty() || IsSafeAbsolutePath(v->get_ref<const std::string&>())))
@@ -363,14 +364,10 @@ Status ParseFiles(const json& root, Config& c, bool lenient) {
     else
       RETURN_IF_ERROR(bad("logMaxBytes: must be an integer number of bytes (0 = no cap), e.g. 10485760"));
   }
-  if (Status s = ReadUint(root, Key(kTop, "lockTimeoutMs"), "lockTimeoutMs", 0, kMaxLockTimeoutMs,
-                          c.lock_timeout_ms, " (milliseconds)");
-      !s.ok())
-    RETURN_IF_ERROR(bad(s.error().msg));
-  if (Status s = ReadUint(root, Key(kTop, "ipamTimeoutMs"), "ipamTimeoutMs", kMinIpamTimeoutMs,
-                          kMaxIpamTimeoutMs, c.ipam_timeout_ms, " (milliseconds)");
-      !s.ok())
-    RETURN_IF_ERROR(bad(s.error().msg));
+  RETURN_IF_ERROR(soft(ReadUint(root, Key(kTop, "lockTimeoutMs"), "lockTimeoutMs", 0, kMaxLockTimeoutMs,
+                                c.lock_timeout_ms, " (milliseconds)")));
+  RETURN_IF_ERROR(soft(ReadUint(root, Key(kTop, "ipamTimeoutMs"), "ipamTimeoutMs", kMinIpamTimeoutMs,
+                                kMaxIpamTimeoutMs, c.ipam_timeout_ms, " (milliseconds)")));
   if (const json* v = Get(root, Key(kTop, "logLevel"))) {
     const char* fix = "use \"debug\", \"info\", \"warn\" or \"error\"";
     if (!v->is_string())
