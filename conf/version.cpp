@@ -82,19 +82,15 @@ nlohmann::json ConvertResult(nlohmann::json result, const std::string& version) 
         ip["version"] = p->addr.family == AF_INET6 ? "6" : "4";
     }
   }
+  auto drop = [&](const char* list, std::initializer_list<const char*> keys) {
+    if (auto l = result.find(list); l != result.end() && l->is_array())
+      for (auto& entry : *l)
+        if (entry.is_object())
+          for (const char* k : keys) entry.erase(k);
+  };
   if (!keep_1_1) {
-    if (auto routes = result.find("routes"); routes != result.end() && routes->is_array()) {
-      for (auto& route : *routes) {
-        if (!route.is_object()) continue;
-        for (const char* k : {"mtu", "advmss", "priority", "table", "scope"}) route.erase(k);
-      }
-    }
-    if (auto ifs = result.find("interfaces"); ifs != result.end() && ifs->is_array()) {
-      for (auto& iface : *ifs) {
-        if (!iface.is_object()) continue;
-        for (const char* k : {"mtu", "socketPath", "pciID", "rdmaDevice"}) iface.erase(k);
-      }
-    }
+    drop("routes", {"mtu", "advmss", "priority", "table", "scope"});
+    drop("interfaces", {"mtu", "socketPath", "pciID", "rdmaDevice"});
   }
   return result;
 }
