@@ -117,31 +117,26 @@ class Clearer {
       failed_ = true;
       return;
     }
-    auto networks = base::ListDirs(data_dir);
-    if (!networks.ok()) return;
-    for (const std::string& net : *networks) {
-      if (conf::IsReservedDataDirName(net) || (!opts_.network.empty() && net != opts_.network)) continue;
-      StateStore store(data_dir, net);
-      if (!store.Check().ok()) continue;
-      auto paths = store.List();
-      if (!paths.ok()) continue;
-      for (const std::string& path : *paths) {
-        auto loaded = store.Load(path);
-        if (!loaded.ok()) {
-          if (path.find("@" + opts_.container_id + "@") != std::string::npos) {
-            out_ << "state " << Show(path) << " cannot be read: " << Show(loaded.error().msg)
-                 << "; left alone (a runtime's DEL of it works from the device claim)\n";
-            failed_ = true;
-          }
-          continue;
+    auto collect = [&](const StateStore& store, const std::string& path) {
+      if (!opts_.network.empty() && store.Network() != opts_.network) return false;
+      auto loaded = store.Load(path);
+      if (!loaded.ok()) {
+        if (path.find("@" + opts_.container_id + "@") != std::string::npos) {
+          out_ << "state " << Show(path) << " cannot be read: " << Show(loaded.error().msg)
+               << "; left alone (a runtime's DEL of it works from the device claim)\n";
+          failed_ = true;
         }
-        if (!*loaded) continue;
-        AttachmentState& st = **loaded;
-        if (st.container_id != opts_.container_id) continue;
-        if (!opts_.if_name.empty() && st.if_name != opts_.if_name && st.member_of != opts_.if_name) continue;
-        found_.push_back({data_dir, path, std::move(st)});
+        return false;
       }
-    }
+      if (!*loaded) return false;
+      AttachmentState& st = **loaded;
+      if (st.container_id != opts_.container_id) return false;
+      if (!opts_.if_name.empty() && st.if_name != opts_.if_name && st.member_of != opts_.if_name)
+        return false;
+      found_.push_back({data_dir, path, std::move(st)});
+      return false;
+    };
+    ForEachState(data_dir, collect, [](const base::Error&) {});
     std::stable_partition(found_.begin(), found_.end(), [](const Found& f) { return f.st.group; });
   }
 

@@ -267,69 +267,58 @@ json States(const DiagOptions& opts, const std::string& data_dir, const std::vec
     problems.push_back("dataDir not read: " + safe.error().msg);
     return out;
   }
-  auto networks = base::ListDirs(data_dir);
-  if (!networks.ok()) return out;
-  for (const auto& net : *networks) {
-    if (conf::IsReservedDataDirName(net)) continue;
-    StateStore store(data_dir, net);
-    if (auto safe = store.Check(); !safe.ok()) {
-      problems.push_back("state directory not read: " + safe.error().msg);
-      continue;
-    }
-    auto paths = store.List();
-    if (!paths.ok()) continue;
-    for (const auto& path : *paths) {
-      json j = {{"file", path}, {"dataDir", data_dir}, {"problems", json::array()}};
-      auto loaded = store.Load(path);
-      if (!loaded.ok() || !*loaded) {
-        j["problems"].push_back("unreadable: " + (loaded.ok() ? std::string("gone") : loaded.error().msg));
-      } else {
-        const AttachmentState& st = **loaded;
-        j.update({{"network", st.network},
-                  {"containerID", st.container_id},
-                  {"ifName", st.if_name},
-                  {"netns", st.netns},
-                  {"podIfName", st.pod_if_name},
-                  {"complete", st.complete},
-                  {"rdmaDevice", st.rdma_device}});
-        if (st.group) {
-          json members = json::array();
-          for (const Step& step : st.steps)
-            if (const auto* m = std::get_if<StepMember>(&step))
-              members.push_back({{"podIfName", m->pod_name}, {"device", m->device}, {"why", m->why}});
-          j["group"] = members;
-        }
-        if (st.member_of) j["memberOf"] = *st.member_of;
-        if (st.group || st.member_of) j["groupName"] = GroupName(store, st);
-        // Mode vf: which VF of which PF; one on vfio-pci has no netdev.
-        bool netdev = !st.group;
+  auto each = [&](const StateStore& store, const std::string& path) {
+    json j = {{"file", path}, {"dataDir", data_dir}, {"problems", json::array()}};
+    auto loaded = store.Load(path);
+    if (!loaded.ok() || !*loaded) {
+      j["problems"].push_back("unreadable: " + (loaded.ok() ? std::string("gone") : loaded.error().msg));
+    } else {
+      const AttachmentState& st = **loaded;
+      j.update({{"network", st.network},
+                {"containerID", st.container_id},
+                {"ifName", st.if_name},
+                {"netns", st.netns},
+                {"podIfName", st.pod_if_name},
+                {"complete", st.complete},
+                {"rdmaDevice", st.rdma_device}});
+      if (st.group) {
+        json members = json::array();
         for (const Step& step : st.steps)
-          if (const auto* vf = std::get_if<StepVf>(&step)) {
-            j["vf"] = {{"pci", vf->pci}, {"pf", vf->pf}, {"vf", vf->applied.vf}, {"netdev", vf->netdev}};
-            netdev = !vf->netdev.empty();
-          }
-        // A VF netdev without VF settings journals a plain move: its claim's PCI address tells it is a VF.
-        if (!j.contains("vf") && !st.origin.name.empty())
-          if (auto claim = ClaimOf(data_dir + "/devices", path); claim && !claim->pci.empty())
-            if (auto sriov = FindVf(opts.sysfs_root, claim->pci, "the claim's pci"); sriov.ok())
-              j["vf"] = {{"pci", sriov->pci},
-                         {"pf", sriov->pf_netdev},
-                         {"vf", sriov->vf},
-                         {"netdev", claim->device}};
-        if (!st.complete) j["problems"].push_back("ADD did not complete (a DEL finishes it)");
-        struct stat sb {};
-        if (!st.netns.empty() && ::stat(st.netns.c_str(), &sb) != 0)
-          j["problems"].push_back("its netns " + st.netns + " is gone: DEL (or GC) returns the device");
-        if (netdev && !opts.netns.empty() && st.netns == opts.netns) {
-          const bool present = std::any_of(links.begin(), links.end(),
-                                           [&](const auto& l) { return l.name == st.pod_if_name; });
-          if (!present) j["problems"].push_back(st.pod_if_name + " is missing from the netns");
-        }
+          if (const auto* m = std::get_if<StepMember>(&step))
+            members.push_back({{"podIfName", m->pod_name}, {"device", m->device}, {"why", m->why}});
+        j["group"] = members;
       }
-      for (const auto& p : j["problems"]) problems.push_back(path + ": " + p.get<std::string>());
-      out.push_back(j);
+      if (st.member_of) j["memberOf"] = *st.member_of;
+      if (st.group || st.member_of) j["groupName"] = GroupName(store, st);
+      // Mode vf: which VF of which PF; one on vfio-pci has no netdev.
+      bool netdev = !st.group;
+      for (const Step& step : st.steps)
+        if (const auto* vf = std::get_if<StepVf>(&step)) {
+          j["vf"] = {{"pci", vf->pci}, {"pf", vf->pf}, {"vf", vf->applied.vf}, {"netdev", vf->netdev}};
+          netdev = !vf->netdev.empty();
+        }
+      // A VF netdev without VF settings journals a plain move: its claim's PCI address tells it is a VF.
+      if (!j.contains("vf") && !st.origin.name.empty())
+        if (auto claim = ClaimOf(data_dir + "/devices", path); claim && !claim->pci.empty())
+          if (auto sriov = FindVf(opts.sysfs_root, claim->pci, "the claim's pci"); sriov.ok())
+            j["vf"] = {
+                {"pci", sriov->pci}, {"pf", sriov->pf_netdev}, {"vf", sriov->vf}, {"netdev", claim->device}};
+      if (!st.complete) j["problems"].push_back("ADD did not complete (a DEL finishes it)");
+      struct stat sb {};
+      if (!st.netns.empty() && ::stat(st.netns.c_str(), &sb) != 0)
+        j["problems"].push_back("its netns " + st.netns + " is gone: DEL (or GC) returns the device");
+      if (netdev && !opts.netns.empty() && st.netns == opts.netns) {
+        const bool present =
+            std::any_of(links.begin(), links.end(), [&](const auto& l) { return l.name == st.pod_if_name; });
+        if (!present) j["problems"].push_back(st.pod_if_name + " is missing from the netns");
+      }
     }
-  }
+    for (const auto& p : j["problems"]) problems.push_back(path + ": " + p.get<std::string>());
+    out.push_back(j);
+    return false;
+  };
+  ForEachState(data_dir, each,
+               [&](const base::Error& e) { problems.push_back("state directory not read: " + e.msg); });
   return out;
 }
 

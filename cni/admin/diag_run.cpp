@@ -37,23 +37,16 @@ constexpr const char* kDiagUsage =
 // The netns erdma-cni recorded for the pod sandbox `container_id`, in any network of the dataDirs.
 base::Result<std::string> NetnsOfContainer(const std::vector<std::string>& data_dirs,
                                            const std::string& container_id) {
-  for (const std::string& data_dir : data_dirs) {
-    if (!base::CheckPrivateDir(data_dir).ok()) continue;
-    auto networks = base::ListDirs(data_dir);
-    if (!networks.ok()) continue;
-    for (const auto& net : *networks) {
-      if (conf::IsReservedDataDirName(net)) continue;
-      StateStore store(data_dir, net);
-      if (!store.Check().ok()) continue;
-      auto paths = store.List();
-      if (!paths.ok()) continue;
-      for (const auto& path : *paths) {
-        auto loaded = store.Load(path);
-        if (loaded.ok() && *loaded && (*loaded)->container_id == container_id && !(*loaded)->netns.empty())
-          return (*loaded)->netns;
-      }
-    }
-  }
+  std::string netns;
+  auto find = [&](const StateStore& store, const std::string& path) {
+    auto loaded = store.Load(path);
+    if (loaded.ok() && *loaded && (*loaded)->container_id == container_id) netns = (*loaded)->netns;
+    return !netns.empty();
+  };
+  for (const std::string& data_dir : data_dirs)
+    if (base::CheckPrivateDir(data_dir).ok() && ForEachState(data_dir, find, [](const base::Error&) {}) &&
+        !netns.empty())
+      return netns;
   const std::string searched = conf::Join(data_dirs, ", ");
   return base::Error(base::Code::kInvalidConfig,
                      "--container: no erdma-cni state of container " + container_id + " under " +

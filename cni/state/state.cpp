@@ -91,23 +91,36 @@ Result<AttachmentState> StateFromJson(const json& j) {
   return s;
 }
 
-bool UeidUsedElsewhere(const StateStore& store, const std::string& self, const std::string& ueid) {
-  auto networks = base::ListDirs(store.DataDir());
-  if (!networks.ok()) return true;  // unsure: keep it
+bool ForEachState(const std::string& data_dir,
+                  const std::function<bool(const StateStore&, const std::string& path)>& each,
+                  const std::function<void(const Error&)>& refused) {
+  auto networks = base::ListDirs(data_dir);
+  if (!networks.ok()) return true;
   for (const auto& net : *networks) {
     if (conf::IsReservedDataDirName(net)) continue;
-    StateStore other(store.DataDir(), net);
-    auto paths = other.List();
-    if (!paths.ok()) continue;
-    for (const auto& p : *paths) {
-      if (p == self) continue;
-      auto st = other.Load(p);
-      if (!st.ok() || !*st) continue;
-      for (const auto& step : (*st)->steps)
-        if (const auto* u = std::get_if<StepUeid>(&step); u && u->ueid == ueid) return true;
+    StateStore store(data_dir, net);
+    if (auto safe = refused ? store.Check() : base::Ok(); !safe.ok()) {
+      refused(safe.error());
+      continue;
     }
+    auto paths = store.List();
+    if (!paths.ok()) continue;
+    for (const auto& path : *paths)
+      if (each(store, path)) return true;
   }
   return false;
+}
+
+bool UeidUsedElsewhere(const StateStore& store, const std::string& self, const std::string& ueid) {
+  // A dataDir that cannot be listed leaves us unsure: keep it.
+  return ForEachState(store.DataDir(), [&](const StateStore& other, const std::string& p) {
+    if (p == self) return false;
+    auto st = other.Load(p);
+    if (!st.ok() || !*st) return false;
+    for (const auto& step : (*st)->steps)
+      if (const auto* u = std::get_if<StepUeid>(&step); u && u->ueid == ueid) return true;
+    return false;
+  });
 }
 
 std::string StateStore::FileName(const std::string& container_id, const std::string& if_name) {

@@ -5,6 +5,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -108,6 +109,7 @@ class StateStore {
   /// Children's shares of their parents (cni/state/claim.h).
   std::string ChildrenDir() const { return data_dir_ + "/children"; }
   const std::string& DataDir() const { return data_dir_; }
+  const std::string& Network() const { return network_; }
 
   /// Creates the directories (0700, no symlinks).
   base::Status Prepare() const;
@@ -128,6 +130,13 @@ class StateStore {
   std::string data_dir_;
   std::string network_;
 };
+
+/// Each state file of every network in `data_dir` (reserved names aside), with its network's store, until
+/// `each` returns true. With `refused` set, a network whose directories fail StateStore::Check goes to it and
+/// is skipped. True when `each` stopped the walk or `data_dir` could not be listed.
+bool ForEachState(const std::string& data_dir,
+                  const std::function<bool(const StateStore&, const std::string& path)>& each,
+                  const std::function<void(const base::Error&)>& refused = nullptr);
 
 /// Whether an attachment other than `self`, in any network of the dataDir, journaled the SMC UEID `ueid`.
 bool UeidUsedElsewhere(const StateStore& store, const std::string& self, const std::string& ueid);
