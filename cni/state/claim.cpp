@@ -117,14 +117,17 @@ std::optional<ClaimOwner> ParseOwner(const std::string& text, const std::string&
   return o;
 }
 
+// The owner a claim or share file names (its file's identity into `id`); nullopt when there is none.
+std::optional<ClaimOwner> ReadOwner(const std::string& path, base::FileId* id = nullptr) {
+  auto text = base::ReadFileNoFollow(path, kMaxClaimBytes, id);
+  return text.ok() ? ParseOwner(*text, path) : std::nullopt;
+}
+
 // The owner of the claim whose link the index entry `key` is: nullopt when there is none, or the entry is no
 // longer a link of the claim file of the device its owner names.
 std::optional<ClaimOwner> IndexedOwner(const std::string& devices_dir, const std::string& key) {
-  const std::string path = IndexDir(devices_dir) + "/" + key;
   base::FileId id;
-  auto text = base::ReadFileNoFollow(path, kMaxClaimBytes, &id);
-  if (!text.ok()) return std::nullopt;
-  std::optional<ClaimOwner> owner = ParseOwner(*text, path);
+  std::optional<ClaimOwner> owner = ReadOwner(IndexDir(devices_dir) + "/" + key, &id);
   if (!owner || base::FileIdOf(devices_dir + "/" + owner->device) != id) return std::nullopt;
   return owner;
 }
@@ -177,11 +180,8 @@ std::vector<std::pair<std::string, ClaimOwner>> ReadClaims(const std::string& de
   std::vector<std::pair<std::string, ClaimOwner>> out;
   auto files = base::ListFiles(devices_dir);
   if (!files.ok()) return out;
-  for (const auto& f : *files) {
-    auto text = base::ReadFileNoFollow(devices_dir + "/" + f, kMaxClaimBytes);
-    if (!text.ok()) continue;
-    if (auto owner = ParseOwner(*text, devices_dir + "/" + f)) out.emplace_back(f, std::move(*owner));
-  }
+  for (const auto& f : *files)
+    if (auto owner = ReadOwner(devices_dir + "/" + f)) out.emplace_back(f, std::move(*owner));
   return out;
 }
 
@@ -312,8 +312,7 @@ std::optional<ClaimOwner> ClaimLookup::Find(const std::string& name, const std::
   }
   auto live = [](const std::optional<ClaimOwner>& o) { return o && ClaimIsLive(*o); };
   if (conf::IsPlainFileName(name, 255)) {
-    auto text = base::ReadFileNoFollow(devices_dir_ + "/" + name, kMaxClaimBytes);
-    std::optional<ClaimOwner> o = text.ok() ? ParseOwner(*text, devices_dir_ + "/" + name) : std::nullopt;
+    std::optional<ClaimOwner> o = ReadOwner(devices_dir_ + "/" + name);
     if (o && o->device == name && live(o)) return o;
   }
   if (!mac.empty())
@@ -369,8 +368,7 @@ std::vector<ClaimOwner> LiveShares(const std::string& children_dir, const std::s
   auto files = base::ListFiles(dir, &found);
   if (!files.ok()) return live;
   for (const auto& f : *files) {
-    auto text = base::ReadFileNoFollow(dir + "/" + f, kMaxClaimBytes);
-    auto owner = text.ok() ? ParseOwner(*text, dir + "/" + f) : std::nullopt;
+    auto owner = ReadOwner(dir + "/" + f);
     if (owner && ClaimIsLive(*owner)) {
       live.push_back(std::move(*owner));
       continue;
