@@ -62,27 +62,6 @@ class RealBackend : public Backend {
   NodeNetnsOpener opener_{"CNI_NETNS"};
 };
 
-int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string& out, Backend& backend);
-
-}  // namespace
-
-int Run(const Getenv& getenv, const std::string& stdin_bytes, std::string& out) {
-  RealBackend backend;
-  return RunWith(getenv, stdin_bytes, out, backend);
-}
-
-int RunWith(const Getenv& getenv, const std::string& stdin_bytes, std::string& out, Backend& backend) {
-  try {
-    return RunCommand(getenv, stdin_bytes, out, backend);
-  } catch (const std::exception& e) {
-    // Parsing never throws by design; this is the net under a bug.
-    return Fail(out, BestEffortVersion(stdin_bytes),
-                Error(Code::kInternal, std::string("internal error: ") + e.what()));
-  }
-}
-
-namespace {
-
 // The cniVersion each command needs at least, as the CNI spec gives it.
 base::Status VersionGate(Command command, const std::string& version) {
   const char* least = command == Command::kCheck                               ? "0.4.0"
@@ -156,7 +135,61 @@ void LogIgnored(const Invocation& run, const conf::Config& cfg) {
                      std::string(CommandName(run.env.command)) + ": ignored: " + w);
 }
 
-int Dispatch(Invocation& run, const conf::Config& cfg, std::string& out, Backend& backend);
+// The command itself, against the node's kernel and the IPAM plugins.
+int Dispatch(Invocation& run, const conf::Config& cfg, std::string& out, Backend& backend) {
+  const std::string& version = cfg.cni_version;
+  const Env& env = run.env;
+  base::phase::Begin("lookup");
+  auto host = backend.OpenHost();
+  if (!host.ok()) return Fail(out, version, host.error());
+  std::unique_ptr<ipam::Executor> exec = backend.Ipam(env.path);
+  exec->SetTimeLimit(cfg.ipam_timeout_ms);
+  ipam::NegotiatingExecutor ipam(*exec);
+  InvocationCache cache;
+  Context ctx{.cfg = cfg,
+              .env = env,
+              .host = **host,
+              .netns = backend.Opener(),
+              .ipam = ipam,
+              .sysfs_root = run.sysfs_root,
+              .procfs_root = run.procfs_root,
+              .lock_wait_ms = static_cast<int>(cfg.lock_timeout_ms),
+              .node_policy = &run.node,
+              .cache = &cache,
+              .requests = run.requests ? &*run.requests : nullptr};
+  backend.Prepare(ctx);
+  auto done = [&](const base::Status& s) { return s.ok() ? 0 : Fail(out, version, s.error()); };
+
+  switch (env.command) {
+    case Command::kAdd: {
+      // A resource's or pool's device is chosen once, at ADD: the state records it.
+      const bool chosen = cfg.device.by == conf::DeviceSelector::By::kResource ||
+                          cfg.device.by == conf::DeviceSelector::By::kPool;
+      // Recorded before the first step, so that whatever ADD leaves, its DEL finds.
+      const RecordPlace place{cfg.data_dir, cfg.name};
+      auto adding = AttachmentRecord::Begin(run.node.attachments_dir, env.container_id, env.ifname, place,
+                                            ctx.lock_wait_ms);
+      if (!adding.ok()) return Fail(out, version, adding.error());
+      auto result = chosen ? AddChosen(ctx, std::move(run.kubelet_answer)) : Add(ctx);
+      // No record where no state is left for a DEL (nor where dataDir cannot be looked at).
+      if (!PlaceHoldsState(place, env.container_id, env.ifname, false)) adding->Remove();
+      if (!result.ok()) return Fail(out, version, result.error());
+      base::phase::Begin("result");
+      out += result->dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+      return 0;
+    }
+    case Command::kDel: {
+      if (auto s = Del(ctx); !s.ok()) return done(s);
+      if (run.record) run.record->Remove();
+      return 0;
+    }
+    case Command::kCheck: return done(Check(ctx));
+    case Command::kGc: return done(Gc(ctx));
+    case Command::kStatus: return done(StatusCmd(ctx));
+    case Command::kVersion: break;
+  }
+  return 0;
+}
 
 // Every command: the environment, the config, the version gate, the node policy and the log; then the exits
 // that need no kernel (a pass-through ADD, DEL without a state); then the command.
@@ -229,62 +262,21 @@ int RunCommand(const Getenv& getenv, const std::string& stdin_bytes, std::string
   return Dispatch(run, *whole, out, backend);
 }
 
-// The command itself, against the node's kernel and the IPAM plugins.
-int Dispatch(Invocation& run, const conf::Config& cfg, std::string& out, Backend& backend) {
-  const std::string& version = cfg.cni_version;
-  const Env& env = run.env;
-  base::phase::Begin("lookup");
-  auto host = backend.OpenHost();
-  if (!host.ok()) return Fail(out, version, host.error());
-  std::unique_ptr<ipam::Executor> exec = backend.Ipam(env.path);
-  exec->SetTimeLimit(cfg.ipam_timeout_ms);
-  ipam::NegotiatingExecutor ipam(*exec);
-  InvocationCache cache;
-  Context ctx{.cfg = cfg,
-              .env = env,
-              .host = **host,
-              .netns = backend.Opener(),
-              .ipam = ipam,
-              .sysfs_root = run.sysfs_root,
-              .procfs_root = run.procfs_root,
-              .lock_wait_ms = static_cast<int>(cfg.lock_timeout_ms),
-              .node_policy = &run.node,
-              .cache = &cache,
-              .requests = run.requests ? &*run.requests : nullptr};
-  backend.Prepare(ctx);
-  auto done = [&](const base::Status& s) { return s.ok() ? 0 : Fail(out, version, s.error()); };
+}  // namespace
 
-  switch (env.command) {
-    case Command::kAdd: {
-      // A resource's or pool's device is chosen once, at ADD: the state records it.
-      const bool chosen = cfg.device.by == conf::DeviceSelector::By::kResource ||
-                          cfg.device.by == conf::DeviceSelector::By::kPool;
-      // Recorded before the first step, so that whatever ADD leaves, its DEL finds.
-      const RecordPlace place{cfg.data_dir, cfg.name};
-      auto adding = AttachmentRecord::Begin(run.node.attachments_dir, env.container_id, env.ifname, place,
-                                            ctx.lock_wait_ms);
-      if (!adding.ok()) return Fail(out, version, adding.error());
-      auto result = chosen ? AddChosen(ctx, std::move(run.kubelet_answer)) : Add(ctx);
-      // No record where no state is left for a DEL (nor where dataDir cannot be looked at).
-      if (!PlaceHoldsState(place, env.container_id, env.ifname, false)) adding->Remove();
-      if (!result.ok()) return Fail(out, version, result.error());
-      base::phase::Begin("result");
-      out += result->dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-      return 0;
-    }
-    case Command::kDel: {
-      if (auto s = Del(ctx); !s.ok()) return done(s);
-      if (run.record) run.record->Remove();
-      return 0;
-    }
-    case Command::kCheck: return done(Check(ctx));
-    case Command::kGc: return done(Gc(ctx));
-    case Command::kStatus: return done(StatusCmd(ctx));
-    case Command::kVersion: break;
-  }
-  return 0;
+int Run(const Getenv& getenv, const std::string& stdin_bytes, std::string& out) {
+  RealBackend backend;
+  return RunWith(getenv, stdin_bytes, out, backend);
 }
 
-}  // namespace
+int RunWith(const Getenv& getenv, const std::string& stdin_bytes, std::string& out, Backend& backend) {
+  try {
+    return RunCommand(getenv, stdin_bytes, out, backend);
+  } catch (const std::exception& e) {
+    // Parsing never throws by design; this is the net under a bug.
+    return Fail(out, BestEffortVersion(stdin_bytes),
+                Error(Code::kInternal, std::string("internal error: ") + e.what()));
+  }
+}
 
 }  // namespace cni
