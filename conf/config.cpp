@@ -251,10 +251,6 @@ Status ReadUint(const json& obj, const char* key, const std::string& path, uint6
   return base::Ok();
 }
 
-Status ParseMtu(const json& root, Config& c) {
-  return ReadUint(root, Key(kTop, "mtu"), "mtu", 68, 65535, c.mtu);
-}
-
 Status ParseIpam(const json& root, Config& c) {
   if (const json* ipam = Get(root, Key(kTop, "ipam"))) {
     if (!ipam->is_object()) return Invalid("ipam: must be an object with a \"type\"");
@@ -497,7 +493,7 @@ Status ParseRest(json root, Purpose purpose, Config& c) {
   RETURN_IF_ERROR(group(ParseMode(root, c)));
   RETURN_IF_ERROR(group(ParseDevice(root, purpose != Purpose::kAdd, c), &Config::device));
   RETURN_IF_ERROR(group(ParseIfName(root, c), &Config::if_name));
-  RETURN_IF_ERROR(group(ParseMtu(root, c), &Config::mtu));
+  RETURN_IF_ERROR(group(ReadUint(root, Key(kTop, "mtu"), "mtu", 68, 65535, c.mtu), &Config::mtu));
   RETURN_IF_ERROR(group(ParseIpam(root, c), &Config::ipam, &Config::ipam_type));
   RETURN_IF_ERROR(group(ParseAddresses(root, c)));
   RETURN_IF_ERROR(group(ParseModeBlocks(root, c), &Config::mode_options, &Config::mac, &Config::runtime_mac));
@@ -516,24 +512,20 @@ Status ParseRest(json root, Purpose purpose, Config& c) {
   return base::Ok();
 }
 
-base::Result<Config> ParseChecked(ModeTable modes, std::string_view stdin_bytes, Purpose purpose) {
-  if (modes.empty()) std::abort();  // a caller's bug: the plugin always has its table
-  ASSIGN_OR_RETURN(json root, Decode(stdin_bytes));
-  Config c;
-  c.modes = modes;
-  RETURN_IF_ERROR(ParseJournalKeys(root, c, purpose == Purpose::kDel || purpose == Purpose::kDelKeys));
-  if (purpose == Purpose::kDelKeys) {
-    c.raw = std::move(root);
-    return c;
-  }
-  RETURN_IF_ERROR(ParseRest(std::move(root), purpose, c));
-  return c;
-}
-
 base::Result<Config> ParseFor(ModeTable modes, std::string_view stdin_bytes, Purpose purpose) {
+  if (modes.empty()) std::abort();  // a caller's bug: the plugin always has its table
   // Nothing may escape: the plugin must always answer with a CNI error.
   try {
-    return ParseChecked(modes, stdin_bytes, purpose);
+    ASSIGN_OR_RETURN(json root, Decode(stdin_bytes));
+    Config c;
+    c.modes = modes;
+    RETURN_IF_ERROR(ParseJournalKeys(root, c, purpose == Purpose::kDel || purpose == Purpose::kDelKeys));
+    if (purpose == Purpose::kDelKeys) {
+      c.raw = std::move(root);
+      return c;
+    }
+    RETURN_IF_ERROR(ParseRest(std::move(root), purpose, c));
+    return c;
   } catch (const std::exception& e) {
     return Error(Code::kDecoding, "config: cannot decode stdin", e.what());
   } catch (...) {
