@@ -89,6 +89,10 @@ Status ParseMode(const json& root, Config& c) {
   return base::Ok();
 }
 
+// After the key of an interface name that IsValidIfName refuses.
+constexpr const char* kIfNameFix =
+    ": must be an interface name: 1..15 bytes, no '/', ':' or whitespace, not \".\" or \"..\"";
+
 Status ParseDeviceId(const json& v, const char* path, Config& c) {
   if (!v.is_string() || !IsValidDeviceId(v.get_ref<const std::string&>()))
     return Invalid(std::string(path) +
@@ -185,9 +189,7 @@ Status ParseDevice(const json& root, bool device_optional, Config& c) {
       c.device = DeviceSelector{DeviceSelector::By::kPool, "pool", {}};
     } else if (name) {
       if (!name->is_string() || !IsValidIfName(name->get_ref<const std::string&>()))
-        return Invalid(
-            "device.name: must be an interface name: 1..15 bytes, no '/', ':' or whitespace, "
-            "not \".\" or \"..\"");
+        return Invalid(std::string("device.name") + kIfNameFix);
       c.device = DeviceSelector{DeviceSelector::By::kName, name->get<std::string>(), {}};
     } else if (rdma) {
       // RDMA device names are at most 63 bytes and printable, like a device ID.
@@ -229,9 +231,7 @@ Status ParseDevice(const json& root, bool device_optional, Config& c) {
 Status ParseIfName(const json& root, Config& c) {
   if (const json* v = Get(root, Key(kTop, "ifName"))) {
     if (!v->is_string() || !IsValidIfName(v->get_ref<const std::string&>()))
-      return Invalid(
-          "ifName: must be an interface name: 1..15 bytes, no '/', ':' or whitespace, "
-          "not \".\" or \"..\"");
+      return Invalid(std::string("ifName") + kIfNameFix);
     c.if_name = v->get<std::string>();
   }
   return base::Ok();
@@ -388,13 +388,12 @@ Status ParseRuntimeObjects(json& root, Config& c) {
     c.prev_result = std::move(*v);
     root.erase(v);
   }
-  if (const json* v = Get(root, Key(kTop, "runtimeConfig"))) {
-    if (!v->is_object()) return Invalid("runtimeConfig: must be an object");
-    c.runtime_config = *v;
-  }
-  if (const json* v = Get(root, Key(kTop, "args"))) {
-    if (!v->is_object()) return Invalid("args: must be an object");
-    c.args = *v;
+  for (auto [key, out] :
+       {std::pair{Key(kTop, "runtimeConfig"), &c.runtime_config}, {Key(kTop, "args"), &c.args}}) {
+    if (const json* v = Get(root, key)) {
+      if (!v->is_object()) return Invalid(std::string(key) + ": must be an object");
+      *out = *v;
+    }
   }
   return base::Ok();
 }
