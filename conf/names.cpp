@@ -48,12 +48,9 @@ bool IsValidIfName(std::string_view name) {
   // IFNAMSIZ is 16 including the terminating NUL.
   if (name.empty() || name.size() > 15) return false;
   if (name == "." || name == "..") return false;
-  for (unsigned char c : name) {
-    // The kernel rejects '/', ':' and isspace(); control characters are
-    // allowed by it but break every tool that prints names.
-    if (c == '/' || c == ':' || c == ' ' || c < 0x20 || c == 0x7f) return false;
-  }
-  return IsValidUtf8(name);
+  // The kernel rejects '/', ':' and isspace(); control characters are
+  // allowed by it but break every tool that prints names.
+  return name.find_first_of("/: ") == std::string_view::npos && !HasControlChar(name) && IsValidUtf8(name);
 }
 
 bool IsPlainFileName(std::string_view name, size_t max_bytes) {

@@ -19,10 +19,8 @@ std::optional<bool> ParseKubeBool(const std::string& v) {
 }
 
 bool IsPnetId(const std::string& s) {
-  if (s.empty() || s.size() > 16) return false;
-  for (char c : s)
-    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return false;
-  return true;
+  return !s.empty() && s.size() <= 16 &&
+         s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == std::string::npos;
 }
 
 }  // namespace

@@ -24,9 +24,8 @@ std::optional<Triple> ParseTriple(std::string_view s) {
     const bool last = i + 1 == t.size();
     if (last != (dot == std::string_view::npos)) return std::nullopt;
     std::string_view part = s.substr(0, dot);
-    if (part.empty() || part.size() > 9) return std::nullopt;
-    for (char c : part)
-      if (c < '0' || c > '9') return std::nullopt;
+    if (part.empty() || part.size() > 9 || part.find_first_not_of("0123456789") != std::string_view::npos)
+      return std::nullopt;
     std::from_chars(part.data(), part.data() + part.size(), t[i]);
     if (!last) s.remove_prefix(dot + 1);
   }
