@@ -1,5 +1,7 @@
 #include "conf/mode_options.h"
 
+#include <algorithm>
+
 #include "conf/config.h"
 #include "conf/fields.h"
 #include "conf/keys.h"
@@ -87,11 +89,9 @@ base::Result<PodRequests> ReadPodRequests(const Config& c,
   std::string key;
   if (const json* v = Get(c.runtime_config, "ips")) {
     key = "runtimeConfig.ips";
-    if (!v->is_array()) return Invalid(key + ": must be an array of addresses like \"10.9.0.7/24\"");
-    for (const json& ip : *v) {
-      if (!ip.is_string()) return Invalid(key + ": must be an array of addresses like \"10.9.0.7/24\"");
-      ips.push_back(ip.get<std::string>());
-    }
+    if (!v->is_array() || !std::all_of(v->begin(), v->end(), [](const json& ip) { return ip.is_string(); }))
+      return Invalid(key + ": must be an array of addresses like \"10.9.0.7/24\"");
+    ips = v->get<std::vector<std::string>>();
   }
   // CNI_ARGS MAC= and IP= (podman --mac-address, --ip) are the pod's only when
   // this plugin makes the pod's interface: chained, they are the primary's.
