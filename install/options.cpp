@@ -21,21 +21,27 @@ bool ParseCount(std::string_view s, uint64_t max, uint64_t* out) {
   return ec == std::errc() && end == s.data() + s.size() && *out <= max;
 }
 
-// Each option: whether it takes a value, and the commands that accept it.
-const std::map<std::string_view, std::pair<bool, std::set<Command>>> kAccepted = {
-    {"--bin-dir", {true, {Command::kInstall, Command::kUninstall, Command::kCheck}}},
-    {"--conf-dir", {true, {Command::kInstall, Command::kUninstall, Command::kCheck}}},
-    {"--conflist", {true, {Command::kInstall, Command::kUninstall, Command::kCheck}}},
-    {"--after", {true, {Command::kInstall, Command::kCheck}}},
-    {"--position", {true, {Command::kInstall, Command::kCheck}}},
-    {"--last", {false, {Command::kInstall, Command::kCheck}}},
-    {"--entry", {true, {Command::kInstall, Command::kCheck}}},
-    {"--source", {true, {Command::kInstall, Command::kCheck}}},
-    {"--node-config", {true, {Command::kInstall, Command::kCheck}}},
-    {"--node-file", {true, {Command::kInstall, Command::kCheck}}},
-    {"--dry-run", {false, {Command::kInstall, Command::kUninstall}}},
-    {"--remove-binary", {false, {Command::kUninstall}}},
-    {"--every", {true, {Command::kInstall}}},
+// Each option: whether it takes a value, the commands that accept it, and the member its value goes to as
+// it is (once checked), if any.
+struct Accepted {
+  bool takes_value;
+  std::set<Command> commands;
+  std::string Options::*field;
+};
+const std::map<std::string_view, Accepted> kAccepted = {
+    {"--bin-dir", {true, {Command::kInstall, Command::kUninstall, Command::kCheck}, &Options::bin_dir}},
+    {"--conf-dir", {true, {Command::kInstall, Command::kUninstall, Command::kCheck}, &Options::conf_dir}},
+    {"--conflist", {true, {Command::kInstall, Command::kUninstall, Command::kCheck}, &Options::conflist}},
+    {"--after", {true, {Command::kInstall, Command::kCheck}, nullptr}},
+    {"--position", {true, {Command::kInstall, Command::kCheck}, nullptr}},
+    {"--last", {false, {Command::kInstall, Command::kCheck}, nullptr}},
+    {"--entry", {true, {Command::kInstall, Command::kCheck}, &Options::entry_file}},
+    {"--source", {true, {Command::kInstall, Command::kCheck}, &Options::source}},
+    {"--node-config", {true, {Command::kInstall, Command::kCheck}, &Options::node_config}},
+    {"--node-file", {true, {Command::kInstall, Command::kCheck}, &Options::node_file}},
+    {"--dry-run", {false, {Command::kInstall, Command::kUninstall}, nullptr}},
+    {"--remove-binary", {false, {Command::kUninstall}, nullptr}},
+    {"--every", {true, {Command::kInstall}, nullptr}},
 };
 
 // Each command's names, the one messages use first.
@@ -49,12 +55,6 @@ std::string_view CommandName(Command c) {
   return std::find_if(std::begin(kCommands), std::end(kCommands),
                       [&](const auto& n) { return n.second == c; })
       ->first;
-}
-
-base::Status CheckDir(const std::string& flag, const std::string& dir) {
-  if (dir.empty() || dir[0] != '/')
-    return UsageError(flag + ": must be an absolute directory, got \"" + dir + "\"");
-  return base::Ok();
 }
 
 }  // namespace
@@ -85,9 +85,9 @@ base::Result<Options> ParseArgs(const std::vector<std::string>& args) {
     }
     auto accepted = kAccepted.find(flag);
     if (accepted == kAccepted.end()) return UsageError("unknown option \"" + flag + "\"");
-    if (!accepted->second.second.contains(o.command))
+    if (!accepted->second.commands.contains(o.command))
       return UsageError(flag + " is not an option of " + std::string(CommandName(o.command)));
-    if (accepted->second.first) {
+    if (accepted->second.takes_value) {
       if (!value) {
         if (i + 1 >= args.size()) return UsageError(flag + " needs a value");
         value = args[++i];
@@ -97,12 +97,9 @@ base::Result<Options> ParseArgs(const std::vector<std::string>& args) {
     }
 
     placements += flag == "--after" || flag == "--position" || flag == "--last";
-    if (flag == "--bin-dir") {
-      RETURN_IF_ERROR(CheckDir(flag, *value));
-      o.bin_dir = *value;
-    } else if (flag == "--conf-dir") {
-      RETURN_IF_ERROR(CheckDir(flag, *value));
-      o.conf_dir = *value;
+    if (flag == "--bin-dir" || flag == "--conf-dir") {
+      if (value->empty() || (*value)[0] != '/')
+        return UsageError(flag + ": must be an absolute directory, got \"" + *value + "\"");
     } else if (flag == "--conflist") {
       if (value->empty() || value->find('/') != std::string::npos || *value == "." || *value == "..")
         return UsageError("--conflist: a file name in --conf-dir (or auto), got \"" + *value + "\"");
@@ -110,7 +107,6 @@ base::Result<Options> ParseArgs(const std::vector<std::string>& args) {
         return UsageError(
             "--conflist: \"" + *value +
             "\" does not end in .conflist; runtimes read only *.conflist files as plugin chains");
-      o.conflist = *value;
     } else if (flag == "--after") {
       if (value->empty()) return UsageError("--after: needs a plugin type, e.g. terway");
       o.placement = {Placement::Kind::kAfter, *value, 0};
@@ -121,18 +117,12 @@ base::Result<Options> ParseArgs(const std::vector<std::string>& args) {
       o.placement = {Placement::Kind::kIndex, "", static_cast<size_t>(n)};
     } else if (flag == "--last") {
       o.placement = {Placement::Kind::kLast, "", 0};
-    } else if (flag == "--entry") {
-      o.entry_file = *value;
     } else if (flag == "--node-config") {
       if (value->empty() || (*value)[0] != '/')
         return UsageError("--node-config: must be the absolute path of the node file, got \"" + *value +
                           "\"");
-      o.node_config = *value;
     } else if (flag == "--node-file") {
       if (value->empty()) return UsageError("--node-file: needs the node file to put in place");
-      o.node_file = *value;
-    } else if (flag == "--source") {
-      o.source = *value;
     } else if (flag == "--every") {
       uint64_t n = 0;
       if (!ParseCount(*value, 86400, &n) || n == 0)
@@ -143,6 +133,7 @@ base::Result<Options> ParseArgs(const std::vector<std::string>& args) {
     } else if (flag == "--remove-binary") {
       o.remove_binary = true;
     }
+    if (accepted->second.field) o.*accepted->second.field = *value;
   }
   if (placements > 1) return UsageError("--after, --position and --last exclude each other");
   if (o.dry_run && o.every_seconds) return UsageError("--dry-run and --every exclude each other");
