@@ -39,11 +39,10 @@ base::Result<std::vector<std::string>> CheckEntry(const Json& entry, conf::ModeT
   as_run["cniVersion"] = cni_version;
   as_run["name"] = network_name;
   auto parsed = conf::ParseChainEntry(modes, as_run.dump());
-  if (!parsed.ok()) {
-    Error e = parsed.error();
-    return Error(Code::kInvalidConfig, "the erdma-cni entry is not a valid erdma-cni config: " + e.msg,
-                 e.details);
-  }
+  if (!parsed.ok())
+    return Error(Code::kInvalidConfig,
+                 "the erdma-cni entry is not a valid erdma-cni config: " + parsed.error().msg,
+                 parsed.error().details);
   // Judged here: the plugin cannot tell a node conflist from a NAD's own chain, where naming a device is
   // right.
   if (auto by = conf::OneDeviceForEveryPod(entry); !by.empty())
