@@ -67,20 +67,25 @@ std::optional<BadId> Malformed(std::string_view id) {
                    "; a device ID is 1 to 256 printable ASCII characters without spaces)"};
 }
 
+// The device entries of the pod's containers, in order (null ones left out).
+std::vector<const V1__ContainerDevices*> Entries(const V1__PodResources& pod) {
+  std::vector<const V1__ContainerDevices*> out;
+  for (size_t c = 0; c < pod.n_containers; ++c)
+    for (size_t d = 0; pod.containers[c] != nullptr && d < pod.containers[c]->n_devices; ++d)
+      if (pod.containers[c]->devices[d] != nullptr) out.push_back(pod.containers[c]->devices[d]);
+  return out;
+}
+
 // The pod's devices of q.resource and its GPUs' NUMA nodes, each ID with its entry's topology. Counted
 // before anything is copied, so that a huge answer costs one pass.
 base::Result<PodAllocation> Collect(const V1__PodResources& pod, const PodQuery& q) {
+  const std::vector<const V1__ContainerDevices*> entries = Entries(pod);
   size_t wanted = 0;
   size_t gpus = 0;
-  for (size_t c = 0; c < pod.n_containers; ++c) {
-    const V1__ContainerResources* cr = pod.containers[c];
-    for (size_t d = 0; cr != nullptr && d < cr->n_devices; ++d) {
-      const V1__ContainerDevices* cd = cr->devices[d];
-      if (cd == nullptr) continue;
-      const std::string resource = Str(cd->resource_name);
-      if (resource == kGpuResource) gpus += cd->n_device_ids;
-      if (!q.resource.empty() && resource == q.resource) wanted += cd->n_device_ids;
-    }
+  for (const V1__ContainerDevices* cd : entries) {
+    const std::string resource = Str(cd->resource_name);
+    if (resource == kGpuResource) gpus += cd->n_device_ids;
+    if (!q.resource.empty() && resource == q.resource) wanted += cd->n_device_ids;
   }
   auto too_many = [&](size_t n, const std::string& resource) {
     return Error(Code::kDecoding, "the kubelet's answer for " + Who(q) + " holds " + std::to_string(n) +
@@ -95,30 +100,25 @@ base::Result<PodAllocation> Collect(const V1__PodResources& pod, const PodQuery&
 
   PodAllocation out;
   std::unordered_set<std::string_view> seen;
-  for (size_t c = 0; c < pod.n_containers; ++c) {
-    const V1__ContainerResources* cr = pod.containers[c];
-    for (size_t d = 0; cr != nullptr && d < cr->n_devices; ++d) {
-      const V1__ContainerDevices* cd = cr->devices[d];
-      if (cd == nullptr) continue;
-      const std::string resource = Str(cd->resource_name);
-      const bool gpu = resource == kGpuResource;
-      const bool asked = !q.resource.empty() && resource == q.resource;
-      if (!gpu && !asked) continue;
-      std::vector<int64_t> nodes = Nodes(cd->topology);
-      if (gpu) {
-        out.gpu_numa_nodes.insert(out.gpu_numa_nodes.end(), nodes.begin(), nodes.end());
-        for (size_t i = 0; i < cd->n_device_ids; ++i) out.gpus.push_back({Str(cd->device_ids[i]), nodes});
-      }
-      if (!asked) continue;
-      for (size_t i = 0; i < cd->n_device_ids; ++i) {
-        // The views point into the decoded message, which outlives `seen`.
-        const std::string_view id = cd->device_ids[i] ? cd->device_ids[i] : "";
-        if (auto bad = Malformed(id))
-          return Error(Code::kDecoding, "the kubelet's answer for " + Who(q) + " holds " + bad->kind +
-                                            " for resource " + What(q) + bad->detail +
-                                            "; check the device plugin that advertises it");
-        if (seen.insert(id).second) out.devices.push_back({std::string(id), nodes});
-      }
+  for (const V1__ContainerDevices* cd : entries) {
+    const std::string resource = Str(cd->resource_name);
+    const bool gpu = resource == kGpuResource;
+    const bool asked = !q.resource.empty() && resource == q.resource;
+    if (!gpu && !asked) continue;
+    std::vector<int64_t> nodes = Nodes(cd->topology);
+    if (gpu) {
+      out.gpu_numa_nodes.insert(out.gpu_numa_nodes.end(), nodes.begin(), nodes.end());
+      for (size_t i = 0; i < cd->n_device_ids; ++i) out.gpus.push_back({Str(cd->device_ids[i]), nodes});
+    }
+    if (!asked) continue;
+    for (size_t i = 0; i < cd->n_device_ids; ++i) {
+      // The views point into the decoded message, which outlives `seen`.
+      const std::string_view id = cd->device_ids[i] ? cd->device_ids[i] : "";
+      if (auto bad = Malformed(id))
+        return Error(Code::kDecoding, "the kubelet's answer for " + Who(q) + " holds " + bad->kind +
+                                          " for resource " + What(q) + bad->detail +
+                                          "; check the device plugin that advertises it");
+      if (seen.insert(id).second) out.devices.push_back({std::string(id), nodes});
     }
   }
   std::sort(out.gpu_numa_nodes.begin(), out.gpu_numa_nodes.end());
@@ -131,15 +131,11 @@ base::Result<PodAllocation> Collect(const V1__PodResources& pod, const PodQuery&
 std::string Holdings(const V1__PodResources& pod) {
   std::vector<std::pair<std::string, size_t>> counts;
   std::unordered_map<std::string, size_t> at;  // resource -> its index in counts
-  for (size_t c = 0; c < pod.n_containers; ++c) {
-    const V1__ContainerResources* cr = pod.containers[c];
-    for (size_t d = 0; cr != nullptr && d < cr->n_devices; ++d) {
-      if (cr->devices[d] == nullptr) continue;
-      std::string r = Str(cr->devices[d]->resource_name);
-      auto [it, added] = at.try_emplace(r, counts.size());
-      if (added) counts.emplace_back(std::move(r), 0);
-      counts[it->second].second += cr->devices[d]->n_device_ids;
-    }
+  for (const V1__ContainerDevices* cd : Entries(pod)) {
+    std::string r = Str(cd->resource_name);
+    auto [it, added] = at.try_emplace(r, counts.size());
+    if (added) counts.emplace_back(std::move(r), 0);
+    counts[it->second].second += cd->n_device_ids;
   }
   if (counts.empty()) return "no devices";
   std::string s;
