@@ -21,6 +21,7 @@
 #include "base/json_parse.h"
 #include "base/log.h"
 #include "base/phase.h"
+#include "conf/names.h"
 
 extern char** environ;
 
@@ -38,10 +39,8 @@ Result<std::string> FindPlugin(const std::vector<std::string>& path, const std::
     struct stat st {};
     if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) return candidate;
   }
-  std::string dirs;
-  for (const auto& d : path) dirs += (dirs.empty() ? "" : ":") + d;
   return Error(Code::kIpam,
-               "ipam.type: plugin \"" + type + "\" not found in CNI_PATH (" + dirs +
+               "ipam.type: plugin \"" + type + "\" not found in CNI_PATH (" + conf::Join(path, ":") +
                    "); install it or fix ipam.type",
                {}, ENOENT)
       .ChangedNothing();
