@@ -71,14 +71,6 @@ nl::MsgPtr DumpRequest(int type, Header header) {
   return msg;
 }
 
-/// Calls `fn` with each object of the answer that has message type `msgtype`, cast to the libnl type T.
-template <typename T, typename Fn>
-void ForEach(const std::vector<nl::ObjectPtr>& objects, int msgtype, Fn&& fn) {
-  for (const nl::ObjectPtr& o : objects) {
-    if (nl_object_get_msgtype(o.get()) == msgtype) fn(reinterpret_cast<T*>(o.get()));
-  }
-}
-
 class RtnlKernel final : public Kernel {
  public:
   RtnlKernel(Socket sock, base::UniqueFd netns) : sock_(std::move(sock)), netns_(std::move(netns)) {}
@@ -87,14 +79,13 @@ class RtnlKernel final : public Kernel {
   uint64_t NetnsCookie() const override { return SocketNetnsCookie(nl_socket_get_fd(sock_.get())); }
 
   Result<std::vector<LinkInfo>> ListLinks() override {
-    ASSIGN_OR_RETURN(auto objects, sock_.Dump(kDumpLinks, [] {
+    auto request = [] {
       nl::MsgPtr msg = DumpRequest(RTM_GETLINK, ifinfomsg{});
       if (msg && nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0) msg.reset();
       return msg;
-    }));
-    std::vector<LinkInfo> out;
-    ForEach<rtnl_link>(objects, RTM_NEWLINK, [&](rtnl_link* l) { out.push_back(rtnl::ToLinkInfo(l)); });
-    return out;
+    };
+    return Collect<LinkInfo, rtnl_link>("RTM_GETLINK dump", request, RTM_NEWLINK, false,
+                                        [](rtnl_link* l) { return std::optional(rtnl::ToLinkInfo(l)); });
   }
 
   Result<std::optional<LinkInfo>> FindLink(std::string_view name) override {
@@ -204,21 +195,16 @@ class RtnlKernel final : public Kernel {
 
   Result<std::vector<AddrInfo>> ListAddrs(int index) override {
     // ifa_index: the kernel's filter (strict checking, transport.cpp).
-    auto objects = sock_.Dump(kDumpAddrs, [index] {
+    auto request = [index] {
       ifaddrmsg ifa{};
       ifa.ifa_index = static_cast<uint32_t>(std::max(index, 0));
       return DumpRequest(RTM_GETADDR, ifa);
-    });
-    if (!objects.ok()) {
-      if (index > 0 && objects.error().sys_errno == ENODEV) return std::vector<AddrInfo>();
-      return std::move(objects).error();
-    }
-    std::vector<AddrInfo> out;
-    ForEach<rtnl_addr>(*objects, RTM_NEWADDR, [&](rtnl_addr* a) {
-      if (index > 0 && rtnl_addr_get_ifindex(a) != index) return;
-      if (auto info = rtnl::ToAddrInfo(a)) out.push_back(*info);
-    });
-    return out;
+    };
+    return Collect<AddrInfo, rtnl_addr>("RTM_GETADDR dump", request, RTM_NEWADDR, index > 0,
+                                        [index](rtnl_addr* a) -> std::optional<AddrInfo> {
+                                          if (index > 0 && rtnl_addr_get_ifindex(a) != index) return {};
+                                          return rtnl::ToAddrInfo(a);
+                                        });
   }
 
   Status AddAddr(const AddrInfo& addr) override {
@@ -234,43 +220,12 @@ class RtnlKernel final : public Kernel {
   Result<std::vector<RouteInfo>> ListRoutes(int oif) override {
     // rtm_table 0, no RTM_F_CLONED: every table, no exception-cache entries. RTA_OIF: the kernel's filter,
     // which keeps a multipath route with a leg through the device, as the filter below does.
-    auto objects = sock_.Dump(kDumpRoutes, [oif] {
-      nl::MsgPtr msg = DumpRequest(RTM_GETROUTE, rtmsg{});
-      if (msg && oif > 0 && nla_put_u32(msg.get(), RTA_OIF, static_cast<uint32_t>(oif)) < 0) msg.reset();
-      return msg;
-    });
-    if (!objects.ok()) {
-      if (oif > 0 && objects.error().sys_errno == ENODEV) return std::vector<RouteInfo>();
-      return std::move(objects).error();
-    }
-    std::vector<RouteInfo> out;
-    ForEach<rtnl_route>(*objects, RTM_NEWROUTE, [&](rtnl_route* r) {
-      // A PMTU or redirect exception: the kernel's cache, not a route to restore.
-      if (rtnl_route_get_flags(r) & RTM_F_CLONED) return;
-      auto info = rtnl::ToRouteInfo(r, oif);
-      if (info && (oif <= 0 || info->oif == oif)) out.push_back(*info);
-    });
-    return out;
+    return Routes(oif, std::nullopt);
   }
 
   Result<std::vector<RouteInfo>> ListTableRoutes(uint32_t table) override {
     // rtm_table and RTA_TABLE: the kernel dumps that table alone; the loop below drops any other.
-    auto objects = sock_.Dump(kDumpRoutes, [table] {
-      rtmsg rtm{};
-      rtm.rtm_table =
-          static_cast<unsigned char>(table < 256 ? table : static_cast<uint32_t>(RT_TABLE_UNSPEC));
-      nl::MsgPtr msg = DumpRequest(RTM_GETROUTE, rtm);
-      if (msg && nla_put_u32(msg.get(), RTA_TABLE, table) < 0) msg.reset();
-      return msg;
-    });
-    if (!objects.ok()) return std::move(objects).error();
-    std::vector<RouteInfo> out;
-    ForEach<rtnl_route>(*objects, RTM_NEWROUTE, [&](rtnl_route* r) {
-      if (rtnl_route_get_flags(r) & RTM_F_CLONED) return;
-      auto info = rtnl::ToRouteInfo(r, 0);
-      if (info && info->table == table) out.push_back(*info);
-    });
-    return out;
+    return Routes(0, table);
   }
 
   Status AddRoute(const RouteInfo& route) override {
@@ -290,13 +245,9 @@ class RtnlKernel final : public Kernel {
   }
 
   Result<std::vector<RuleInfo>> ListRules() override {
-    ASSIGN_OR_RETURN(auto objects,
-                     sock_.Dump(kDumpRules, [] { return DumpRequest(RTM_GETRULE, fib_rule_hdr{}); }));
-    std::vector<RuleInfo> out;
-    ForEach<rtnl_rule>(objects, RTM_NEWRULE, [&](rtnl_rule* r) {
-      if (auto info = rtnl::ToRuleInfo(r)) out.push_back(*info);
-    });
-    return out;
+    return Collect<RuleInfo, rtnl_rule>(
+        "RTM_GETRULE dump", [] { return DumpRequest(RTM_GETRULE, fib_rule_hdr{}); }, RTM_NEWRULE, false,
+        &rtnl::ToRuleInfo);
   }
 
   Status AddRule(const RuleInfo& rule) override {
@@ -309,10 +260,47 @@ class RtnlKernel final : public Kernel {
   }
 
  private:
-  static constexpr const char* kDumpLinks = "RTM_GETLINK dump";
-  static constexpr const char* kDumpAddrs = "RTM_GETADDR dump";
-  static constexpr const char* kDumpRoutes = "RTM_GETROUTE dump";
-  static constexpr const char* kDumpRules = "RTM_GETRULE dump";
+  /// A dump of `request`: `read` makes each object of message type `msgtype` (cast to the libnl type T) an
+  /// entry of the list, or nothing. ENODEV when `device_filter` (the device filtered on is gone): no entries.
+  template <typename Info, typename T, typename Read>
+  Result<std::vector<Info>> Collect(const char* what, const std::function<nl::MsgPtr()>& request, int msgtype,
+                                    bool device_filter, const Read& read) {
+    auto objects = sock_.Dump(what, request);
+    if (!objects.ok()) {
+      if (device_filter && objects.error().sys_errno == ENODEV) return std::vector<Info>();
+      return std::move(objects).error();
+    }
+    std::vector<Info> out;
+    for (const nl::ObjectPtr& o : *objects) {
+      if (nl_object_get_msgtype(o.get()) != msgtype) continue;
+      if (std::optional<Info> info = read(reinterpret_cast<T*>(o.get()))) out.push_back(*info);
+    }
+    return out;
+  }
+
+  /// The routes through the device `oif` (when > 0), or of `table` alone (when set), as ListRoutes and
+  /// ListTableRoutes ask for them. A PMTU or redirect exception is left out: the kernel's cache, not a route
+  /// to restore.
+  Result<std::vector<RouteInfo>> Routes(int oif, std::optional<uint32_t> table) {
+    auto request = [&] {
+      rtmsg rtm{};
+      if (table)
+        rtm.rtm_table =
+            static_cast<unsigned char>(*table < 256 ? *table : static_cast<uint32_t>(RT_TABLE_UNSPEC));
+      nl::MsgPtr msg = DumpRequest(RTM_GETROUTE, rtm);
+      if (msg && oif > 0 && nla_put_u32(msg.get(), RTA_OIF, static_cast<uint32_t>(oif)) < 0) msg.reset();
+      if (msg && table && nla_put_u32(msg.get(), RTA_TABLE, *table) < 0) msg.reset();
+      return msg;
+    };
+    return Collect<RouteInfo, rtnl_route>("RTM_GETROUTE dump", request, RTM_NEWROUTE, oif > 0,
+                                          [&](rtnl_route* r) -> std::optional<RouteInfo> {
+                                            if (rtnl_route_get_flags(r) & RTM_F_CLONED) return {};
+                                            auto info = rtnl::ToRouteInfo(r, oif);
+                                            if (!info || (oif > 0 && info->oif != oif)) return {};
+                                            if (table && info->table != *table) return {};
+                                            return info;
+                                          });
+  }
 
   /// Sends the object `made` with libnl's `call` (rtnl_addr_add, rtnl_route_delete, ...) and `nlflags`.
   template <typename Ptr, typename T>
@@ -334,11 +322,11 @@ class RtnlKernel final : public Kernel {
       if (objects.error().sys_errno == ENODEV) return std::optional<LinkInfo>();
       return std::move(objects).error();
     }
-    std::optional<LinkInfo> found;
-    ForEach<rtnl_link>(*objects, RTM_NEWLINK, [&](rtnl_link* l) {
-      if (!found) found = rtnl::ToLinkInfo(l);
-    });
-    return found;
+    for (const nl::ObjectPtr& o : *objects) {
+      if (nl_object_get_msgtype(o.get()) == RTM_NEWLINK)
+        return std::optional(rtnl::ToLinkInfo(reinterpret_cast<rtnl_link*>(o.get())));
+    }
+    return std::optional<LinkInfo>();
   }
 
   /// RTM_NEWLINK with IFLA_NET_NS_FD, and IFLA_IFNAME when `name` is set,
