@@ -394,10 +394,8 @@ class RtnlKernel final : public Kernel {
 }  // namespace
 
 base::Result<std::unique_ptr<Kernel>> OpenRtnl(const Netns& ns) {
-  ASSIGN_OR_RETURN(Socket sock,
-                   Socket::Open(ns, NETLINK_ROUTE, "opening an rtnetlink socket in " + ns.path()));
   ASSIGN_OR_RETURN(Netns copy, ns.Dup());
-  return std::unique_ptr<Kernel>(std::make_unique<RtnlKernel>(std::move(sock), std::move(copy).TakeFd()));
+  return OpenRtnl(std::move(copy));
 }
 
 base::Result<std::unique_ptr<Kernel>> OpenRtnl(Netns&& ns) {
