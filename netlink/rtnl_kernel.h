@@ -155,11 +155,8 @@ class Kernel {
   /// default reads every table and keeps the one.
   virtual Result<std::vector<RouteInfo>> ListTableRoutes(uint32_t table) {
     auto all = ListRoutes(0);
-    if (!all.ok()) return all;
-    std::vector<RouteInfo> out;
-    for (RouteInfo& r : *all)
-      if (r.table == table) out.push_back(std::move(r));
-    return out;
+    if (all.ok()) std::erase_if(*all, [table](const RouteInfo& r) { return r.table != table; });
+    return all;
   }
   /// NLM_F_CREATE | NLM_F_EXCL: EEXIST when the table already has a route of
   /// that dst and metric, whatever its nexthop.
@@ -176,15 +173,14 @@ class Kernel {
 };
 
 inline Status Kernel::MoveLink(int index, const Kernel& target, std::string_view new_name) {
-  Result<std::optional<LinkInfo>> link = FindLinkByIndex(index);
-  if (!link.ok()) return std::move(link).error();
-  if (!*link)
+  ASSIGN_OR_RETURN(std::optional<LinkInfo> link, FindLinkByIndex(index));
+  if (!link)
     return base::Error(base::Code::kKernel,
                        "RTM_NEWLINK dev " + std::to_string(index) + " to netns fd " +
                            std::to_string(target.NetnsFd()) + " as " + std::string(new_name) + ": " +
                            std::strerror(ENODEV),
                        {}, ENODEV);
-  return MoveLink(**link, target, new_name);
+  return MoveLink(*link, target, new_name);
 }
 
 }  // namespace netlink
