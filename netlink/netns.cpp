@@ -14,6 +14,7 @@
 #include <cstring>
 #include <utility>
 
+#include "base/file.h"
 #include "base/phase.h"
 
 namespace netlink {
@@ -103,20 +104,15 @@ base::Result<Netns> Netns::OpenForeign(const std::string& path, const std::strin
 
 base::Result<Netns> Netns::Dup() const {
   UniqueFd fd(::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0));
-  if (!fd.valid()) {
-    const int err = errno;
-    return Error(Code::kIo, "duplicating the fd of " + path_ + ": " + ErrnoText(err), {}, err);
-  }
+  if (!fd.valid()) return base::SysError("duplicating the fd of " + path_, errno);
   return Netns(std::move(fd), path_, current_);
 }
 
 base::Result<bool> Netns::SameAs(const Netns& other) const {
   struct stat a {
   }, b{};
-  if (::fstat(fd(), &a) != 0 || ::fstat(other.fd(), &b) != 0) {
-    const int err = errno;
-    return Error(Code::kIo, "fstat of a network namespace: " + ErrnoText(err), {}, err);
-  }
+  if (::fstat(fd(), &a) != 0 || ::fstat(other.fd(), &b) != 0)
+    return base::SysError("fstat of a network namespace", errno);
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
@@ -127,10 +123,7 @@ base::Result<NetnsSwitch> NetnsSwitch::Enter(const Netns& target) {
   int home = t_switched == 0 ? t_home : -1;
   if (home < 0) {
     owned = UniqueFd(::open(kThreadNetns, O_RDONLY | O_CLOEXEC));
-    if (!owned.valid()) {
-      const int err = errno;
-      return Error(Code::kIo, std::string("opening ") + kThreadNetns + ": " + ErrnoText(err), {}, err);
-    }
+    if (!owned.valid()) return base::SysError(std::string("opening ") + kThreadNetns, errno);
     home = owned.get();
   }
   if (::setns(target.fd(), CLONE_NEWNET) != 0) {

@@ -114,11 +114,7 @@ Match Confirm(const std::string& handle, const NetnsId& id) {
 
 base::Result<NetnsId> NetnsIdOf(int fd, uint64_t cookie) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    return base::Error(base::Code::kIo, std::string("fstat of a network namespace: ") + std::strerror(err),
-                       {}, err);
-  }
+  if (::fstat(fd, &st) != 0) return base::SysError("fstat of a network namespace", errno);
   NetnsId id{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
   id.cookie = cookie != 0 ? cookie : NetnsCookieAt("/proc/self/fd/" + std::to_string(fd)).value_or(0);
   return id;
