@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace netlink {
@@ -15,13 +16,11 @@ std::optional<IpAddress> IpAddress::Parse(std::string_view text) {
   text.copy(buf, text.size());
   buf[text.size()] = '\0';
   IpAddress a;
-  if (inet_pton(AF_INET, buf, a.bytes.data()) == 1) {
-    a.family = AF_INET;
-    return a;
-  }
-  if (inet_pton(AF_INET6, buf, a.bytes.data()) == 1) {
-    a.family = AF_INET6;
-    return a;
+  for (const int family : {AF_INET, AF_INET6}) {
+    if (inet_pton(family, buf, a.bytes.data()) == 1) {
+      a.family = family;
+      return a;
+    }
   }
   return std::nullopt;
 }
@@ -45,9 +44,7 @@ std::string IpAddress::ToString() const {
 }
 
 bool IpAddress::IsUnspecified() const {
-  for (size_t i = 0; i < ByteLength(); ++i)
-    if (bytes[i] != 0) return false;
-  return true;
+  return std::all_of(bytes.begin(), bytes.begin() + ByteLength(), [](uint8_t b) { return b == 0; });
 }
 
 bool IpAddress::IsLinkLocal() const {
@@ -67,9 +64,9 @@ std::optional<IpPrefix> IpPrefix::Parse(std::string_view text, bool allow_bare) 
   }
   std::string_view len = text.substr(slash + 1);
   // Decimal digits only (from_chars takes "-0"), no leading zero.
-  if (len.empty() || len.size() > 3 || (len.size() > 1 && len[0] == '0')) return std::nullopt;
-  for (char c : len)
-    if (c < '0' || c > '9') return std::nullopt;
+  if (len.empty() || len.size() > 3 || (len.size() > 1 && len[0] == '0') ||
+      len.find_first_not_of("0123456789") != std::string_view::npos)
+    return std::nullopt;
   int n = -1;
   std::from_chars(len.data(), len.data() + len.size(), n);
   if (n < 0 || n > addr->BitLength()) return std::nullopt;
