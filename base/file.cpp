@@ -362,8 +362,7 @@ constexpr int kNoDir = ENOENT;
 Status Recheck(const std::string& path, bool create) {
   const std::string key = Normalized(path);
   Checked().Erase(key);
-  auto walked = WalkPrivateDirs(key, create);
-  if (!walked.ok()) return std::move(walked).error();
+  RETURN_IF_ERROR(WalkPrivateDirs(key, create));
   return Ok();
 }
 
@@ -374,8 +373,7 @@ Status MakePrivateDirs(const std::string& path) { return Recheck(path, /*create=
 Status CheckPrivateDir(const std::string& path) { return Recheck(path, /*create=*/false); }
 
 Status EnsurePrivateDirs(const std::string& path) {
-  auto dir = DirFd(Normalized(path), /*create=*/true);
-  if (!dir.ok()) return std::move(dir).error();
+  RETURN_IF_ERROR(DirFd(Normalized(path), /*create=*/true));
   return Ok();
 }
 

@@ -215,8 +215,7 @@ base::Result<Socket> Socket::Open(const Netns& ns, int protocol, const std::stri
   auto set = [&](int level, int opt, int value, const char* name, bool optional) -> base::Status {
     if (::setsockopt(fd, level, opt, &value, sizeof value) == 0 || (optional && errno == ENOPROTOOPT))
       return base::Ok();
-    const int err = errno;
-    return SysError(what + ": setsockopt" + name, err);
+    return SysError(what + ": setsockopt" + name, errno);
   };
   if (protocol == NETLINK_ROUTE) {
     // SO_RCVBUF raised as iproute2 does: docs/architecture.md, "Netlink transport".
@@ -291,8 +290,7 @@ base::Result<std::vector<raw::Bytes>> Socket::Exchange(const std::string& what, 
 }
 
 base::Status Socket::Command(const std::string& what, const Builder& build) {
-  auto answer = Exchange(what, build);
-  if (!answer.ok()) return std::move(answer).error();
+  RETURN_IF_ERROR(Exchange(what, build));
   return base::Ok();
 }
 
