@@ -23,28 +23,16 @@ class BoundedDom : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> 
   bool string(json::string_t& v) { return At() && Base::string(v); }
   bool binary(json::binary_t& v) { return At() && Base::binary(v); }
   bool key(json::string_t& v) { return At() && Base::key(v); }
-  bool start_object(std::size_t n) {
-    At();
-    ++depth_;
-    return Base::start_object(n);
-  }
-  bool start_array(std::size_t n) {
-    At();
-    ++depth_;
-    return Base::start_array(n);
-  }
-  bool end_object() {
-    --depth_;
-    return Base::end_object();
-  }
-  bool end_array() {
-    --depth_;
-    return Base::end_array();
-  }
+  bool start_object(std::size_t n) { return At(1) && Base::start_object(n); }
+  bool start_array(std::size_t n) { return At(1) && Base::start_array(n); }
+  bool end_object() { return At(-1) && Base::end_object(); }
+  bool end_array() { return At(-1) && Base::end_array(); }
 
  private:
-  bool At() const {
-    if (depth_ > max_) throw TooDeep{};
+  // A value or an opened container (`by` 1) is checked at the depth it is at; `by` -1 closes a container.
+  bool At(int by = 0) {
+    if (by >= 0 && depth_ > max_) throw TooDeep{};
+    depth_ += by;
     return true;
   }
   int depth_ = 0;
