@@ -33,8 +33,8 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-void AppendHex(std::string& out, uint8_t c) {
-  out.append("\\x");
+void AppendHex(std::string& out, const char* prefix, uint8_t c) {
+  out.append(prefix);
   out.push_back(kHex[c >> 4]);
   out.push_back(kHex[c & 0xF]);
 }
@@ -50,11 +50,7 @@ int HexValue(char c) {
 
 std::string HexWithColons(const uint8_t* bytes, size_t n) {
   std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    if (i) out += ':';
-    out += kHex[bytes[i] >> 4];
-    out += kHex[bytes[i] & 0xf];
-  }
+  for (size_t i = 0; i < n; ++i) AppendHex(out, i ? ":" : "", bytes[i]);
   return out;
 }
 
@@ -79,7 +75,7 @@ std::string EscapeForDisplay(std::string_view s) {
     // U+0080..U+009F (C2 80..C2 9F) are the C1 controls: CSI (U+009B)
     // starts an escape sequence on terminals that honour 8-bit controls.
     if (n == 0 || (n == 2 && c == 0xC2 && static_cast<uint8_t>(s[i + 1]) < 0xA0)) {
-      AppendHex(out, c);
+      AppendHex(out, "\\x", c);
       ++i;
       continue;
     }
