@@ -165,17 +165,14 @@ void Log::Write(LogLevel level, std::string_view msg) {
   const timespec ts = ReadClock(CLOCK_REALTIME);
   tm utc{};
   gmtime_r(&ts.tv_sec, &utc);
-  char stamp[96];
-  std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, ts.tv_nsec / 1000000);
+  const std::string_view name = kLevelNames[static_cast<size_t>(level)];
+  char head[128];
+  std::snprintf(head, sizeof head, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %.*s [%d] ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, ts.tv_nsec / 1000000,
+                static_cast<int>(name.size()), name.data(), static_cast<int>(getpid()));
   std::string line;
   line.reserve(64 + s.tag.size() + msg.size());
-  line.append(stamp)
-      .append(" ")
-      .append(kLevelNames[static_cast<size_t>(level)])
-      .append(" [")
-      .append(std::to_string(getpid()));
-  line.append("] ");
+  line.append(head);
   if (!s.tag.empty()) line.append(EscapeForDisplay(s.tag)).append(": ");
   line.append(EscapeForDisplay(Cut(msg, kMaxLogMessageBytes))).append("\n");
   // One write() per line: O_APPEND keeps lines from parallel plugins whole.
