@@ -173,6 +173,7 @@ void Log::Write(LogLevel level, std::string_view msg) {
   std::string line;
   line.reserve(64 + s.tag.size() + msg.size());
   line.append(head);
+  // Escaped: a newline in a pod's name or the kernel's text cannot start a forged line.
   if (!s.tag.empty()) line.append(EscapeForDisplay(s.tag)).append(": ");
   line.append(EscapeForDisplay(Cut(msg, kMaxLogMessageBytes))).append("\n");
   // One write() per line: O_APPEND keeps lines from parallel plugins whole.

@@ -66,6 +66,7 @@ std::string RailWhy(const RankedNic& nic, RankBasis basis, bool gpus_known) {
     case RankBasis::kFlat: return "by name: flat PCI topology (one root bus, no NUMA node)";
     case RankBasis::kTopology: break;
   }
+  // The kubelet's GPU ID: escaped and cut, so that the journal can always hold it.
   std::string gpu = base::EscapeForDisplay(nic.gpu);
   if (gpu.size() > kMaxGpuIdShown) {
     size_t cut = kMaxGpuIdShown;
